@@ -1,0 +1,95 @@
+"""memorybank: long-term memory for LLM assistants.
+
+>>> import memorybank
+>>> with memorybank.open("sqlite:////tmp/demo.db") as bank:  # doctest: +SKIP
+...     bank.save("alice", "I prefer TypeScript", "preference")
+...     hits = bank.search("alice", "which language does she like?")
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memorybank.bank import MemoryBank
+from memorybank.errors import (
+    ConfigurationError,
+    EmbeddingModelMismatch,
+    MemoryBankError,
+    NotFound,
+    PermissionDenied,
+    ProviderError,
+    StoreError,
+    ValidationError,
+)
+from memorybank.factory import build_embedder, build_store
+from memorybank.model import (
+    Category,
+    Domain,
+    EventKind,
+    HistoryEvent,
+    Memory,
+    MemoryFilter,
+    Ring,
+    SaveInput,
+    SaveResult,
+    Scope,
+    ScopeSet,
+    SearchHit,
+    Source,
+)
+from memorybank.settings import Settings
+
+__version__ = "0.1.0"
+
+
+def open(url: str | None = None, **settings: Any) -> MemoryBank:  # noqa: A001
+    """Build the default stack: the store at ``url`` (default: the SQLite file in
+    ``$MEMORYBANK_HOME`` or the platform data dir) and the configured embedder (default: the
+    bundled all-MiniLM-L6-v2). Other keyword arguments are :class:`Settings` fields.
+
+    >>> with memorybank.open("sqlite:////tmp/demo.db") as bank:  # doctest: +SKIP
+    ...     bank.count("alice")
+    0
+    """
+    config = Settings(url=url, **settings) if url is not None else Settings(**settings)
+    embedder = build_embedder(config)
+    try:
+        store = build_store(config, embedder.dimension)
+    except BaseException:
+        embedder.close()
+        raise
+    try:
+        return MemoryBank(store, embedder, policy=config.policy, retrieval=config.retrieval)
+    except BaseException:
+        store.close()
+        embedder.close()
+        raise
+
+
+__all__ = [
+    "Category",
+    "ConfigurationError",
+    "Domain",
+    "EmbeddingModelMismatch",
+    "EventKind",
+    "HistoryEvent",
+    "Memory",
+    "MemoryBank",
+    "MemoryBankError",
+    "MemoryFilter",
+    "NotFound",
+    "PermissionDenied",
+    "ProviderError",
+    "Ring",
+    "SaveInput",
+    "SaveResult",
+    "Scope",
+    "ScopeSet",
+    "SearchHit",
+    "Settings",
+    "Source",
+    "StoreError",
+    "ValidationError",
+    "__version__",
+    "open",
+]

@@ -1,0 +1,74 @@
+"""The one exception tree of memorybank.
+
+Every error memorybank raises on purpose is a :class:`MemoryBankError`. Adapters (REST, MCP,
+tools, CLI) map this tree to their own error shapes in one place each; lower-level errors
+(apsw, httpx, onnxruntime) are translated inside the module that calls them.
+
+    MemoryBankError
+    ├── ValidationError        bad input; says which field and what to fix
+    ├── NotFound               no such memory (or not yours: we never say which)
+    ├── PermissionDenied       the caller may not do this
+    ├── ConfigurationError     settings or database do not fit together
+    │   └── EmbeddingModelMismatch
+    ├── StoreError             the database failed (disk full, read-only, corrupt)
+    └── ProviderError          an embedding or LLM provider failed
+"""
+
+from __future__ import annotations
+
+
+class MemoryBankError(Exception):
+    """Base class of every error memorybank raises on purpose."""
+
+
+class ValidationError(MemoryBankError, ValueError):
+    """Input that cannot be accepted. ``field`` names the offending input."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class NotFound(MemoryBankError, LookupError):
+    """No memory with that id in the caller's scopes."""
+
+
+class PermissionDenied(MemoryBankError):
+    """The caller is not allowed to do this."""
+
+
+class ConfigurationError(MemoryBankError):
+    """Settings, files or the database do not fit together."""
+
+
+class EmbeddingModelMismatch(ConfigurationError):
+    """The database was built with another embedding model than the one configured."""
+
+    def __init__(self, stored: str, configured: str) -> None:
+        super().__init__(
+            f"this database was embedded with {stored!r} but the configured embedder is "
+            f"{configured!r}; run `memorybank reindex` to re-embed every memory with the "
+            f"configured model, or configure {stored!r} again"
+        )
+        self.stored = stored
+        self.configured = configured
+
+
+class StoreError(MemoryBankError):
+    """The storage backend failed (disk full, read-only file, lost connection)."""
+
+
+class ProviderError(MemoryBankError):
+    """An embedding or chat provider failed or answered something unusable."""
+
+
+__all__ = [
+    "ConfigurationError",
+    "EmbeddingModelMismatch",
+    "MemoryBankError",
+    "NotFound",
+    "PermissionDenied",
+    "ProviderError",
+    "StoreError",
+    "ValidationError",
+]

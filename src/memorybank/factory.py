@@ -1,0 +1,50 @@
+"""Builds the configured store and embedder from :class:`~memorybank.settings.Settings`.
+
+An explicit mapping from a URL scheme or a setting to a constructor, rather than string class
+paths: every backend is listed here.
+"""
+
+from __future__ import annotations
+
+from memorybank.embedders.base import Embedder
+from memorybank.errors import ConfigurationError
+from memorybank.settings import Settings
+from memorybank.stores.base import Store
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    """The bundled local embedder, or an OpenAI-compatible one."""
+    if settings.embedder == "openai":
+        from memorybank.embedders.openai import OpenAIEmbedder
+
+        if not settings.embedding_base_url or not settings.embedding_model:
+            raise ConfigurationError(
+                "embedder=openai needs MEMORYBANK_EMBEDDING_BASE_URL and "
+                "MEMORYBANK_EMBEDDING_MODEL"
+            )
+        key = settings.embedding_api_key
+        return OpenAIEmbedder(
+            settings.embedding_base_url,
+            settings.embedding_model,
+            api_key=None if key is None else key.get_secret_value(),
+        )
+    from memorybank.embedders.local import LocalEmbedder
+
+    return LocalEmbedder(model_dir=settings.model_dir, model_id=settings.model_id)
+
+
+def build_store(settings: Settings, dimension: int) -> Store:
+    """The store the database URL names."""
+    url = settings.database_url()
+    if url.startswith("sqlite:///"):
+        from memorybank.stores.sqlite import SQLiteStore
+
+        return SQLiteStore(
+            settings.sqlite_path(),
+            dimension=dimension,
+            synchronous=settings.sqlite_synchronous,
+            cache_bytes=settings.vector_cache_mb * 1024 * 1024,
+        )
+    raise ConfigurationError(
+        f"unsupported database URL {url!r}: use sqlite:///path/to/file.db"
+    )

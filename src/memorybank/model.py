@@ -1,0 +1,273 @@
+"""Core records: plain typed values with no I/O.
+
+Stores return these, never loose dicts; adapters convert them to their own response shapes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from ulid import ULID
+
+
+class Category(StrEnum):
+    """What kind of fact a memory is (seed 000). Drives base importance and pre-loading."""
+
+    IDENTITY = "identity"
+    PREFERENCE = "preference"
+    RELATIONSHIP = "relationship"
+    PROJECT = "project"
+    CONTEXT = "context"
+
+
+class Ring(StrEnum):
+    """Memory type (seed 003): lasting facts, things that happened, how-to knowledge."""
+
+    SEMANTIC = "semantic"
+    EPISODIC = "episodic"
+    PROCEDURAL = "procedural"
+
+
+class Domain(StrEnum):
+    """Life domain of a memory (seed 003)."""
+
+    WORK = "work"
+    FINANCE = "finance"
+    PROJECTS = "projects"
+    GOALS = "goals"
+    RELATIONSHIPS = "relationships"
+    LIFESTYLE = "lifestyle"
+    HEALTH = "health"
+    INTERESTS = "interests"
+
+
+class Source(StrEnum):
+    """Who or what produced a memory."""
+
+    AI = "ai"
+    USER = "user"
+    IMPORT = "import"
+    CONVERSATION = "conversation"
+
+
+class EventKind(StrEnum):
+    """Kinds of history events."""
+
+    ADD = "ADD"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+
+
+ScopeChoice = Literal["all", "user", "project"]
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware UTC."""
+    return datetime.now(UTC)
+
+
+def new_id(prefix: str) -> str:
+    """A new sortable id such as ``mem_01J…`` (prefix + ULID)."""
+    return f"{prefix}_{ULID()}"
+
+
+class Scope(BaseModel):
+    """Where a memory lives: a user's private scope, or a shared project scope.
+
+    ``Scope(user_id="u1")`` is u1's private memory; ``Scope(user_id="u1", project_id="p1")``
+    is project p1's memory, as reached by u1.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    user_id: str
+    project_id: str | None = None
+
+    @property
+    def key(self) -> str:
+        """A stable key for caches: one per private scope, one per project."""
+        return f"p:{self.project_id}" if self.project_id is not None else f"u:{self.user_id}"
+
+
+class Memory(BaseModel):
+    """One natural-language fact about a user (or a project), with what we know about it.
+
+    >>> m = Memory(user_id="u1", content="User prefers TypeScript", category="preference")
+    >>> m.id.startswith("mem_"), m.importance
+    (True, 5)
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(default_factory=lambda: new_id("mem"))
+    user_id: str
+    project_id: str | None = None
+    content: str
+    category: Category
+    ring: Ring = Ring.SEMANTIC
+    domain: Domain | None = None
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    importance: int = Field(default=5, ge=1, le=10)
+    source: Source = Source.AI
+    created_by: str | None = None
+    reasoning: str | None = None
+    session_id: str | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+    occurred_at: datetime | None = None
+    embedding_model: str | None = None
+
+    @property
+    def scope(self) -> Scope:
+        """The scope this memory lives in."""
+        return Scope(user_id=self.user_id, project_id=self.project_id)
+
+
+class MemoryFilter(BaseModel):
+    """Optional conditions a memory must meet; every field narrows, ``None`` means any."""
+
+    model_config = ConfigDict(frozen=True)
+
+    category: tuple[Category, ...] | None = None
+    tags: tuple[str, ...] | None = None
+    ring: tuple[Ring, ...] | None = None
+    domain: tuple[Domain, ...] | None = None
+    min_importance: int | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    metadata: dict[str, Any] | None = None
+    session_id: str | None = None
+    source: tuple[Source, ...] | None = None
+
+    def matches(self, memory: Memory) -> bool:
+        """Whether ``memory`` meets every condition (used where a store filters in Python)."""
+        checks = (
+            self.category is None or memory.category in self.category,
+            self.tags is None or all(t in memory.tags for t in self.tags),
+            self.ring is None or memory.ring in self.ring,
+            self.domain is None or memory.domain in self.domain,
+            self.min_importance is None or memory.importance >= self.min_importance,
+            self.since is None or memory.created_at >= self.since,
+            self.until is None or memory.created_at < self.until,
+            self.session_id is None or memory.session_id == self.session_id,
+            self.source is None or memory.source in self.source,
+            self.metadata is None
+            or all(memory.metadata.get(k) == v for k, v in self.metadata.items()),
+        )
+        return all(checks)
+
+
+class ScopeSet(BaseModel):
+    """The scopes one query may touch: the caller's private scope and/or some projects."""
+
+    model_config = ConfigDict(frozen=True)
+
+    user_id: str
+    include_private: bool = True
+    project_ids: tuple[str, ...] = ()
+
+    def scopes(self) -> list[Scope]:
+        """Each scope in the set."""
+        out = [Scope(user_id=self.user_id)] if self.include_private else []
+        out += [Scope(user_id=self.user_id, project_id=p) for p in self.project_ids]
+        return out
+
+    def contains(self, memory: Memory) -> bool:
+        """Whether ``memory`` is visible through this set."""
+        if memory.project_id is None:
+            return self.include_private and memory.user_id == self.user_id
+        return memory.project_id in self.project_ids
+
+
+class SearchHit(BaseModel):
+    """One search result: the memory, its final score and the parts of that score."""
+
+    model_config = ConfigDict(frozen=True)
+
+    memory: Memory
+    score: float
+    relevance: float
+    importance: float
+    recency: float
+    vector_similarity: float | None = None
+    text_score: float | None = None
+
+
+class SaveResult(BaseModel):
+    """What :meth:`MemoryBank.save` did: saved, or found a duplicate, with the stored text."""
+
+    model_config = ConfigDict(frozen=True)
+
+    success: bool
+    memory_id: str | None = None
+    content: str
+    category: Category
+    importance: int | None = None
+    duplicate: bool = False
+    existing_id: str | None = None
+    existing_content: str | None = None
+    similarity: float | None = None
+    rephrased: bool = False
+    memory: Memory | None = None
+
+
+class HistoryEvent(BaseModel):
+    """One change to a memory. DELETE events are tombstones: they never carry text."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(default_factory=lambda: new_id("evt"))
+    memory_id: str
+    user_id: str
+    project_id: str | None = None
+    kind: EventKind
+    old_content: str | None = None
+    new_content: str | None = None
+    actor: str | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class SaveInput(BaseModel):
+    """One item for :meth:`MemoryBank.save_many`; the same fields as ``save``'s arguments."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str
+    # A string here; the policy resolves it (case-insensitively) and names the valid ones.
+    category: Category | str = Category.CONTEXT
+    reasoning: str | None = None
+    tags: Sequence[str] = ()
+    metadata: Mapping[str, Any] | None = None
+    importance: int | None = None
+    source: Source = Source.AI
+    ring: Ring = Ring.SEMANTIC
+    domain: Domain | None = None
+    occurred_at: datetime | None = None
+    session_id: str | None = None
+    created_by: str | None = None
+    created_at: datetime | None = None
+
+
+__all__ = [
+    "Category",
+    "Domain",
+    "EventKind",
+    "HistoryEvent",
+    "Memory",
+    "MemoryFilter",
+    "Ring",
+    "SaveInput",
+    "SaveResult",
+    "Scope",
+    "ScopeChoice",
+    "ScopeSet",
+    "SearchHit",
+    "Source",
+    "new_id",
+    "utcnow",
+]

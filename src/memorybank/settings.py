@@ -1,0 +1,65 @@
+"""One settings object, read from arguments and ``MEMORYBANK_*`` environment variables.
+
+Defaults are built at the edge (CLI, server, MCP) from :class:`Settings`; the library core
+(:class:`memorybank.MemoryBank`) receives finished parts.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from memorybank.policy import PolicySettings
+from memorybank.retrieval import RetrievalSettings
+
+
+def default_home() -> Path:
+    """``$MEMORYBANK_HOME``, or the platform's data directory for memorybank."""
+    home = os.environ.get("MEMORYBANK_HOME")
+    return Path(home) if home else Path(platformdirs.user_data_dir("memorybank"))
+
+
+class Settings(BaseSettings):
+    """Everything configurable, with its environment variable (``MEMORYBANK_`` + name).
+
+    >>> Settings(url="sqlite:///tmp/mb.db").sqlite_path()
+    PosixPath('/tmp/mb.db')
+    """
+
+    model_config = SettingsConfigDict(env_prefix="MEMORYBANK_", extra="forbid")
+
+    url: str | None = None
+    home: Path = Field(default_factory=default_home)
+
+    embedder: Literal["local", "openai"] = "local"
+    model_dir: Path | None = None
+    model_id: str | None = None
+    embedding_base_url: str | None = None
+    embedding_model: str | None = None
+    embedding_api_key: SecretStr | None = None
+
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: SecretStr | None = None
+
+    policy: PolicySettings = Field(default_factory=PolicySettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = "FULL"
+    vector_cache_mb: int = Field(1024, ge=16)
+
+    def database_url(self) -> str:
+        """The configured URL, or the SQLite file in :attr:`home`."""
+        return self.url or f"sqlite:///{self.home / 'memorybank.db'}"
+
+    def sqlite_path(self) -> Path:
+        """The file of a ``sqlite:///`` URL (``sqlite:///relative`` and
+        ``sqlite:////absolute`` both work, as in SQLAlchemy)."""
+        url = self.database_url()
+        if not url.startswith("sqlite:///"):
+            raise ValueError(f"not a sqlite URL: {url!r}")
+        return Path(url.removeprefix("sqlite:///"))

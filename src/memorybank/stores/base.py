@@ -1,0 +1,130 @@
+"""The Store protocol every backend implements, and the values it exchanges.
+
+A store persists memories, their vectors, a full-text index and history, and answers the two
+candidate queries hybrid retrieval fuses (vector and full text). Every read and write is
+filtered by owner and scope inside the store itself: a :class:`ScopeSet` comes with each call.
+Scoring (fusion, importance, recency) lives in :mod:`memorybank.retrieval`, not here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from memorybank.embedders.base import Vectors
+from memorybank.model import HistoryEvent, Memory, MemoryFilter, Scope, ScopeSet
+
+Order = Literal["created_desc", "created_asc", "importance_desc"]
+
+
+@dataclass(frozen=True)
+class InsertOutcome:
+    """What happened to one item of :meth:`Store.insert`."""
+
+    memory: Memory
+    inserted: bool
+    duplicate_of: Memory | None = None
+    similarity: float | None = None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A memory returned by one retrieval signal with that signal's raw score."""
+
+    memory: Memory
+    score: float
+
+
+class Store(Protocol):
+    """Persistence for memories. See :mod:`memorybank.stores.sqlite` for the default."""
+
+    def get_meta(self, key: str) -> str | None:
+        """A value from the store's own settings table (e.g. the embedding model id)."""
+        ...
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a value in the store's settings table."""
+        ...
+
+    def insert(
+        self,
+        memories: Sequence[Memory],
+        vectors: Vectors,
+        *,
+        dedup_threshold: float | None,
+        dedup: Sequence[bool],
+        actor: str | None,
+    ) -> list[InsertOutcome]:
+        """Insert memories with their vectors in one transaction.
+
+        Items whose ``dedup`` flag is set are skipped when an existing memory of the same scope
+        (or an earlier item of this batch) has cosine similarity above ``dedup_threshold``; the
+        check and the insert are serialised per scope so concurrent writers cannot both insert.
+        Each inserted memory gets an ADD history event.
+        """
+        ...
+
+    def get(self, memory_id: str, scopes: ScopeSet) -> Memory | None:
+        """The memory with this id if it is visible through ``scopes``."""
+        ...
+
+    def replace(self, memory: Memory, vector: Vectors | None, event: HistoryEvent) -> None:
+        """Overwrite a memory (same id, same scope) and record ``event``."""
+        ...
+
+    def delete(self, memory_ids: Sequence[str], scopes: ScopeSet, actor: str | None) -> list[str]:
+        """Delete memories for real; history keeps only tombstones. Returns the ids deleted."""
+        ...
+
+    def clear(self, scope: Scope, actor: str | None) -> int:
+        """Delete every memory of one scope. Returns how many."""
+        ...
+
+    def list_memories(
+        self,
+        scopes: ScopeSet,
+        filters: MemoryFilter,
+        *,
+        limit: int,
+        offset: int = 0,
+        order: Order = "created_desc",
+    ) -> list[Memory]:
+        """Memories visible through ``scopes`` that meet ``filters``, in ``order``."""
+        ...
+
+    def count(self, scopes: ScopeSet, filters: MemoryFilter) -> int:
+        """How many memories :meth:`list` would return without a limit."""
+        ...
+
+    def vector_search(
+        self, scopes: ScopeSet, query: Vectors, k: int, filters: MemoryFilter
+    ) -> list[Candidate]:
+        """The ``k`` nearest memories by cosine similarity (score in [-1, 1])."""
+        ...
+
+    def text_search(
+        self, scopes: ScopeSet, query: str, k: int, filters: MemoryFilter
+    ) -> list[Candidate]:
+        """The ``k`` best full-text matches by BM25 (score ≥ 0, higher is better)."""
+        ...
+
+    def history(self, memory_id: str, scopes: ScopeSet) -> list[HistoryEvent]:
+        """Events of one memory, oldest first (tombstones included for deleted ones)."""
+        ...
+
+    def iter_memories(self, batch_size: int = 500) -> Iterator[list[Memory]]:
+        """Every memory of every user, in batches (for reindex and migration)."""
+        ...
+
+    def set_vectors(self, memory_ids: Sequence[str], vectors: Vectors, model_id: str) -> None:
+        """Replace the stored vectors of existing memories (reindex)."""
+        ...
+
+    def stats(self) -> dict[str, int | str]:
+        """Counts and sizes for ``memorybank stats``."""
+        ...
+
+    def close(self) -> None:
+        """Release files and connections."""
+        ...

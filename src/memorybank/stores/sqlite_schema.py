@@ -1,0 +1,64 @@
+"""Numbered schema migrations of the SQLite store, applied in order and recorded in the DB."""
+
+from __future__ import annotations
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (
+        1,
+        "initial schema",
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE memories (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            user_id TEXT NOT NULL,
+            project_id TEXT,
+            scope_key TEXT NOT NULL,
+            content TEXT NOT NULL,
+            category TEXT NOT NULL,
+            ring TEXT NOT NULL,
+            domain TEXT,
+            tags TEXT NOT NULL DEFAULT '[]',
+            metadata TEXT NOT NULL DEFAULT '{}',
+            importance INTEGER NOT NULL,
+            source TEXT NOT NULL,
+            created_by TEXT,
+            reasoning TEXT,
+            session_id TEXT,
+            created_us INTEGER NOT NULL,
+            updated_us INTEGER NOT NULL,
+            occurred_us INTEGER,
+            embedding_model TEXT
+        );
+        CREATE INDEX memories_scope_created ON memories (scope_key, created_us);
+        CREATE INDEX memories_user ON memories (user_id);
+        -- Vectors live apart from the rows so listing memories does not drag 1.5 kB per row.
+        CREATE TABLE memory_vectors (rowid INTEGER PRIMARY KEY, embedding BLOB NOT NULL);
+        CREATE TABLE history (
+            id TEXT PRIMARY KEY,
+            memory_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            project_id TEXT,
+            scope_key TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            old_content TEXT,
+            new_content TEXT,
+            actor TEXT,
+            created_us INTEGER NOT NULL
+        );
+        CREATE INDEX history_memory ON history (memory_id, created_us);
+        CREATE INDEX history_scope ON history (scope_key);
+        -- Bumped by every write to a scope, so other processes notice their cached vectors
+        -- are stale.
+        CREATE TABLE scope_revisions (scope_key TEXT PRIMARY KEY, rev INTEGER NOT NULL);
+        -- Contentless: the index keeps no copy of the text, and with secure-delete a deleted
+        -- memory's terms are removed from the index at once rather than at the next merge.
+        CREATE VIRTUAL TABLE memories_fts USING fts5 (
+            scope, body,
+            content='', contentless_delete=1,
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1);
+        """,
+    ),
+]

@@ -1,0 +1,51 @@
+"""Query-side text processing shared by every store's full-text search.
+
+Stores stem and index documents with their own engines (FTS5's porter tokenizer, PostgreSQL's
+english configuration); what they share is how a user's question becomes search terms.
+"""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+
+# Words so common that OR-ing them into a full-text query only makes it slower and noisier;
+# BM25's IDF would give them almost no weight anyway.
+STOPWORDS = frozenset(
+    """
+    a about above after again against all am an and any are aren't as at be because been
+    before being below between both but by can could did didn't do does doesn't doing don't
+    down during each few for from further had hadn't has hasn't have haven't having he he'd
+    he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if
+    in into is isn't it it's its itself let's me more most mustn't my myself no nor not of off
+    on once only or other ought our ours ourselves out over own same shan't she she'd she'll
+    she's should shouldn't so some such than that that's the their theirs them themselves then
+    there there's these they they'd they'll they're they've this those through to too under
+    until up very was wasn't we we'd we'll we're we've were weren't what what's when when's
+    where where's which while who who's whom why why's with won't would wouldn't you you'd
+    you'll you're you've your yours yourself yourselves
+    """.split()
+)
+
+
+def query_terms(text: str, *, max_terms: int = 32) -> list[str]:
+    """The distinct, lower-cased content words of ``text``, in order.
+
+    >>> query_terms("What did Caroline research about adoption agencies?")
+    ['caroline', 'research', 'adoption', 'agencies']
+    """
+    seen: dict[str, None] = {}
+    for match in _WORD.finditer(text.lower()):
+        word = match.group(0).replace("’", "'")
+        if word in STOPWORDS:
+            continue
+        # Possessives index as the bare word ("Caroline's" → "caroline").
+        if word.endswith("'s"):
+            word = word[:-2]
+        word = word.replace("'", "")
+        if word and word not in seen:
+            seen[word] = None
+        if len(seen) >= max_terms:
+            break
+    return list(seen)

@@ -1,0 +1,336 @@
+"""The contract every Store must meet, run against real databases.
+
+Parametrized over backends; vectors are small hand-made ones so the expected order is exact.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memorybank.embedders.base import normalise
+from memorybank.model import (
+    Category,
+    EventKind,
+    HistoryEvent,
+    Memory,
+    MemoryFilter,
+    Ring,
+    Scope,
+    ScopeSet,
+)
+from memorybank.stores.base import Store
+from memorybank.stores.sqlite import SQLiteStore
+
+DIM = 8
+StoreFactory = Callable[[], Store]
+
+
+@pytest.fixture(params=["sqlite"])
+def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
+    """A factory of stores on one database (several = several processes' view of it)."""
+    opened: list[Store] = []
+
+    def factory() -> Store:
+        store = SQLiteStore(tmp_path / "contract.db", dimension=DIM)
+        opened.append(store)
+        return store
+
+    yield factory
+    for store in opened:
+        store.close()
+
+
+@pytest.fixture
+def store(open_store: StoreFactory) -> Store:
+    return open_store()
+
+
+def vec(*hot: float) -> np.ndarray:
+    """A unit vector from a few leading components."""
+    v = np.zeros((1, DIM), dtype=np.float32)
+    v[0, : len(hot)] = hot
+    return normalise(v)[0]
+
+
+def mem(user: str, text: str, project: str | None = None, **kw: object) -> Memory:
+    return Memory(
+        user_id=user,
+        project_id=project,
+        content=text,
+        category=kw.pop("category", Category.CONTEXT),  # type: ignore[arg-type]
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def put(store: Store, memories: list[Memory], vectors: list[np.ndarray], dedup: bool = False):
+    return store.insert(
+        memories,
+        np.stack(vectors),
+        dedup_threshold=0.95 if dedup else None,
+        dedup=[dedup] * len(memories),
+        actor="test",
+    )
+
+
+ALICE = ScopeSet(user_id="alice")
+BOB = ScopeSet(user_id="bob")
+NONE = MemoryFilter()
+
+
+def test_insert_get_and_scope_visibility(store: Store) -> None:
+    a = mem("alice", "Alice likes green tea")
+    b = mem("bob", "Bob likes black coffee")
+    p = mem("alice", "Project Apollo ships in May", project="apollo")
+    put(store, [a, b, p], [vec(1), vec(0, 1), vec(0, 0, 1)])
+    assert store.get(a.id, ALICE) == a
+    assert store.get(a.id, BOB) is None
+    assert store.get(p.id, ALICE) is None  # the project was not passed in
+    assert store.get(p.id, ScopeSet(user_id="bob", project_ids=("apollo",))) == p
+    only_project = ScopeSet(user_id="alice", include_private=False, project_ids=("apollo",))
+    assert store.get(a.id, only_project) is None
+
+
+def test_round_trip_keeps_every_field(store: Store) -> None:
+    m = mem(
+        "alice",
+        "User's sister Maria lives in Porto",
+        category=Category.RELATIONSHIP,
+        ring=Ring.EPISODIC,
+        domain="relationships",
+        tags=("family", "portugal"),
+        metadata={"dia_id": "D1:3", "n": 2, "nested": {"a": [1, 2]}},
+        importance=8,
+        source="user",
+        created_by="alice",
+        reasoning="Family detail",
+        session_id="s1",
+        occurred_at=datetime(2023, 5, 8, 13, 56, tzinfo=UTC),
+        embedding_model="m",
+    )
+    put(store, [m], [vec(1)])
+    assert store.get(m.id, ALICE) == m
+
+
+def test_duplicate_rejected_above_threshold_in_same_scope_only(store: Store) -> None:
+    first = mem("alice", "User prefers TypeScript")
+    put(store, [first], [vec(1, 0.01)], dedup=True)
+    again = put(store, [mem("alice", "User likes TypeScript")], [vec(1, 0.02)], dedup=True)
+    assert not again[0].inserted
+    assert again[0].duplicate_of == first and again[0].similarity > 0.95
+    # Another user, or the same text said as conversation (no dedup), is stored.
+    assert put(store, [mem("bob", "User likes TypeScript")], [vec(1, 0.02)], dedup=True)[0].inserted
+    assert put(store, [mem("alice", "TypeScript!")], [vec(1, 0.02)], dedup=False)[0].inserted
+    # Below the threshold is not a duplicate.
+    assert put(store, [mem("alice", "User prefers Rust")], [vec(1, 0.6)], dedup=True)[0].inserted
+
+
+def test_duplicate_within_one_batch(store: Store) -> None:
+    out = put(
+        store,
+        [mem("alice", "User prefers tea"), mem("alice", "User loves tea")],
+        [vec(1), vec(1, 0.001)],
+        dedup=True,
+    )
+    assert [o.inserted for o in out] == [True, False]
+    assert out[1].duplicate_of is not None and out[1].duplicate_of.id == out[0].memory.id
+
+
+def test_vector_search_order_k_and_filters(store: Store) -> None:
+    ms = [
+        mem("alice", "north", category=Category.PREFERENCE, importance=9, tags=("x",)),
+        mem("alice", "north-east", category=Category.CONTEXT, importance=3),
+        mem("alice", "east", category=Category.CONTEXT, importance=5, metadata={"k": 1}),
+        mem("bob", "bob north", category=Category.PREFERENCE),
+    ]
+    put(store, ms, [vec(1), vec(1, 1), vec(0, 1), vec(1)])
+    hits = store.vector_search(ALICE, vec(1), 10, NONE)
+    assert [h.memory.content for h in hits] == ["north", "north-east", "east"]
+    assert hits[0].score == pytest.approx(1.0, abs=1e-5)
+    assert len(store.vector_search(ALICE, vec(1), 2, NONE)) == 2
+    pref = MemoryFilter(category=(Category.PREFERENCE,))
+    assert [h.memory.content for h in store.vector_search(ALICE, vec(0, 1), 5, pref)] == ["north"]
+    assert [h.memory.content for h in store.vector_search(ALICE, vec(1), 5, MemoryFilter(
+        min_importance=5))] == ["north", "east"]
+    assert [h.memory.content for h in store.vector_search(ALICE, vec(1), 5, MemoryFilter(
+        tags=("x",)))] == ["north"]
+    assert [h.memory.content for h in store.vector_search(ALICE, vec(1), 5, MemoryFilter(
+        metadata={"k": 1}))] == ["east"]
+    assert store.vector_search(ALICE, vec(1), 5, MemoryFilter(metadata={"k": "1"})) == []
+
+
+def test_time_filters(store: Store) -> None:
+    old = mem("alice", "old fact", created_at=datetime(2020, 1, 1, tzinfo=UTC))
+    new = mem("alice", "new fact")
+    put(store, [old, new], [vec(1), vec(1, 0.5)])
+    since = MemoryFilter(since=datetime.now(UTC) - timedelta(days=1))
+    assert [m.content for m in store.list_memories(ALICE, since, limit=10)] == ["new fact"]
+    until = MemoryFilter(until=datetime(2021, 1, 1, tzinfo=UTC))
+    assert [h.memory.content for h in store.vector_search(ALICE, vec(1), 5, until)] == ["old fact"]
+
+
+def test_text_search_bm25_stemming_and_scope(store: Store) -> None:
+    ms = [
+        mem("alice", "User runs marathons every spring"),
+        mem("alice", "User's cat is named Pixel"),
+        mem("alice", "User adopted a second cat called Byte"),
+        mem("bob", "Bob's cat is called Secret"),
+    ]
+    put(store, ms, [vec(1), vec(0, 1), vec(0, 0, 1), vec(1)])
+    assert [h.memory.content for h in store.text_search(ALICE, "running", 5, NONE)] == [
+        "User runs marathons every spring"
+    ]
+    cats = store.text_search(ALICE, "What is the name of my cat?", 5, NONE)
+    assert {h.memory.content for h in cats} == {ms[1].content, ms[2].content}
+    assert cats[0].memory.content == "User's cat is named Pixel"  # cat + name(d)
+    assert all(h.score > 0 for h in cats)
+    assert store.text_search(ALICE, "Secret", 5, NONE) == []
+    assert store.text_search(ALICE, "the of and", 5, NONE) == []
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['"unbalanced', "a AND OR NOT b", "NEAR(cat pixel)", "cat*", "body: cat", "(((", "^cat", "-"],
+)
+def test_text_search_survives_query_syntax(store: Store, query: str) -> None:
+    put(store, [mem("alice", "User's cat is named Pixel")], [vec(1)])
+    store.text_search(ALICE, query, 5, NONE)  # must not raise
+
+
+def test_replace_updates_text_index_and_vector(store: Store) -> None:
+    m = mem("alice", "User lives in Lisbon")
+    put(store, [m], [vec(1)])
+    changed = m.model_copy(update={"content": "User lives in Madrid"})
+    store.replace(
+        changed,
+        vec(0, 1),
+        HistoryEvent(
+            memory_id=m.id,
+            user_id="alice",
+            kind=EventKind.UPDATE,
+            old_content=m.content,
+            new_content=changed.content,
+        ),
+    )
+    assert store.get(m.id, ALICE).content == "User lives in Madrid"
+    assert store.text_search(ALICE, "Lisbon", 5, NONE) == []
+    assert store.text_search(ALICE, "Madrid", 5, NONE)[0].memory.id == m.id
+    assert store.vector_search(ALICE, vec(0, 1), 1, NONE)[0].score == pytest.approx(1.0, abs=1e-5)
+    kinds = [(e.kind, e.old_content, e.new_content) for e in store.history(m.id, ALICE)]
+    assert kinds == [
+        (EventKind.ADD, None, "User lives in Lisbon"),
+        (EventKind.UPDATE, "User lives in Lisbon", "User lives in Madrid"),
+    ]
+
+
+def test_delete_is_real_and_scoped(store: Store) -> None:
+    m = mem("alice", "User's locker code is 4471")
+    other = mem("alice", "User enjoys chess")
+    put(store, [m, other], [vec(1), vec(0, 1)])
+    assert store.delete([m.id], BOB, actor="bob") == []  # not bob's
+    assert store.delete([m.id], ALICE, actor="alice") == [m.id]
+    assert store.get(m.id, ALICE) is None
+    assert [h.memory.id for h in store.vector_search(ALICE, vec(1), 5, NONE)] == [other.id]
+    assert store.text_search(ALICE, "locker code", 5, NONE) == []
+    events = store.history(m.id, ALICE)
+    assert [e.kind for e in events] == [EventKind.DELETE]
+    assert events[0].old_content is None and events[0].new_content is None
+    assert events[0].actor == "alice"
+    assert store.delete([m.id], ALICE, actor="alice") == []
+
+
+def test_clear_one_scope(store: Store) -> None:
+    put(
+        store,
+        [mem("alice", "a1"), mem("alice", "a2"), mem("alice", "p1", "apollo"), mem("bob", "b1")],
+        [vec(1), vec(0, 1), vec(1), vec(1)],
+    )
+    assert store.clear(Scope(user_id="alice"), actor="alice") == 2
+    assert store.count(ALICE, NONE) == 0
+    assert store.count(ScopeSet(user_id="alice", project_ids=("apollo",)), NONE) == 1
+    assert store.count(BOB, NONE) == 1
+
+
+def test_list_order_pages_and_count(store: Store) -> None:
+    base = datetime(2024, 1, 1, tzinfo=UTC)
+    ms = [
+        mem("alice", f"fact {i}", importance=i + 1, created_at=base + timedelta(days=i))
+        for i in range(5)
+    ]
+    put(store, ms, [vec(1, i) for i in range(5)])
+    newest = store.list_memories(ALICE, NONE, limit=2)
+    assert [m.content for m in newest] == ["fact 4", "fact 3"]
+    page2 = store.list_memories(ALICE, NONE, limit=2, offset=2)
+    assert [m.content for m in page2] == ["fact 2", "fact 1"]
+    oldest = store.list_memories(ALICE, NONE, limit=1, order="created_asc")
+    assert oldest[0].content == "fact 0"
+    assert store.count(ALICE, MemoryFilter(min_importance=3)) == 3
+
+
+def test_iter_memories_and_set_vectors(store: Store) -> None:
+    ms = [mem("alice", f"fact {i}") for i in range(7)]
+    put(store, ms, [vec(1)] * 7)
+    batches = list(store.iter_memories(batch_size=3))
+    assert [len(b) for b in batches] == [3, 3, 1]
+    store.set_vectors([ms[6].id], np.stack([vec(0, 0, 0, 1)]), "other-model")
+    top = store.vector_search(ALICE, vec(0, 0, 0, 1), 1, NONE)[0]
+    assert top.memory.id == ms[6].id and top.memory.embedding_model == "other-model"
+
+
+def test_meta(store: Store) -> None:
+    assert store.get_meta("embedding_model") is None
+    store.set_meta("embedding_model", "m1")
+    store.set_meta("embedding_model", "m2")
+    assert store.get_meta("embedding_model") == "m2"
+
+
+def test_second_process_sees_writes_and_deletes(open_store: StoreFactory) -> None:
+    one, two = open_store(), open_store()
+    m = mem("alice", "User plays the cello")
+    put(one, [m], [vec(1)])
+    assert two.vector_search(ALICE, vec(1), 1, NONE)[0].memory.id == m.id  # loads the scope
+    later = mem("alice", "User plays the oboe")
+    put(one, [later], [vec(0, 1)])
+    assert two.vector_search(ALICE, vec(0, 1), 1, NONE)[0].memory.id == later.id
+    one.delete([later.id], ALICE, actor="alice")
+    assert [h.memory.id for h in two.vector_search(ALICE, vec(0, 1), 5, NONE)] == [m.id]
+
+
+def test_concurrent_duplicate_saves_store_one(open_store: StoreFactory) -> None:
+    stores = [open_store() for _ in range(4)]
+    barrier = threading.Barrier(len(stores))
+    results: list[bool] = []
+
+    def save(store: Store) -> None:
+        barrier.wait()
+        out = put(store, [mem("alice", "User prefers tea")], [vec(1, 0.1)], dedup=True)
+        results.append(out[0].inserted)
+
+    threads = [threading.Thread(target=save, args=(s,)) for s in stores]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == [False, False, False, True]
+    assert stores[0].count(ALICE, NONE) == 1
+
+
+def test_threads_share_one_store(store: Store) -> None:
+    def work(n: int) -> None:
+        for i in range(20):
+            put(store, [mem("alice", f"thread {n} fact {i}")], [vec(1, n, i)])
+            store.vector_search(ALICE, vec(1, n), 3, NONE)
+            store.text_search(ALICE, f"thread {n}", 3, NONE)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert store.count(ALICE, NONE) == 80
+    assert len(store.vector_search(ALICE, vec(1), 100, NONE)) == 80
