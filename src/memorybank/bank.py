@@ -49,8 +49,12 @@ from memorybank.portability import export_json, export_markdown, parse_export
 from memorybank.retrieval import RetrievalSettings, fuse
 from memorybank.stores.base import Order, Store
 
-_SINCE = {"24h": timedelta(hours=24), "7d": timedelta(days=7), "30d": timedelta(days=30),
-          "90d": timedelta(days=90)}
+_SINCE = {
+    "24h": timedelta(hours=24),
+    "7d": timedelta(days=7),
+    "30d": timedelta(days=30),
+    "90d": timedelta(days=90),
+}
 ProgressFn = Callable[[int, int], None]
 
 
@@ -223,9 +227,17 @@ class MemoryBank:
         'User prefers TypeScript'
         """
         item = {
-            "content": content, "category": category, "reasoning": reasoning, "tags": tags,
-            "metadata": metadata, "importance": importance, "source": source, "ring": ring,
-            "domain": domain, "occurred_at": occurred_at, "session_id": session_id,
+            "content": content,
+            "category": category,
+            "reasoning": reasoning,
+            "tags": tags,
+            "metadata": metadata,
+            "importance": importance,
+            "source": source,
+            "ring": ring,
+            "domain": domain,
+            "occurred_at": occurred_at,
+            "session_id": session_id,
             "created_by": created_by,
         }
         return self.save_many(user_id, [item], project_id=project_id)[0]
@@ -286,8 +298,12 @@ class MemoryBank:
             category = parse_category(item.category)
         else:
             text, category = validate_memory(
-                item.content, item.category, reasoning=item.reasoning, tags=item.tags,
-                metadata=dict(item.metadata or {}), importance=item.importance,
+                item.content,
+                item.category,
+                reasoning=item.reasoning,
+                tags=item.tags,
+                metadata=dict(item.metadata or {}),
+                importance=item.importance,
                 settings=self.policy,
             )
             third = to_third_person(text)
@@ -300,14 +316,31 @@ class MemoryBank:
             metadata = dict(item.metadata or {})
             if len(chunks) > 1:
                 metadata.update(chunk=index, chunks=len(chunks))
-            out.append((Memory(
-                user_id=user_id, project_id=project_id, content=chunk, category=category,
-                ring=item.ring, domain=item.domain, tags=tuple(item.tags), metadata=metadata,
-                importance=importance, source=item.source,
-                created_by=item.created_by or user_id, reasoning=item.reasoning,
-                session_id=item.session_id, created_at=item.created_at or now, updated_at=now,
-                occurred_at=item.occurred_at, embedding_model=self.embedder.model_id,
-            ), not conversation, rephrased))
+            out.append(
+                (
+                    Memory(
+                        user_id=user_id,
+                        project_id=project_id,
+                        content=chunk,
+                        category=category,
+                        ring=item.ring,
+                        domain=item.domain,
+                        tags=tuple(item.tags),
+                        metadata=metadata,
+                        importance=importance,
+                        source=item.source,
+                        created_by=item.created_by or user_id,
+                        reasoning=item.reasoning,
+                        session_id=item.session_id,
+                        created_at=item.created_at or now,
+                        updated_at=now,
+                        occurred_at=item.occurred_at,
+                        embedding_model=self.embedder.model_id,
+                    ),
+                    not conversation,
+                    rephrased,
+                )
+            )
         return out
 
     def _embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> Vectors:
@@ -352,8 +385,14 @@ class MemoryBank:
             raise ValidationError(f"limit {limit} must be between 1 and 1000", field="limit")
         scope_set = self.scope_set(user_id, project_id, scopes)
         filters = self._filters(
-            category=category, tags=tags, ring=ring, domain=domain,
-            min_importance=min_importance, since=since, until=until, metadata=metadata,
+            category=category,
+            tags=tags,
+            ring=ring,
+            domain=domain,
+            min_importance=min_importance,
+            since=since,
+            until=until,
+            metadata=metadata,
             session_id=session_id,
         )
         k = max(self.retrieval.candidates, limit * 3)
@@ -467,31 +506,48 @@ class MemoryBank:
             new_category = Category(new_category)
         else:
             new_content, new_category = validate_memory(
-                new_content, new_category, tags=tags or (),
+                new_content,
+                new_category,
+                tags=tags or (),
                 metadata=None if metadata is None else dict(metadata),
-                importance=importance, settings=self.policy,
+                importance=importance,
+                settings=self.policy,
             )
             if content is not None:
                 new_content = to_third_person(new_content).text
-        changed = old.model_copy(update={
-            "content": new_content,
-            "category": new_category,
-            "tags": old.tags if tags is None else tuple(tags),
-            "metadata": old.metadata if metadata is None else dict(metadata),
-            "importance": old.importance if importance is None else importance,
-            "updated_at": utcnow(),
-            "embedding_model": self.embedder.model_id,
-        })
+        changed = old.model_copy(
+            update={
+                "content": new_content,
+                "category": new_category,
+                "tags": old.tags if tags is None else tuple(tags),
+                "metadata": old.metadata if metadata is None else dict(metadata),
+                "importance": old.importance if importance is None else importance,
+                "updated_at": utcnow(),
+                "embedding_model": self.embedder.model_id,
+            }
+        )
         vector = self.embedder.embed([new_content])[0] if new_content != old.content else None
-        self.store.replace(changed, vector, HistoryEvent(
-            memory_id=old.id, user_id=old.user_id, project_id=old.project_id,
-            kind=EventKind.UPDATE, old_content=old.content, new_content=new_content,
-            actor=actor or user_id,
-        ))
+        self.store.replace(
+            changed,
+            vector,
+            HistoryEvent(
+                memory_id=old.id,
+                user_id=old.user_id,
+                project_id=old.project_id,
+                kind=EventKind.UPDATE,
+                old_content=old.content,
+                new_content=new_content,
+                actor=actor or user_id,
+            ),
+        )
         return changed
 
     def delete(
-        self, memory_id: str, user_id: str, *, project_id: str | None = None,
+        self,
+        memory_id: str,
+        user_id: str,
+        *,
+        project_id: str | None = None,
         actor: str | None = None,
     ) -> None:
         """Delete for real: text, vector and index entries are gone; history keeps a
@@ -503,7 +559,11 @@ class MemoryBank:
             raise NotFound(f"no memory {memory_id!r} for this user")
 
     def delete_many(
-        self, memory_ids: Sequence[str], user_id: str, *, project_id: str | None = None,
+        self,
+        memory_ids: Sequence[str],
+        user_id: str,
+        *,
+        project_id: str | None = None,
         actor: str | None = None,
     ) -> builtins.list[str]:
         """Delete several memories in one transaction; returns the ids actually deleted."""
@@ -511,7 +571,9 @@ class MemoryBank:
             list(memory_ids), self.scope_set(user_id, project_id), actor or user_id
         )
 
-    def clear(self, user_id: str, project_id: str | None = None, *, actor: str | None = None) -> int:
+    def clear(
+        self, user_id: str, project_id: str | None = None, *, actor: str | None = None
+    ) -> int:
         """Delete every memory of the user's private scope (or of ``project_id``)."""
         self.scope_set(user_id, project_id)
         return self.store.clear(Scope(user_id=user_id, project_id=project_id), actor or user_id)
@@ -519,7 +581,10 @@ class MemoryBank:
     # -- moving data ------------------------------------------------------------------------
 
     def export(
-        self, user_id: str, format: Literal["json", "markdown"] = "json", *,
+        self,
+        user_id: str,
+        format: Literal["json", "markdown"] = "json",
+        *,
         project_id: str | None = None,
     ) -> str:
         """Every memory of one scope as JSON (lossless) or Markdown (for people)."""
@@ -531,26 +596,38 @@ class MemoryBank:
             return export_json(user_id, project_id, memories)
         if format == "markdown":
             return export_markdown(user_id, project_id, memories)
-        raise ValidationError(f"unknown export format {format!r}: use json or markdown",
-                              field="format")
+        raise ValidationError(
+            f"unknown export format {format!r}: use json or markdown", field="format"
+        )
 
     def import_(
-        self, user_id: str, data: str | bytes | Mapping[str, Any], *,
-        project_id: str | None = None, progress: ProgressFn | None = None,
+        self,
+        user_id: str,
+        data: str | bytes | Mapping[str, Any],
+        *,
+        project_id: str | None = None,
+        progress: ProgressFn | None = None,
     ) -> builtins.list[SaveResult]:
         """Load a JSON export into ``user_id`` (and ``project_id``): ids, times, categories
         and metadata are kept, vectors are made anew; ids already stored are skipped."""
         self.scope_set(user_id, project_id)
         memories = [
-            m.model_copy(update={
-                "user_id": user_id, "project_id": project_id,
-                "embedding_model": self.embedder.model_id,
-            })
+            m.model_copy(
+                update={
+                    "user_id": user_id,
+                    "project_id": project_id,
+                    "embedding_model": self.embedder.model_id,
+                }
+            )
             for m in parse_export(data)
         ]
-        existing = {m.id for m in memories if self.store.get(
-            m.id, ScopeSet(user_id=user_id, project_ids=(project_id,) if project_id else ())
-        )}
+        existing = {
+            m.id
+            for m in memories
+            if self.store.get(
+                m.id, ScopeSet(user_id=user_id, project_ids=(project_id,) if project_id else ())
+            )
+        }
         fresh = [m for m in memories if m.id not in existing]
         results = [_skipped(m) for m in memories if m.id in existing]
         if fresh:
@@ -591,21 +668,33 @@ def _pydantic_message(exc: PydanticValidationError) -> str:
 def _save_result(memory: Memory, outcome: Any, rephrased: bool) -> SaveResult:
     if outcome.inserted:
         return SaveResult(
-            success=True, memory_id=memory.id, content=memory.content,
-            category=memory.category, importance=memory.importance, rephrased=rephrased,
+            success=True,
+            memory_id=memory.id,
+            content=memory.content,
+            category=memory.category,
+            importance=memory.importance,
+            rephrased=rephrased,
             memory=memory,
         )
     existing = outcome.duplicate_of
     return SaveResult(
-        success=False, duplicate=True, content=memory.content, category=memory.category,
+        success=False,
+        duplicate=True,
+        content=memory.content,
+        category=memory.category,
         existing_id=None if existing is None else existing.id,
         existing_content=None if existing is None else existing.content,
-        similarity=outcome.similarity, rephrased=rephrased,
+        similarity=outcome.similarity,
+        rephrased=rephrased,
     )
 
 
 def _skipped(memory: Memory) -> SaveResult:
     return SaveResult(
-        success=False, duplicate=True, content=memory.content, category=memory.category,
-        existing_id=memory.id, existing_content=memory.content,
+        success=False,
+        duplicate=True,
+        content=memory.content,
+        category=memory.category,
+        existing_id=memory.id,
+        existing_content=memory.content,
     )

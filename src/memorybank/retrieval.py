@@ -74,7 +74,8 @@ def fuse(
     Dense similarities are min-max normalised over the candidates (cosine values of unrelated
     texts are far from 0 with sentence embedders, so the spread carries the signal); BM25 scores
     are divided by the best one, since they start at 0 for "no match". A candidate missing from
-    one list gets 0 for that signal.
+    one list gets 0 for that signal; a list that is empty altogether leaves the
+    decision to the other.
     """
     merged: dict[str, _Fused] = {}
     for hit in vector_hits:
@@ -84,7 +85,11 @@ def fuse(
     dense = [f.vector for f in merged.values() if f.vector is not None]
     lo, hi = (min(dense), max(dense)) if dense else (0.0, 0.0)
     text_max = max((f.text for f in merged.values() if f.text is not None), default=0.0)
-    signal_total = settings.vector_weight + settings.text_weight
+    # A signal that found nothing at all (a query of stop words, an empty scope) says
+    # nothing about relative relevance, so the other one decides alone.
+    vector_weight = settings.vector_weight if vector_hits else 0.0
+    text_weight = settings.text_weight if text_hits else 0.0
+    signal_total = (vector_weight + text_weight) or 1.0
 
     hits: list[SearchHit] = []
     for fused in merged.values():
@@ -92,9 +97,7 @@ def fuse(
         if fused.vector is not None:
             dense_norm = (fused.vector - lo) / (hi - lo) if hi > lo else 1.0
         text_norm = fused.text / text_max if fused.text is not None and text_max > 0 else 0.0
-        relevance = (
-            settings.vector_weight * dense_norm + settings.text_weight * text_norm
-        ) / signal_total
+        relevance = (vector_weight * dense_norm + text_weight * text_norm) / signal_total
         hits.append(_score(fused, relevance, settings, now))
     hits.sort(key=lambda h: (-h.score, h.memory.id))
     return hits[:limit]

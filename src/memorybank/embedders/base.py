@@ -35,4 +35,5 @@ def normalise(vectors: npt.NDArray[np.floating]) -> Vectors:
     arr = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(arr, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (arr / norms).astype(np.float32, copy=False)
+    out: Vectors = (arr / norms).astype(np.float32, copy=False)
+    return out

@@ -498,11 +498,15 @@ class SQLiteStore:
         with self._write() as txn:
             conn = txn.conn
             rows = list(
-                conn.execute("SELECT rowid, scope_key FROM memories WHERE id = ?", (memory.id,))
+                conn.execute(
+                    "SELECT rowid, scope_key, content, tags FROM memories WHERE id = ?",
+                    (memory.id,),
+                )
             )
             if not rows or rows[0][1] != memory.scope.key:
                 raise StoreError(f"memory {memory.id} is not stored in that scope")
             rowid, key = int(rows[0][0]), str(rows[0][1])
+            old_body = _body(rows[0][2], json.loads(rows[0][3]))
             conn.execute(
                 "UPDATE memories SET content = ?, category = ?, ring = ?, domain = ?, tags = ?, "
                 "metadata = ?, importance = ?, reasoning = ?, updated_us = ?, occurred_us = ?, "
@@ -522,7 +526,7 @@ class SQLiteStore:
                     rowid,
                 ),
             )
-            conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
+            _fts_delete(conn, rowid, key, old_body)
             conn.execute(
                 "INSERT INTO memories_fts (rowid, scope, body) VALUES (?, ?, ?)",
                 (rowid, _scope_token(key), _fts_body(memory)),
@@ -578,7 +582,7 @@ class SQLiteStore:
         for row in rows:
             rowid, memory_id, user_id, project_id = int(row[0]), row[1], row[2], row[3]
             key = Scope(user_id=user_id, project_id=project_id).key
-            conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
+            _fts_delete(conn, rowid, key, _body(row[4], json.loads(row[8])))
             conn.execute("DELETE FROM memory_vectors WHERE rowid = ?", (rowid,))
             conn.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
             # History keeps a tombstone only: earlier events carried the text.
@@ -869,8 +873,20 @@ def _unchanged(matrix: ScopeMatrix) -> None:
     """The change of a write that kept the scope's vectors as they were."""
 
 
+def _body(content: str, tags: Sequence[str]) -> str:
+    return " ".join([content, *tags])
+
+
 def _fts_body(memory: Memory) -> str:
-    return " ".join([memory.content, *memory.tags])
+    return _body(memory.content, memory.tags)
+
+
+def _fts_delete(conn: apsw.Connection, rowid: int, scope_key: str, body: str) -> None:
+    """Remove a row from the contentless index; it needs the exact text that was indexed."""
+    conn.execute(
+        "INSERT INTO memories_fts (memories_fts, rowid, scope, body) VALUES ('delete', ?, ?, ?)",
+        (rowid, _scope_token(scope_key), body),
+    )
 
 
 def _prefixed(columns: str) -> str:

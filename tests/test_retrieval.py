@@ -1,0 +1,131 @@
+"""Hybrid retrieval: fusion arithmetic, and hybrid beating either signal alone on a fixture."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from memorybank import MemoryBank
+from memorybank.embedders.local import LocalEmbedder
+from memorybank.model import Category, Memory
+from memorybank.retrieval import RetrievalSettings, fuse, recency
+from memorybank.stores.base import Candidate
+from memorybank.stores.sqlite import SQLiteStore
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def m(text: str, importance: int = 5, age_days: float = 0) -> Memory:
+    return Memory(
+        user_id="u",
+        content=text,
+        category=Category.CONTEXT,
+        importance=importance,
+        created_at=NOW - timedelta(days=age_days),
+    )
+
+
+def test_recency_halves_each_half_life() -> None:
+    assert recency(m("x"), NOW, 30) == pytest.approx(1.0)
+    assert recency(m("x", age_days=30), NOW, 30) == pytest.approx(0.5)
+    assert recency(m("x", age_days=-5), NOW, 30) == pytest.approx(1.0)  # clock skew
+
+
+def test_fuse_normalises_and_weighs() -> None:
+    a, b, c = m("a", importance=10), m("b", importance=2), m("c", age_days=90)
+    hits = fuse(
+        [Candidate(a, 0.9), Candidate(b, 0.5)],
+        [Candidate(b, 4.0), Candidate(c, 2.0)],
+        RetrievalSettings(),
+        NOW,
+        10,
+    )
+    by = {h.memory.content: h for h in hits}
+    assert by["a"].relevance == pytest.approx(0.5)  # dense 1.0, no text match
+    assert by["b"].relevance == pytest.approx(0.5)  # dense 0.0 (the minimum), text 1.0
+    assert by["c"].relevance == pytest.approx(0.25)  # text 0.5 only
+    assert by["c"].recency == pytest.approx(0.5)  # default half-life 90 days
+    assert by["a"].score == pytest.approx(0.6 * 0.5 + 0.25 * 1.0 + 0.15 * 1.0)
+    assert [h.memory.content for h in hits] == ["a", "b", "c"]
+    assert len(fuse([Candidate(a, 0.9)], [], RetrievalSettings(), NOW, 0)) == 0
+
+
+def test_weights_are_settings() -> None:
+    relevance_only = RetrievalSettings(relevance_weight=1, importance_weight=0, recency_weight=0)
+    hits = fuse([Candidate(m("x"), 0.3)], [], relevance_only, NOW, 5)
+    assert hits[0].score == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        RetrievalSettings(vector_weight=0, text_weight=0)
+
+
+# A conversation among four people who talk about the same things: only a speaker's name tells
+# apart "Where did Chen go hiking?" from the other three hikes (the lexical signal's strength),
+# and some events share no word with their question (the dense signal's strength).
+SPEAKERS = ["Alice", "Bruno", "Chen", "Dalia"]
+TOPICS = {
+    "{s}: I went hiking in {d} last month": (
+        "Where did {s} go hiking?",
+        ["the Alps", "Patagonia", "Nepal", "the Scottish Highlands"],
+    ),
+    "{s}: I'm reading {d} right now": (
+        "What book is {s} reading?",
+        [
+            "a novel about a lighthouse keeper",
+            "a biography of Marie Curie",
+            "a history of the Silk Road",
+            "a cookbook of Sicilian recipes",
+        ],
+    ),
+    "{s}: My sister works as {d}": (
+        "What does {s}'s sister do for work?",
+        ["a graphic designer", "a veterinarian", "a pilot", "a pharmacist"],
+    ),
+    "{s}: I signed up for a {d} class": (
+        "Which class did {s} sign up for?",
+        ["pottery", "salsa dancing", "Japanese calligraphy", "welding"],
+    ),
+}
+EVENTS = [
+    ("Bruno: We brought home a rescue puppy on Saturday", "Who adopted a dog?"),
+    ("Chen: I sprained my foot on the trail, so no running for weeks", "Who hurt their ankle?"),
+    ("Dalia: My grandfather passed away in March", "Whose relative died?"),
+    ("Alice: We finally closed on the apartment downtown", "Who bought a home?"),
+]
+TURNS: list[str] = []
+QUERIES: list[tuple[str, int]] = []
+for template, (question, details) in TOPICS.items():
+    for speaker, detail in zip(SPEAKERS, details, strict=True):
+        QUERIES.append((question.format(s=speaker), len(TURNS)))
+        TURNS.append(template.format(s=speaker, d=detail))
+for text, question in EVENTS:
+    QUERIES.append((question, len(TURNS)))
+    TURNS.append(text)
+
+
+def _recall_at_1(bank: MemoryBank) -> float:
+    found = 0
+    for query, answer in QUERIES:
+        hits = bank.search("u", query, limit=1)
+        found += bool(hits) and hits[0].memory.content == TURNS[answer]
+    return found / len(QUERIES)
+
+
+def test_hybrid_beats_either_signal_alone(tmp_path: Path, embedder: LocalEmbedder) -> None:
+    store = SQLiteStore(tmp_path / "r.db", dimension=embedder.dimension)
+    bank = MemoryBank(store, embedder)
+    bank.save_many(
+        "u", [{"content": t, "ring": "episodic", "source": "conversation"} for t in TURNS]
+    )
+    scores = {}
+    for name, settings in {
+        "vector": RetrievalSettings(text_weight=0),
+        "text": RetrievalSettings(vector_weight=0),
+        "hybrid": RetrievalSettings(),
+    }.items():
+        bank.retrieval = settings
+        scores[name] = _recall_at_1(bank)
+    store.close()
+    assert scores["hybrid"] > scores["vector"], scores
+    assert scores["hybrid"] > scores["text"], scores
