@@ -83,12 +83,23 @@ def test_conversation_memories_are_stored_as_said(bank: MemoryBank) -> None:
     results = bank.save_many(
         "alice",
         [
-            {"content": "Me too!", "ring": "episodic", "source": "conversation",
-             "occurred_at": when, "metadata": {"dia_id": "D1:1"}},
+            {
+                "content": "Me too!",
+                "ring": "episodic",
+                "source": "conversation",
+                "occurred_at": when,
+                "metadata": {"dia_id": "D1:1"},
+            },
             {"content": "I love it", "ring": "episodic", "source": "conversation"},
             {"content": "I love it", "ring": "episodic", "source": "conversation"},
-            {"content": long_text, "ring": "episodic", "source": "conversation",
-             "occurred_at": when, "metadata": {"dia_id": "D1:2"}, "session_id": "s1"},
+            {
+                "content": long_text,
+                "ring": "episodic",
+                "source": "conversation",
+                "occurred_at": when,
+                "metadata": {"dia_id": "D1:2"},
+                "session_id": "s1",
+            },
         ],
     )
     assert all(r.success for r in results)
@@ -108,8 +119,10 @@ def test_save_many_is_all_or_nothing(bank: MemoryBank) -> None:
     with pytest.raises(ValidationError, match="item 1"):
         bank.save_many(
             "alice",
-            [{"content": "User prefers tea", "category": "preference"},
-             {"content": "bad", "category": "preference"}],
+            [
+                {"content": "User prefers tea", "category": "preference"},
+                {"content": "bad", "category": "preference"},
+            ],
         )
     assert bank.count("alice") == 0
 
@@ -146,9 +159,13 @@ def test_projects_are_separate_scopes(bank: MemoryBank) -> None:
     bank.save("alice", "Project Apollo deploys on Fridays", "project", project_id="apollo")
     bank.save("bob", "Project Zeus uses Kubernetes", "project", project_id="zeus")
     assert {h.memory.project_id for h in bank.search("alice", "deploy", project_id="apollo")} == {
-        None, "apollo"}
-    assert bank.search("alice", "deploy", project_id="apollo", scopes="project")[0].memory.content \
+        None,
+        "apollo",
+    }
+    assert (
+        bank.search("alice", "deploy", project_id="apollo", scopes="project")[0].memory.content
         == "Project Apollo deploys on Fridays"
+    )
     assert {h.memory.project_id for h in bank.search("alice", "deploys")} == {None}
     # A member of apollo (bob, as far as the caller says) sees apollo's memory, not alice's own.
     seen = {h.memory.content for h in bank.search("bob", "deploys Fridays", project_id="apollo")}
@@ -158,19 +175,28 @@ def test_projects_are_separate_scopes(bank: MemoryBank) -> None:
 
 def test_recent_list_count(bank: MemoryBank) -> None:
     old = datetime.now(UTC) - timedelta(days=40)
-    bank.save_many("alice", [
-        {"content": "User moved to Berlin last spring", "category": "identity",
-         "created_at": old},
-        {"content": "User started learning the piano", "category": "context"},
-        {"content": "User prefers window seats on flights", "category": "preference"},
-    ])
+    bank.save_many(
+        "alice",
+        [
+            {
+                "content": "User moved to Berlin last spring",
+                "category": "identity",
+                "created_at": old,
+            },
+            {"content": "User started learning the piano", "category": "context"},
+            {"content": "User prefers window seats on flights", "category": "preference"},
+        ],
+    )
     assert [m.content for m in bank.recent("alice", since="7d")] == [
-        "User prefers window seats on flights", "User started learning the piano"]
+        "User prefers window seats on flights",
+        "User started learning the piano",
+    ]
     assert len(bank.recent("alice", since="90d")) == 3
     assert bank.count("alice") == 3 and bank.count("alice", category="identity") == 1
     page = bank.list("alice", limit=2)
     assert len(page) == 2 and bank.list("alice", limit=2, offset=2)[0].content.startswith(
-        "User moved")
+        "User moved"
+    )
     with pytest.raises(ValidationError, match="since"):
         bank.recent("alice", since="last tuesday")
 
@@ -206,9 +232,16 @@ def test_delete_and_clear(bank: MemoryBank) -> None:
     assert bank.clear("alice") == 1 and bank.count("alice") == 0
 
 
-def test_export_import_round_trip(bank: MemoryBank, tmp_path: Path, embedder: LocalEmbedder) -> None:
-    bank.save("alice", "User's sister Maria lives in Porto", "relationship", tags=["family"],
-              metadata={"source_thread": "t1"})
+def test_export_import_round_trip(
+    bank: MemoryBank, tmp_path: Path, embedder: LocalEmbedder
+) -> None:
+    bank.save(
+        "alice",
+        "User's sister Maria lives in Porto",
+        "relationship",
+        tags=["family"],
+        metadata={"source_thread": "t1"},
+    )
     bank.save("alice", "User prefers green tea", "preference")
     exported = bank.export("alice")
     doc = json.loads(exported)

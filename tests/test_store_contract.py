@@ -155,12 +155,17 @@ def test_vector_search_order_k_and_filters(store: Store) -> None:
     assert len(store.vector_search(ALICE, vec(1), 2, NONE)) == 2
     pref = MemoryFilter(category=(Category.PREFERENCE,))
     assert [h.memory.content for h in store.vector_search(ALICE, vec(0, 1), 5, pref)] == ["north"]
-    assert [h.memory.content for h in store.vector_search(ALICE, vec(1), 5, MemoryFilter(
-        min_importance=5))] == ["north", "east"]
-    assert [h.memory.content for h in store.vector_search(ALICE, vec(1), 5, MemoryFilter(
-        tags=("x",)))] == ["north"]
-    assert [h.memory.content for h in store.vector_search(ALICE, vec(1), 5, MemoryFilter(
-        metadata={"k": 1}))] == ["east"]
+    assert [
+        h.memory.content
+        for h in store.vector_search(ALICE, vec(1), 5, MemoryFilter(min_importance=5))
+    ] == ["north", "east"]
+    assert [
+        h.memory.content for h in store.vector_search(ALICE, vec(1), 5, MemoryFilter(tags=("x",)))
+    ] == ["north"]
+    assert [
+        h.memory.content
+        for h in store.vector_search(ALICE, vec(1), 5, MemoryFilter(metadata={"k": 1}))
+    ] == ["east"]
     assert store.vector_search(ALICE, vec(1), 5, MemoryFilter(metadata={"k": "1"})) == []
 
 
@@ -334,3 +339,10 @@ def test_threads_share_one_store(store: Store) -> None:
         t.join()
     assert store.count(ALICE, NONE) == 80
     assert len(store.vector_search(ALICE, vec(1), 100, NONE)) == 80
+
+
+def test_existing_ids_sees_every_scope(store: Store) -> None:
+    a, b = mem("alice", "a fact"), mem("bob", "b fact")
+    put(store, [a, b], [vec(1), vec(0, 1)])
+    assert store.existing_ids([a.id, b.id, "mem_missing"]) == {a.id, b.id}
+    assert store.existing_ids([]) == set()

@@ -36,6 +36,7 @@ from memorybank.model import (
     ScopeSet,
     SearchHit,
     Source,
+    new_id,
     utcnow,
 )
 from memorybank.policy import (
@@ -611,25 +612,27 @@ class MemoryBank:
         """Load a JSON export into ``user_id`` (and ``project_id``): ids, times, categories
         and metadata are kept, vectors are made anew; ids already stored are skipped."""
         self.scope_set(user_id, project_id)
-        memories = [
-            m.model_copy(
-                update={
-                    "user_id": user_id,
-                    "project_id": project_id,
-                    "embedding_model": self.embedder.model_id,
-                }
-            )
-            for m in parse_export(data)
-        ]
-        existing = {
-            m.id
-            for m in memories
-            if self.store.get(
-                m.id, ScopeSet(user_id=user_id, project_ids=(project_id,) if project_id else ())
-            )
-        }
-        fresh = [m for m in memories if m.id not in existing]
-        results = [_skipped(m) for m in memories if m.id in existing]
+        target = ScopeSet(
+            user_id=user_id,
+            include_private=project_id is None,
+            project_ids=() if project_id is None else (project_id,),
+        )
+        memories = parse_export(data)
+        taken = self.store.existing_ids([m.id for m in memories])
+        results: builtins.list[SaveResult] = []
+        fresh: builtins.list[Memory] = []
+        for memory in memories:
+            if memory.id in taken and self.store.get(memory.id, target) is not None:
+                results.append(_skipped(memory))  # imported before
+                continue
+            update: dict[str, Any] = {
+                "user_id": user_id,
+                "project_id": project_id,
+                "embedding_model": self.embedder.model_id,
+            }
+            if memory.id in taken:  # the id belongs to someone else's copy: give a new one
+                update["id"] = new_id("mem")
+            fresh.append(memory.model_copy(update=update))
         if fresh:
             vectors = self._embed([m.content for m in fresh], progress)
             outcomes = self.store.insert(

@@ -19,8 +19,7 @@ def build_embedder(settings: Settings) -> Embedder:
 
         if not settings.embedding_base_url or not settings.embedding_model:
             raise ConfigurationError(
-                "embedder=openai needs MEMORYBANK_EMBEDDING_BASE_URL and "
-                "MEMORYBANK_EMBEDDING_MODEL"
+                "embedder=openai needs MEMORYBANK_EMBEDDING_BASE_URL and MEMORYBANK_EMBEDDING_MODEL"
             )
         key = settings.embedding_api_key
         return OpenAIEmbedder(
@@ -45,6 +44,4 @@ def build_store(settings: Settings, dimension: int) -> Store:
             synchronous=settings.sqlite_synchronous,
             cache_bytes=settings.vector_cache_mb * 1024 * 1024,
         )
-    raise ConfigurationError(
-        f"unsupported database URL {url!r}: use sqlite:///path/to/file.db"
-    )
+    raise ConfigurationError(f"unsupported database URL {url!r}: use sqlite:///path/to/file.db")

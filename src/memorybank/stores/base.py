@@ -109,6 +109,10 @@ class Store(Protocol):
         """The ``k`` best full-text matches by BM25 (score ≥ 0, higher is better)."""
         ...
 
+    def existing_ids(self, memory_ids: Sequence[str]) -> set[str]:
+        """Which of these ids are taken, in any scope (for imports that keep ids)."""
+        ...
+
     def history(self, memory_id: str, scopes: ScopeSet) -> list[HistoryEvent]:
         """Events of one memory, oldest first (tombstones included for deleted ones)."""
         ...

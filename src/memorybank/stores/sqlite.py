@@ -764,6 +764,21 @@ class SQLiteStore:
 
         return self._read(run)
 
+    def existing_ids(self, memory_ids: Sequence[str]) -> set[str]:
+        """Which of these ids are taken, in any scope."""
+        found: set[str] = set()
+        for start in range(0, len(memory_ids), 500):
+            chunk = list(memory_ids[start : start + 500])
+            rows = self._read(
+                lambda c, ids=chunk: list(  # type: ignore[misc]
+                    c.execute(
+                        f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(ids))})", ids
+                    )
+                )
+            )
+            found.update(str(r[0]) for r in rows)
+        return found
+
     def history(self, memory_id: str, scopes: ScopeSet) -> list[HistoryEvent]:
         """Events of one memory, oldest first."""
         keys = _scope_keys(scopes)
