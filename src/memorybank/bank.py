@@ -619,10 +619,16 @@ class MemoryBank:
         )
         memories = parse_export(data)
         taken = self.store.existing_ids([m.id for m in memories])
+        # What the target scope holds already, so importing the same file twice (even into
+        # another user, where ids had to change) adds nothing the second time.
+        present = {
+            (m.content, m.created_at)
+            for m in self.store.list_memories(target, MemoryFilter(), limit=1_000_000_000)
+        }
         results: builtins.list[SaveResult] = []
         fresh: builtins.list[Memory] = []
         for memory in memories:
-            if memory.id in taken and self.store.get(memory.id, target) is not None:
+            if (memory.content, memory.created_at) in present:
                 results.append(_skipped(memory))  # imported before
                 continue
             update: dict[str, Any] = {

@@ -1,0 +1,344 @@
+"""The ``memorybank`` command, run in-process with typer's CliRunner on real SQLite files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer.main
+from typer.testing import CliRunner, Result
+
+from memorybank.cli import app
+
+ENV = {"COLUMNS": "200", "MEMORYBANK_URL": None}
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path}/t.db"
+
+
+def run(db: str, *args: str) -> Result:
+    """``memorybank <args> --db <db>``."""
+    return CliRunner().invoke(app, [*args, "--db", db], env=ENV)
+
+
+def run_json(db: str, *args: str, code: int = 0) -> Any:
+    result = run(db, *args, "--json")
+    assert result.exit_code == code, result.output
+    return json.loads(result.stdout)
+
+
+def add(db: str, user: str, content: str, *extra: str) -> dict[str, Any]:
+    data: dict[str, Any] = run_json(db, "add", user, content, *extra)
+    return data
+
+
+def test_add_rephrases_and_rejects_duplicates(db: str) -> None:
+    result = run(db, "add", "alice", "I prefer dark mode", "-c", "preference")
+    assert result.exit_code == 0, result.output
+    assert "Saved mem_" in result.stdout
+    assert "User prefers dark mode" in result.stdout
+
+    again = run(db, "add", "alice", "I prefer dark mode", "-c", "preference")
+    assert again.exit_code == 0, again.output
+    assert "Already saved: User prefers dark mode" in again.stdout
+
+    data = add(db, "alice", "I prefer dark mode", "-c", "preference")
+    assert data["success"] is False and data["duplicate"] is True
+    assert data["existing_content"] == "User prefers dark mode"
+
+
+def test_add_options_and_json(db: str) -> None:
+    data = add(
+        db, "alice", "User works on the billing service", "-c", "project",
+        "--tag", "work", "--tag", "billing", "--importance", "7",
+        "--metadata", '{"team": "payments"}', "--reasoning", "Helps with code review context",
+    )  # fmt: skip
+    assert data["success"] is True
+    assert data["importance"] == 7
+    memory = data["memory"]
+    assert memory["tags"] == ["work", "billing"]
+    assert memory["metadata"] == {"team": "payments"}
+    assert memory["category"] == "project"
+
+
+def test_search_table_and_json(db: str) -> None:
+    add(db, "alice", "I prefer dark mode", "-c", "preference")
+    add(db, "alice", "User lives in Lisbon with two cats", "-c", "identity")
+    add(db, "bob", "User prefers light mode in every editor", "-c", "preference")
+
+    result = run(db, "search", "alice", "which colour theme does she like?")
+    assert result.exit_code == 0, result.output
+    assert "User prefers dark mode" in result.stdout
+    assert "score" in result.stdout
+    assert "light mode" not in result.stdout
+
+    data = run_json(db, "search", "alice", "colour theme", "--limit", "1")
+    assert [h["memory"]["content"] for h in data["results"]] == ["User prefers dark mode"]
+    hit = data["results"][0]
+    assert {"score", "relevance", "importance", "recency"} <= hit.keys()
+
+    data = run_json(db, "search", "alice", "theme", "--category", "identity", "--since", "7d")
+    assert all(h["memory"]["category"] == "identity" for h in data["results"])
+
+
+def test_list_get_update_history_delete(db: str) -> None:
+    saved = add(db, "alice", "I prefer dark mode", "-c", "preference")
+    mid = saved["memory_id"]
+    add(db, "alice", "User lives in Lisbon with two cats", "-c", "identity")
+
+    listing = run_json(db, "list", "alice")
+    assert listing["count"] == 2
+    assert {m["content"] for m in listing["memories"]} == {
+        "User prefers dark mode",
+        "User lives in Lisbon with two cats",
+    }
+    table = run(db, "list", "alice")
+    assert table.exit_code == 0 and "User lives in Lisbon" in table.stdout
+    page = run_json(db, "list", "alice", "--limit", "1", "--offset", "1")
+    assert len(page["memories"]) == 1 and page["count"] == 2
+    assert run_json(db, "list", "alice", "--category", "identity")["count"] == 1
+
+    got = run(db, "get", "alice", mid)
+    assert got.exit_code == 0, got.output
+    assert mid in got.stdout and "User prefers dark mode" in got.stdout
+
+    updated = run_json(
+        db, "update", "alice", mid, "--content", "User prefers a dark theme in every app",
+        "--importance", "8", "--tag", "ui",
+    )  # fmt: skip
+    assert updated["id"] == mid
+    assert updated["content"] == "User prefers a dark theme in every app"
+    assert updated["importance"] == 8 and updated["tags"] == ["ui"]
+
+    events = run_json(db, "history", "alice", mid)["events"]
+    assert [e["kind"] for e in events] == ["ADD", "UPDATE"]
+    assert events[1]["old_content"] == "User prefers dark mode"
+    shown = run(db, "history", "alice", mid)
+    assert shown.exit_code == 0 and "UPDATE" in shown.stdout
+
+    deleted = run(db, "delete", "alice", mid)
+    assert deleted.exit_code == 0, deleted.output
+    gone = run(db, "get", "alice", mid)
+    assert gone.exit_code == 3
+    assert gone.stderr.startswith("Error: ")
+    assert "Traceback" not in gone.output
+    assert run_json(db, "get", "alice", mid, code=3)["success"] is False
+
+
+def test_other_users_memories_are_not_found(db: str) -> None:
+    mid = add(db, "alice", "I prefer dark mode", "-c", "preference")["memory_id"]
+    assert run(db, "get", "bob", mid).exit_code == 3
+    assert run(db, "delete", "bob", mid).exit_code == 3
+    assert run(db, "get", "alice", mid).exit_code == 0
+
+
+def test_clear_needs_yes(db: str) -> None:
+    add(db, "alice", "I prefer dark mode", "-c", "preference")
+    add(db, "bob", "User prefers light mode in every editor", "-c", "preference")
+
+    refused = run(db, "clear", "alice")
+    assert refused.exit_code != 0
+    assert "--yes" in refused.stderr
+    assert run_json(db, "list", "alice")["count"] == 1
+
+    assert run_json(db, "clear", "alice", "--yes")["deleted"] == 1
+    assert run_json(db, "list", "alice")["count"] == 0
+    assert run_json(db, "list", "bob")["count"] == 1
+
+
+def test_export_json_import_round_trip(db: str, tmp_path: Path) -> None:
+    contents = {
+        add(db, "alice", "I prefer dark mode", "-c", "preference")["content"],
+        add(db, "alice", "User lives in Lisbon with two cats", "-c", "identity")["content"],
+    }
+    out = tmp_path / "alice.json"
+    result = run(db, "export", "alice", "--output", str(out))
+    assert result.exit_code == 0, result.output
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert {m["content"] for m in doc["memories"]} == contents
+
+    stdout = run(db, "export", "alice")
+    assert json.loads(stdout.stdout)["count"] == 2
+
+    other = f"sqlite:///{tmp_path}/other.db"
+    imported = run_json(other, "import", "carol", str(out))
+    assert imported == {"success": True, "imported": 2, "skipped": 0}
+    listing = run_json(other, "list", "carol")
+    assert {m["content"] for m in listing["memories"]} == contents
+    assert all(m["user_id"] == "carol" for m in listing["memories"])
+
+    again = run_json(other, "import", "carol", str(out))
+    assert again == {"success": True, "imported": 0, "skipped": 2}
+
+
+def test_import_into_another_user_of_the_same_database(db: str, tmp_path: Path) -> None:
+    add(db, "alice", "I prefer dark mode", "-c", "preference")
+    out = tmp_path / "alice.json"
+    assert run(db, "export", "alice", "-o", str(out)).exit_code == 0
+    imported = run_json(db, "import", "bob", str(out))
+    assert imported["imported"] == 1
+    assert [m["content"] for m in run_json(db, "list", "bob")["memories"]] == [
+        "User prefers dark mode"
+    ]
+    assert run_json(db, "list", "alice")["count"] == 1
+    again = run_json(db, "import", "bob", str(out))  # a second time adds nothing
+    assert again["imported"] == 0
+    assert run_json(db, "list", "bob")["count"] == 1
+
+
+def test_import_rejects_garbage(db: str, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("not json", encoding="utf-8")
+    result = run(db, "import", "alice", str(bad))
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: ")
+
+
+def test_export_markdown(db: str, tmp_path: Path) -> None:
+    add(db, "alice", "I prefer dark mode", "-c", "preference")
+    result = run(db, "export", "alice", "--format", "markdown")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("# Memories of user alice")
+    assert "- User prefers dark mode" in result.stdout
+
+    out = tmp_path / "alice.md"
+    written = run_json(db, "export", "alice", "-f", "markdown", "-o", str(out))
+    assert written["success"] is True
+    assert "User prefers dark mode" in out.read_text(encoding="utf-8")
+
+
+def test_stats_and_reindex(db: str) -> None:
+    add(db, "alice", "I prefer dark mode", "-c", "preference")
+    add(db, "bob", "User prefers light mode in every editor", "-c", "preference")
+
+    stats = run_json(db, "stats")
+    assert stats["memories"] == 2
+    assert stats["embedding_model"]
+    table = run(db, "stats")
+    assert table.exit_code == 0 and "memories" in table.stdout
+
+    reindexed = run_json(db, "reindex")
+    assert reindexed["reindexed"] == 2
+    assert reindexed["embedding_model"] == stats["embedding_model"]
+    human = run(db, "reindex")
+    assert human.exit_code == 0 and "Re-embedded 2 memories" in human.stdout
+
+    found = run_json(db, "search", "alice", "dark theme")
+    assert found["results"][0]["memory"]["content"] == "User prefers dark mode"
+
+
+def test_validation_errors_exit_2_with_a_message(db: str) -> None:
+    result = run(db, "add", "alice", "short")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: ")
+    assert "content" in result.stderr
+    assert "Traceback" not in result.output
+
+    data = run_json(db, "add", "alice", "short", code=2)
+    assert data["success"] is False and "content" in data["error"]
+
+    bad_meta = run(db, "add", "alice", "User likes long walks", "--metadata", "[1]")
+    assert bad_meta.exit_code == 2 and "metadata" in bad_meta.stderr
+
+    bad_since = run(db, "search", "alice", "walks", "--since", "yesterday")
+    assert bad_since.exit_code == 2 and "since" in bad_since.stderr
+
+
+def test_db_from_environment(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/env.db"
+    env = {**ENV, "MEMORYBANK_URL": url}
+    result = CliRunner().invoke(app, ["add", "alice", "I prefer dark mode", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "env.db").exists()
+
+
+def _walk(command: Any, path: str) -> list[tuple[str, Any]]:
+    """Every command under ``command`` (typer vendors click, so this duck-types groups)."""
+    found = [(path, command)]
+    for name, sub in getattr(command, "commands", {}).items():
+        found += _walk(sub, f"{path} {name}")
+    return found
+
+
+def test_every_command_and_option_has_help() -> None:
+    root = typer.main.get_command(app)
+    commands = _walk(root, "memorybank")
+    names = {path for path, _ in commands}
+    expected = {
+        "add", "search", "list", "get", "update", "delete", "clear", "history", "export",
+        "import", "reindex", "stats", "serve", "bench", "bench latency",
+    }  # fmt: skip
+    assert {f"memorybank {n}" for n in expected} <= names
+    missing = []
+    for path, command in commands:
+        if not (command.help or "").strip():
+            missing.append(path)
+        for param in command.params:
+            if not (getattr(param, "help", None) or "").strip():
+                missing.append(f"{path} {param.name}")
+    assert missing == []
+
+
+def test_json_option_everywhere() -> None:
+    root = typer.main.get_command(app)
+    for path, command in _walk(root, "memorybank"):
+        if hasattr(command, "commands"):
+            continue
+        opts = {o for p in command.params for o in getattr(p, "opts", [])}
+        assert "--json" in opts, path
+
+
+def test_clear_asks_when_interactive(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("memorybank.cli._interactive", lambda: True)
+    add(db, "alice", "I prefer dark mode", "-c", "preference")
+    declined = CliRunner().invoke(app, ["clear", "alice", "--db", db], input="n\n", env=ENV)
+    assert declined.exit_code == 1
+    assert "Delete all 1 memories of user alice?" in declined.output
+    assert run_json(db, "list", "alice")["count"] == 1
+    accepted = CliRunner().invoke(app, ["clear", "alice", "--db", db], input="y\n", env=ENV)
+    assert accepted.exit_code == 0, accepted.output
+    assert "Deleted 1 memories." in accepted.stdout
+    assert run_json(db, "list", "alice")["count"] == 0
+
+
+class _FakeReport:
+    def table(self) -> Any:
+        from rich.table import Table
+
+        table = Table(title="fake latency")
+        table.add_column("N")
+        table.add_row("10")
+        return table
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"sizes": [10, 20]}
+
+
+def test_bench_latency_is_wired(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[dict[str, Any]] = []
+
+    def fake_run_latency(**kwargs: Any) -> _FakeReport:
+        calls.append(kwargs)
+        return _FakeReport()
+
+    monkeypatch.setattr("memorybank.bench.latency.run_latency", fake_run_latency)
+    out = tmp_path / "latency.json"
+    args = ["bench", "latency", "--sizes", "10,20", "--per-user", "5", "--pool", "30"]
+    args += ["--samples", "7", "--workdir", str(tmp_path), "--json", str(out)]
+    result = CliRunner().invoke(app, args, env=ENV)
+    assert result.exit_code == 0, result.output
+    assert "│ 10 │" in result.stdout
+    assert json.loads(out.read_text(encoding="utf-8")) == {"sizes": [10, 20]}
+    [kwargs] = calls
+    assert kwargs["sizes"] == [10, 20]
+    assert (kwargs["per_user"], kwargs["pool_size"], kwargs["samples"]) == (5, 30, 7)
+    assert kwargs["workdir"] == tmp_path
+    assert kwargs["console"] is not None
+
+    bad = CliRunner().invoke(app, ["bench", "latency", "--sizes", "ten"], env=ENV)
+    assert bad.exit_code == 2
+    assert calls == [kwargs]
