@@ -724,6 +724,44 @@ def bench_latency(
         console.print(f"Wrote {json_out}.")
 
 
+@bench_app.command("locomo")
+@_handles_errors
+def bench_locomo(
+    data: Annotated[
+        Path,
+        typer.Option("--data", help="locomo_dev.json, or a folder of LoCoMo-format .json files."),
+    ],
+    ks: Annotated[
+        str, typer.Option("--k", help="Comma-separated cut-offs for recall@k.")
+    ] = "1,5,10",
+    ablate: Annotated[
+        bool,
+        typer.Option("--ablate", help="Also run vector-only and BM25-only beside the default."),
+    ] = False,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the report as JSON to this file.")
+    ] = None,
+    chart: Annotated[
+        Path | None, typer.Option("--chart", help="Also draw recall@k as a PNG (needs matplotlib).")
+    ] = None,
+    workdir: Annotated[
+        Path | None,
+        typer.Option("--workdir", help="Where to build the database (default: a temp dir)."),
+    ] = None,
+) -> None:
+    """Retrieval quality on LoCoMo: every turn ingested, every question searched."""
+    from memorybank.bench.locomo import run_locomo
+
+    console = _stdout()
+    report = run_locomo(data, ks=_parse_sizes(ks), ablate=ablate, workdir=workdir, console=console)
+    console.print(report.table())
+    if json_out is not None:
+        json_out.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
+        console.print(f"Wrote {json_out}.")
+    if chart is not None:
+        console.print(f"Wrote {report.chart(chart)}.")
+
+
 def main() -> None:
     """Entry point of the ``memorybank`` script."""
     app()
