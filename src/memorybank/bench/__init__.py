@@ -1,0 +1,1 @@
+"""Benchmarks of memorybank itself: latency, throughput and memory at realistic sizes."""
