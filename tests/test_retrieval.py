@@ -43,13 +43,55 @@ def test_fuse_normalises_and_weighs() -> None:
         10,
     )
     by = {h.memory.content: h for h in hits}
-    assert by["a"].relevance == pytest.approx(0.5)  # dense 1.0, no text match
-    assert by["b"].relevance == pytest.approx(0.5)  # dense 0.0 (the minimum), text 1.0
-    assert by["c"].relevance == pytest.approx(0.25)  # text 0.5 only
+    # base: dense and BM25 min-max normalised, weighted 0.3 / 0.7; then scaled to the best.
+    assert by["b"].relevance == pytest.approx(1.0)  # dense 0 (the minimum), BM25 1
+    assert by["a"].relevance == pytest.approx(0.3 / 0.7)  # dense 1, no text match
+    assert by["c"].relevance == pytest.approx(0.0)  # BM25 at the minimum
     assert by["c"].recency == pytest.approx(0.5)  # default half-life 90 days
-    assert by["a"].score == pytest.approx(0.6 * 0.5 + 0.25 * 1.0 + 0.15 * 1.0)
-    assert [h.memory.content for h in hits] == ["a", "b", "c"]
+    assert by["a"].score == pytest.approx(0.6 * 0.3 / 0.7 + 0.25 * 1.0 + 0.15 * 1.0)
+    assert [h.memory.content for h in hits] == ["b", "a", "c"]
     assert len(fuse([Candidate(a, 0.9)], [], RetrievalSettings(), NOW, 0)) == 0
+
+
+def test_context_spreads_to_session_neighbours_and_speaker_counts() -> None:
+    question = m("Melanie: what did you paint?")
+    answer = m("Caroline: a sunset over the lake", importance=5)
+    elsewhere = m("Caroline: I like lakes", importance=5)
+    settings = RetrievalSettings(importance_weight=0, recency_weight=0)
+    hits = fuse(
+        [Candidate(question, 0.8), Candidate(elsewhere, 0.2)],
+        [Candidate(question, 3.0), Candidate(elsewhere, 1.0)],
+        settings,
+        NOW,
+        10,
+        neighbours={question.id: [(answer, 1)]},
+    )
+    by = {h.memory.content: h for h in hits}
+    # The answer was no candidate; it joins through its neighbour with half its relevance.
+    assert by[answer.content].relevance == pytest.approx(0.5 / 1.0)
+    assert by[elsewhere.content].relevance == pytest.approx(0.0)
+    with_speaker = fuse(
+        [Candidate(question, 0.8), Candidate(elsewhere, 0.2)],
+        [],
+        settings,
+        NOW,
+        10,
+        query="What does Caroline like?",
+    )
+    speakers = {h.memory.content: h.relevance for h in with_speaker}
+    assert speakers[elsewhere.content] == 0  # no speaker metadata: no boost
+    tagged = elsewhere.model_copy(update={"metadata": {"speaker": "Caroline"}})
+    boosted = fuse(
+        [Candidate(question, 0.8), Candidate(tagged, 0.2)],
+        [],
+        settings,
+        NOW,
+        10,
+        query="What does Caroline like?",
+    )
+    assert {h.memory.content: h.relevance for h in boosted}[tagged.content] == pytest.approx(
+        0.2 / 1.0
+    )
 
 
 def test_weights_are_settings() -> None:

@@ -346,3 +346,22 @@ def test_existing_ids_sees_every_scope(store: Store) -> None:
     put(store, [a, b], [vec(1), vec(0, 1)])
     assert store.existing_ids([a.id, b.id, "mem_missing"]) == {a.id, b.id}
     assert store.existing_ids([]) == set()
+
+
+def test_neighbours_within_a_session(store: Store) -> None:
+    turns = [mem("alice", f"turn {i}", session_id="s1") for i in range(6)]
+    other = [mem("alice", f"other {i}", session_id="s2") for i in range(2)]
+    loose = mem("alice", "no session")
+    bobs = mem("bob", "bob turn", session_id="s1")
+    put(store, [*turns[:3], *other, loose, *turns[3:], bobs], [vec(1)] * 10)
+    found = store.neighbours([turns[2].id, loose.id, other[0].id], ALICE, window=2)
+    assert sorted((m.content, off) for m, off in found[turns[2].id]) == [
+        ("turn 0", -2),
+        ("turn 1", -1),
+        ("turn 3", 1),
+        ("turn 4", 2),
+    ]
+    assert [(m.content, off) for m, off in found[other[0].id]] == [("other 1", 1)]
+    assert loose.id not in found
+    assert store.neighbours([turns[2].id], BOB, window=2) == {}
+    assert store.neighbours([bobs.id], BOB, window=2) == {}

@@ -48,7 +48,7 @@ from memorybank.policy import (
 )
 from memorybank.portability import export_json, export_markdown, parse_export
 from memorybank.retrieval import RetrievalSettings, fuse
-from memorybank.stores.base import Order, Store
+from memorybank.stores.base import Candidate, Order, Store
 
 _SINCE = {
     "24h": timedelta(hours=24),
@@ -400,7 +400,31 @@ class MemoryBank:
         vector = self.embedder.embed([query])[0]
         vector_hits = self.store.vector_search(scope_set, vector, k, filters)
         text_hits = self.store.text_search(scope_set, query, k, filters)
-        return fuse(vector_hits, text_hits, self.retrieval, utcnow(), limit)
+        neighbours = self._neighbours(scope_set, filters, [*vector_hits, *text_hits])
+        return fuse(
+            vector_hits,
+            text_hits,
+            self.retrieval,
+            utcnow(),
+            limit,
+            query=query,
+            neighbours=neighbours,
+        )
+
+    def _neighbours(
+        self, scope_set: ScopeSet, filters: MemoryFilter, hits: Sequence[Candidate]
+    ) -> dict[str, builtins.list[tuple[Memory, int]]]:
+        """Session neighbours of the conversation candidates, kept only if they meet the
+        filters too (a neighbour joins the results)."""
+        settings = self.retrieval
+        if not settings.context_weight or not settings.context_window:
+            return {}
+        ids = sorted({h.memory.id for h in hits if h.memory.session_id is not None})
+        found = self.store.neighbours(ids, scope_set, settings.context_window)
+        return {
+            key: [(m, off) for m, off in around if filters.matches(m)]
+            for key, around in found.items()
+        }
 
     def recent(
         self,

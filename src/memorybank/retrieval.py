@@ -1,18 +1,23 @@
 """Hybrid scoring: fuse vector and BM25 candidates into one relevance, then weigh it with
 importance and recency.
 
-    relevance = vector_weight · dense + text_weight · bm25        (each normalised to [0, 1])
+    base      = vector_weight · dense + text_weight · bm25        (each min-max normalised)
+    context   = base + context_weight · max(base of the turns around it in its session)
+                     + speaker_weight · [the query names who said it]
+    relevance = context / max(context)                            (in [0, 1])
     score     = 0.60 · relevance + 0.25 · importance / 10 + 0.15 · recency
 
 Recency decays exponentially with the memory's age (half-life configurable). All weights are
-settings. The store supplies candidates; this module only scores them, so every backend ranks
-the same candidates the same way.
+settings; ``docs/retrieval.md`` shows what each step adds on LoCoMo. The store supplies
+candidates and session neighbours; this module only scores them, so every backend ranks the
+same candidates the same way.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -21,9 +26,12 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from memorybank.model import Memory, SearchHit
 from memorybank.stores.base import Candidate
 
+Neighbours = Mapping[str, Sequence[tuple[Memory, int]]]
+
 
 class RetrievalSettings(BaseModel):
-    """Weights and sizes of hybrid retrieval.
+    """Weights and sizes of hybrid retrieval (defaults measured on LoCoMo, see
+    ``docs/retrieval.md``).
 
     >>> RetrievalSettings(relevance_weight=0.7, importance_weight=0.2, recency_weight=0.1)
     RetrievalSettings(...)
@@ -31,14 +39,20 @@ class RetrievalSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    relevance_weight: float = Field(0.60, ge=0)
-    importance_weight: float = Field(0.25, ge=0)
-    recency_weight: float = Field(0.15, ge=0)
-    vector_weight: float = Field(0.5, ge=0)
-    text_weight: float = Field(0.5, ge=0)
-    recency_half_life_days: float = Field(90.0, gt=0)
+    relevance_weight: float = Field(default=0.60, ge=0)
+    importance_weight: float = Field(default=0.25, ge=0)
+    recency_weight: float = Field(default=0.15, ge=0)
+    vector_weight: float = Field(default=0.3, ge=0)
+    text_weight: float = Field(default=0.7, ge=0)
+    # A turn of a conversation inherits this share of the best relevance of the turns within
+    # ``context_window`` places of it: an answer often lives next to the turn that matches.
+    context_weight: float = Field(default=0.5, ge=0)
+    context_window: int = Field(default=2, ge=0)
+    # Added when the query names the memory's speaker (``metadata["speaker"]``).
+    speaker_weight: float = Field(default=0.2, ge=0)
+    recency_half_life_days: float = Field(default=90.0, gt=0)
     # How many candidates each signal contributes before fusion, at least.
-    candidates: int = Field(50, ge=1)
+    candidates: int = Field(default=100, ge=1)
 
     @model_validator(mode="after")
     def _some_weight(self) -> RetrievalSettings:
@@ -54,6 +68,8 @@ class _Fused:
     memory: Memory
     vector: float | None = None
     text: float | None = None
+    base: float = 0.0
+    relevance: float = 0.0
 
 
 def recency(memory: Memory, now: datetime, half_life_days: float) -> float:
@@ -62,43 +78,94 @@ def recency(memory: Memory, now: datetime, half_life_days: float) -> float:
     return math.exp(-math.log(2) * age_days / half_life_days)
 
 
+def _minmax(values: Sequence[float]) -> tuple[float, float]:
+    return (min(values), max(values)) if values else (0.0, 0.0)
+
+
+def _norm(value: float | None, lo: float, hi: float) -> float:
+    if value is None:
+        return 0.0
+    return (value - lo) / (hi - lo) if hi > lo else 1.0
+
+
+def _base_relevance(
+    merged: dict[str, _Fused], settings: RetrievalSettings, has_vector: bool, has_text: bool
+) -> None:
+    """Each candidate's fused signal: min-max normalised dense and BM25 scores, weighted. A
+    signal that found nothing at all (a query of stop words, an empty scope) says nothing, so
+    the other one decides alone."""
+    v_lo, v_hi = _minmax([f.vector for f in merged.values() if f.vector is not None])
+    t_lo, t_hi = _minmax([f.text for f in merged.values() if f.text is not None])
+    vector_weight = settings.vector_weight if has_vector else 0.0
+    text_weight = settings.text_weight if has_text else 0.0
+    total = (vector_weight + text_weight) or 1.0
+    for fused in merged.values():
+        fused.base = (
+            vector_weight * _norm(fused.vector, v_lo, v_hi)
+            + text_weight * _norm(fused.text, t_lo, t_hi)
+        ) / total
+
+
+def _add_context(
+    merged: dict[str, _Fused], neighbours: Neighbours, settings: RetrievalSettings
+) -> None:
+    """Propagate relevance along conversations: each memory gains a share of the best base
+    relevance among its session neighbours (which join the candidates if they were not)."""
+    base = {key: f.base for key, f in merged.items()}
+    best: dict[str, float] = {}
+    for key, around in neighbours.items():
+        for memory, offset in around:
+            if abs(offset) > settings.context_window:
+                continue
+            merged.setdefault(memory.id, _Fused(memory))
+            # key's relevance reaches its neighbour, and the neighbour's reaches key.
+            best[memory.id] = max(best.get(memory.id, 0.0), base.get(key, 0.0))
+            best[key] = max(best.get(key, 0.0), base.get(memory.id, 0.0))
+    for key, fused in merged.items():
+        fused.relevance = fused.base + settings.context_weight * best.get(key, 0.0)
+
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def _add_speaker(merged: dict[str, _Fused], query: str, settings: RetrievalSettings) -> None:
+    words = {w.lower() for w in _WORD.findall(query)}
+    for fused in merged.values():
+        speaker = fused.memory.metadata.get("speaker")
+        if isinstance(speaker, str) and speaker.strip().lower() in words:
+            fused.relevance += settings.speaker_weight
+
+
 def fuse(
     vector_hits: Sequence[Candidate],
     text_hits: Sequence[Candidate],
     settings: RetrievalSettings,
     now: datetime,
     limit: int,
+    *,
+    query: str = "",
+    neighbours: Neighbours | None = None,
 ) -> list[SearchHit]:
     """Merge both candidate lists into scored hits, best first, at most ``limit``.
 
-    Dense similarities are min-max normalised over the candidates (cosine values of unrelated
-    texts are far from 0 with sentence embedders, so the spread carries the signal); BM25 scores
-    are divided by the best one, since they start at 0 for "no match". A candidate missing from
-    one list gets 0 for that signal; a list that is empty altogether leaves the
-    decision to the other.
+    Dense similarities and BM25 scores are min-max normalised over the candidates (a
+    candidate missing from one list gets 0 for that signal), weighted, spread to session
+    neighbours and boosted when the query names the speaker; the result is scaled so the best
+    candidate's relevance is 1.
     """
     merged: dict[str, _Fused] = {}
     for hit in vector_hits:
         merged.setdefault(hit.memory.id, _Fused(hit.memory)).vector = hit.score
     for hit in text_hits:
         merged.setdefault(hit.memory.id, _Fused(hit.memory)).text = hit.score
-    dense = [f.vector for f in merged.values() if f.vector is not None]
-    lo, hi = (min(dense), max(dense)) if dense else (0.0, 0.0)
-    text_max = max((f.text for f in merged.values() if f.text is not None), default=0.0)
-    # A signal that found nothing at all (a query of stop words, an empty scope) says
-    # nothing about relative relevance, so the other one decides alone.
-    vector_weight = settings.vector_weight if vector_hits else 0.0
-    text_weight = settings.text_weight if text_hits else 0.0
-    signal_total = (vector_weight + text_weight) or 1.0
-
-    hits: list[SearchHit] = []
-    for fused in merged.values():
-        dense_norm = 0.0
-        if fused.vector is not None:
-            dense_norm = (fused.vector - lo) / (hi - lo) if hi > lo else 1.0
-        text_norm = fused.text / text_max if fused.text is not None and text_max > 0 else 0.0
-        relevance = (vector_weight * dense_norm + text_weight * text_norm) / signal_total
-        hits.append(_score(fused, relevance, settings, now))
+    _base_relevance(merged, settings, bool(vector_hits), bool(text_hits))
+    _add_context(merged, neighbours or {}, settings)
+    if query and settings.speaker_weight:
+        _add_speaker(merged, query, settings)
+    top = max((f.relevance for f in merged.values()), default=0.0)
+    hits = [
+        _score(f, f.relevance / top if top > 0 else 0.0, settings, now) for f in merged.values()
+    ]
     hits.sort(key=lambda h: (-h.score, h.memory.id))
     return hits[:limit]
 

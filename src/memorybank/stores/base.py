@@ -109,6 +109,14 @@ class Store(Protocol):
         """The ``k`` best full-text matches by BM25 (score ≥ 0, higher is better)."""
         ...
 
+    def neighbours(
+        self, memory_ids: Sequence[str], scopes: ScopeSet, window: int
+    ) -> dict[str, list[tuple[Memory, int]]]:
+        """For each given memory that has a ``session_id``: the memories of the same session
+        and scope at most ``window`` places before or after it (in the order they were
+        stored), with their offset (-2, -1, 1, 2 …). Memories without a session get none."""
+        ...
+
     def existing_ids(self, memory_ids: Sequence[str]) -> set[str]:
         """Which of these ids are taken, in any scope (for imports that keep ids)."""
         ...

@@ -764,6 +764,56 @@ class SQLiteStore:
 
         return self._read(run)
 
+    def neighbours(
+        self, memory_ids: Sequence[str], scopes: ScopeSet, window: int
+    ) -> dict[str, list[tuple[Memory, int]]]:
+        """Memories of the same session within ``window`` places of each given one."""
+        keys = _scope_keys(scopes)
+        if not memory_ids or not keys or window <= 0:
+            return {}
+        marks_ids, marks_keys = ",".join("?" * len(memory_ids)), ",".join("?" * len(keys))
+        # Number every memory of the sessions involved, then pair each given memory with those
+        # a few places away. Sessions are conversations: tens to hundreds of rows each.
+        sql = f"""
+            WITH wanted AS (
+                SELECT scope_key, session_id FROM memories
+                WHERE id IN ({marks_ids}) AND scope_key IN ({marks_keys})
+                  AND session_id IS NOT NULL
+                GROUP BY scope_key, session_id
+            ), numbered AS (
+                SELECT m.rowid AS rid, m.id AS mid, m.scope_key, m.session_id,
+                       ROW_NUMBER() OVER (
+                           PARTITION BY m.scope_key, m.session_id ORDER BY m.rowid
+                       ) AS pos
+                FROM memories m JOIN wanted w
+                  ON m.scope_key = w.scope_key AND m.session_id = w.session_id
+            )
+            SELECT a.mid, b.rid, b.pos - a.pos FROM numbered a JOIN numbered b
+              ON a.scope_key = b.scope_key AND a.session_id = b.session_id
+             AND b.pos BETWEEN a.pos - ? AND a.pos + ? AND b.pos != a.pos
+            WHERE a.mid IN ({marks_ids})
+        """
+
+        def run(conn: apsw.Connection) -> dict[str, list[tuple[Memory, int]]]:
+            params = [*memory_ids, *keys, window, window, *memory_ids]
+            pairs = [(str(r[0]), int(r[1]), int(r[2])) for r in conn.execute(sql, params)]
+            rowids = sorted({rid for _, rid, _ in pairs})
+            memories: dict[int, Memory] = {}
+            for start in range(0, len(rowids), 500):
+                chunk = rowids[start : start + 500]
+                rows = conn.execute(
+                    f"SELECT {_COLUMNS} FROM memories WHERE rowid IN "
+                    f"({','.join('?' * len(chunk))})",
+                    chunk,
+                )
+                memories.update((int(r[0]), _row_to_memory(r)) for r in rows)
+            out: dict[str, list[tuple[Memory, int]]] = {}
+            for mid, rid, offset in pairs:
+                out.setdefault(mid, []).append((memories[rid], offset))
+            return out
+
+        return self._read(run)
+
     def existing_ids(self, memory_ids: Sequence[str]) -> set[str]:
         """Which of these ids are taken, in any scope."""
         found: set[str] = set()

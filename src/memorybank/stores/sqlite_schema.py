@@ -32,6 +32,8 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         CREATE INDEX memories_scope_created ON memories (scope_key, created_us);
         CREATE INDEX memories_user ON memories (user_id);
+        CREATE INDEX memories_session ON memories (scope_key, session_id)
+            WHERE session_id IS NOT NULL;
         -- Vectors live apart from the rows so listing memories does not drag 1.5 kB per row.
         CREATE TABLE memory_vectors (rowid INTEGER PRIMARY KEY, embedding BLOB NOT NULL);
         CREATE TABLE history (
