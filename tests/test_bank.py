@@ -105,6 +105,7 @@ def test_conversation_memories_are_stored_as_said(bank: MemoryBank) -> None:
     assert all(r.success for r in results)
     assert results[0].content == "Me too!"  # no minimum, no third-person rule
     assert results[1].content == results[2].content == "I love it"  # no dedup
+    assert {r.importance for r in results} == {5}  # no fact heuristics on chat turns
     chunks = [r.memory for r in results[3:]]
     assert len(chunks) > 1 and all(len(c.content) <= 500 for c in chunks)
     assert " ".join(c.content for c in chunks) == long_text

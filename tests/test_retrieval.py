@@ -90,7 +90,7 @@ def test_context_spreads_to_session_neighbours_and_speaker_counts() -> None:
         query="What does Caroline like?",
     )
     assert {h.memory.content: h.relevance for h in boosted}[tagged.content] == pytest.approx(
-        0.2 / 1.0
+        settings.speaker_weight
     )
 
 
@@ -102,14 +102,23 @@ def test_weights_are_settings() -> None:
         RetrievalSettings(vector_weight=0, text_weight=0)
 
 
-# A conversation among four people who talk about the same things: only a speaker's name tells
-# apart "Where did Chen go hiking?" from the other three hikes (the lexical signal's strength),
+# A conversation among eight people who talk about the same things: only a speaker's name tells
+# apart "Where did Chen go hiking?" from the other seven hikes (the lexical signal's strength),
 # and some events share no word with their question (the dense signal's strength).
-SPEAKERS = ["Alice", "Bruno", "Chen", "Dalia"]
+SPEAKERS = ["Alice", "Bruno", "Chen", "Dalia", "Emeka", "Farah", "Goran", "Hana"]
 TOPICS = {
     "{s}: I went hiking in {d} last month": (
         "Where did {s} go hiking?",
-        ["the Alps", "Patagonia", "Nepal", "the Scottish Highlands"],
+        [
+            "the Alps",
+            "Patagonia",
+            "Nepal",
+            "the Scottish Highlands",
+            "the Dolomites",
+            "Iceland",
+            "the Pyrenees",
+            "Yosemite",
+        ],
     ),
     "{s}: I'm reading {d} right now": (
         "What book is {s} reading?",
@@ -118,15 +127,37 @@ TOPICS = {
             "a biography of Marie Curie",
             "a history of the Silk Road",
             "a cookbook of Sicilian recipes",
+            "a thriller set in Lagos",
+            "a memoir by a chess champion",
+            "a guide to growing bonsai",
+            "a collection of Japanese poems",
         ],
     ),
     "{s}: My sister works as {d}": (
         "What does {s}'s sister do for work?",
-        ["a graphic designer", "a veterinarian", "a pilot", "a pharmacist"],
+        [
+            "a graphic designer",
+            "a veterinarian",
+            "a pilot",
+            "a pharmacist",
+            "an architect",
+            "a firefighter",
+            "a translator",
+            "a marine biologist",
+        ],
     ),
     "{s}: I signed up for a {d} class": (
         "Which class did {s} sign up for?",
-        ["pottery", "salsa dancing", "Japanese calligraphy", "welding"],
+        [
+            "pottery",
+            "salsa dancing",
+            "Japanese calligraphy",
+            "welding",
+            "beekeeping",
+            "improv theatre",
+            "glassblowing",
+            "sign language",
+        ],
     ),
 }
 EVENTS = [

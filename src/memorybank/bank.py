@@ -57,6 +57,7 @@ _SINCE = {
     "90d": timedelta(days=90),
 }
 ProgressFn = Callable[[int, int], None]
+CONVERSATION_IMPORTANCE = 5
 
 
 def parse_since(since: str | datetime | timedelta | None) -> datetime | None:
@@ -310,7 +311,14 @@ class MemoryBank:
             third = to_third_person(text)
             text, category = validate_memory(third.text, category, settings=self.policy)
             chunks, rephrased = [text], third.rephrased
-        importance = item.importance or score_importance(item.content, category)
+        if item.importance is not None:
+            importance = item.importance
+        elif conversation:
+            # Seed 000's rules score facts; on raw chat turns they only add noise to ranking,
+            # so a message is of middling importance unless the caller says otherwise.
+            importance = CONVERSATION_IMPORTANCE
+        else:
+            importance = score_importance(item.content, category)
         now = utcnow()
         out = []
         for index, chunk in enumerate(chunks):

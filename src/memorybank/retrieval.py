@@ -4,6 +4,7 @@ importance and recency.
     base      = vector_weight · dense + text_weight · bm25        (each min-max normalised)
     context   = base + context_weight · max(base of the turns around it in its session)
                      + speaker_weight · [the query names who said it]
+                     + time_weight · [it happened in a period the query names]
     relevance = context / max(context)                            (in [0, 1])
     score     = 0.60 · relevance + 0.25 · importance / 10 + 0.15 · recency
 
@@ -25,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memorybank.model import Memory, SearchHit
 from memorybank.stores.base import Candidate
+from memorybank.timeparse import TimeWindow, time_windows
 
 Neighbours = Mapping[str, Sequence[tuple[Memory, int]]]
 
@@ -49,7 +51,10 @@ class RetrievalSettings(BaseModel):
     context_weight: float = Field(default=0.5, ge=0)
     context_window: int = Field(default=2, ge=0)
     # Added when the query names the memory's speaker (``metadata["speaker"]``).
-    speaker_weight: float = Field(default=0.2, ge=0)
+    speaker_weight: float = Field(default=0.3, ge=0)
+    # Added when the memory happened (``occurred_at``, else ``created_at``) inside a period
+    # the query names ("in May 2023", "on 3 May, 2023", "last week").
+    time_weight: float = Field(default=0.5, ge=0)
     recency_half_life_days: float = Field(default=90.0, gt=0)
     # How many candidates each signal contributes before fusion, at least.
     candidates: int = Field(default=100, ge=1)
@@ -136,6 +141,15 @@ def _add_speaker(merged: dict[str, _Fused], query: str, settings: RetrievalSetti
             fused.relevance += settings.speaker_weight
 
 
+def _add_time(
+    merged: dict[str, _Fused], windows: Sequence[TimeWindow], settings: RetrievalSettings
+) -> None:
+    for fused in merged.values():
+        when = fused.memory.occurred_at or fused.memory.created_at
+        if any(window.contains(when) for window in windows):
+            fused.relevance += settings.time_weight
+
+
 def fuse(
     vector_hits: Sequence[Candidate],
     text_hits: Sequence[Candidate],
@@ -150,8 +164,8 @@ def fuse(
 
     Dense similarities and BM25 scores are min-max normalised over the candidates (a
     candidate missing from one list gets 0 for that signal), weighted, spread to session
-    neighbours and boosted when the query names the speaker; the result is scaled so the best
-    candidate's relevance is 1.
+    neighbours and boosted when the query names the speaker or a period the memory falls in;
+    the result is scaled so the best candidate's relevance is 1.
     """
     merged: dict[str, _Fused] = {}
     for hit in vector_hits:
@@ -162,6 +176,8 @@ def fuse(
     _add_context(merged, neighbours or {}, settings)
     if query and settings.speaker_weight:
         _add_speaker(merged, query, settings)
+    if query and settings.time_weight:
+        _add_time(merged, time_windows(query, now), settings)
     top = max((f.relevance for f in merged.values()), default=0.0)
     hits = [
         _score(f, f.relevance / top if top > 0 else 0.0, settings, now) for f in merged.values()
