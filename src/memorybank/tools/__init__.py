@@ -1,0 +1,46 @@
+"""Memory as LLM tools: profiles (one per seed, plus ``default``), exports and a dispatcher.
+
+>>> from memorybank import tools
+>>> defs = tools.to_openai(tools.profile("default"))  # pass to the chat API
+>>> tools.call(bank, tools.profile("default"), "recall", '{"query": "vim"}', ctx)  # doctest: +SKIP
+{'success': True, 'facts': [...]}
+
+Offer ``tools.toolkit(profile, ctx)``: it is empty when memory is off for the conversation or
+the model cannot call functions.
+"""
+
+from __future__ import annotations
+
+from memorybank.tools.base import Profile, SafetyTier, Tool, ToolContext
+from memorybank.tools.dispatcher import call, error_message, toolkit
+from memorybank.tools.export import (
+    FORMATS,
+    export,
+    to_anthropic,
+    to_json_schema,
+    to_mcp,
+    to_openai,
+    token_cost,
+)
+from memorybank.tools.profiles import PROFILE_NAMES, profile
+from memorybank.tools.profiles.pagespace import pagespace_context
+
+__all__ = [
+    "FORMATS",
+    "PROFILE_NAMES",
+    "Profile",
+    "SafetyTier",
+    "Tool",
+    "ToolContext",
+    "call",
+    "error_message",
+    "export",
+    "pagespace_context",
+    "profile",
+    "to_anthropic",
+    "to_json_schema",
+    "to_mcp",
+    "to_openai",
+    "token_cost",
+    "toolkit",
+]

@@ -1,0 +1,244 @@
+"""Run a model's tool call and always hand back something the model can read.
+
+:func:`call` takes the tool name and the raw arguments exactly as the model produced them (a
+JSON string, or a dict an SDK already parsed), validates them against the tool's pydantic
+model, runs the tool within its timeout, and returns a JSON-serialisable value. It never
+raises: every failure becomes ``{"success": false, "error": "<what to fix>"}``, worded for a
+model that will retry, and never carrying tracebacks, SQL or file paths.
+
+>>> call(bank, profile("default"), "recall", '{"query": "favourite editor"}', ctx)  # doctest: +SKIP
+{'success': True, 'facts': [{'id': 'mem_01J…', 'fact': 'User prefers Neovim'}]}
+>>> call(bank, profile("default"), "recal", "{}", ctx)  # doctest: +SKIP
+{'success': False, 'error': "unknown tool 'recal': the tools are remember, recall, revise, forget"}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+from pydantic import ValidationError as PydanticValidationError
+
+from memorybank.errors import (
+    ConfigurationError,
+    MemoryBankError,
+    NotFound,
+    PermissionDenied,
+    ProviderError,
+    StoreError,
+    ValidationError,
+)
+from memorybank.tools.base import Profile, SafetyTier, Tool, ToolContext
+from memorybank.tools.schema import TOOL_MESSAGE
+
+if TYPE_CHECKING:
+    from memorybank.bank import MemoryBank
+
+__all__ = ["MAX_WORKERS", "call", "error", "error_message", "toolkit"]
+
+log = logging.getLogger("memorybank.tools")
+
+# Handlers that outlive their timeout keep a worker busy until they finish, so the pool is
+# bounded: a stuck backend makes later calls time out instead of piling up threads.
+MAX_WORKERS = 8
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+# What the model wrote is echoed in errors only this far, so a huge argument cannot flood them.
+_ECHO = 60
+
+
+def error(message: str) -> dict[str, Any]:
+    """The one error shape every tool answers with."""
+    return {"success": False, "error": message}
+
+
+def toolkit(profile: Profile, ctx: ToolContext) -> Profile:
+    """The tools to offer this conversation (seed 001): none when memory is switched off for it
+    or its model cannot call functions, in which case the guidance is dropped too, so the
+    prompt never mentions tools the model does not have.
+
+    >>> from memorybank.tools import profile
+    >>> toolkit(profile("default"), ToolContext(user_id="u1", supports_tools=False)).tools
+    ()
+    """
+    if ctx.memory_enabled and ctx.supports_tools:
+        return profile
+    return dataclasses.replace(profile, tools=(), guidance="")
+
+
+def _executor_() -> ThreadPoolExecutor:
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(MAX_WORKERS, thread_name_prefix="memorybank-tool")
+        return _executor
+
+
+def _echo(value: object) -> str:
+    text = value if isinstance(value, str) else type(value).__name__
+    return repr(text if len(text) <= _ECHO else text[: _ECHO - 1] + "…")
+
+
+def error_message(exc: MemoryBankError, tool: str) -> str:
+    """What the model is told about a memorybank error: the one place they are mapped.
+
+    Input errors say what to fix; backend failures say only that it failed and whether a
+    retry can help, because their details (SQL, paths, provider replies) are for the log.
+    """
+    if isinstance(exc, ValidationError | NotFound | PermissionDenied):
+        return str(exc)
+    if isinstance(exc, StoreError):
+        return f"the memory store could not complete {tool} right now; try again shortly"
+    if isinstance(exc, ProviderError):
+        return f"the embedding service is unavailable, so {tool} could not run; try again shortly"
+    if isinstance(exc, ConfigurationError):
+        return f"memory is misconfigured on the server, so {tool} cannot run; tell the user"
+    return f"{tool} failed; try again shortly"
+
+
+def _parse(arguments: Any) -> dict[str, Any] | str:
+    """The arguments as a dict, or an error message saying what was wrong with them."""
+    if arguments is None:
+        return {}
+    if isinstance(arguments, bytes | bytearray):
+        try:
+            arguments = arguments.decode("utf-8")
+        except UnicodeDecodeError:
+            return "arguments are not valid UTF-8 text; send a JSON object"
+    if isinstance(arguments, str):
+        if not arguments.strip():
+            return {}  # some models send "" for "no arguments"
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError as exc:
+            return (
+                f"arguments are not valid JSON ({exc.msg} at line {exc.lineno} column "
+                f'{exc.colno}); send one JSON object such as {{"query": "…"}}'
+            )
+        except (RecursionError, ValueError):
+            return "arguments are not valid JSON; send one flat JSON object"
+        if arguments is None:
+            return {}
+    if not isinstance(arguments, dict):
+        return f"arguments must be a JSON object, not {type(arguments).__name__}"
+    if not all(isinstance(key, str) for key in arguments):
+        return "argument names must be strings"
+    return arguments
+
+
+def _without_nulls(model: type[BaseModel], arguments: dict[str, Any]) -> dict[str, Any]:
+    """Drop ``null`` for optional arguments: strict-mode models must send every property and
+    send ``null`` to mean "not given", which should mean the default."""
+    fields = model.model_fields
+    return {
+        key: value
+        for key, value in arguments.items()
+        if not (value is None and key in fields and not fields[key].is_required())
+    }
+
+
+def _validation_message(exc: PydanticValidationError, tool: Tool) -> str:
+    allowed = ", ".join(tool.arguments.model_fields)
+    parts: list[str] = []
+    for item in exc.errors(include_url=False, include_input=False):
+        where = ".".join(str(p) for p in item["loc"])
+        kind = item["type"]
+        if kind == TOOL_MESSAGE:
+            parts.append(item["msg"])
+        elif kind == "missing":
+            parts.append(f"missing required argument {where!r}")
+        elif kind == "extra_forbidden":
+            parts.append(f"unknown argument {where!r} (allowed: {allowed})")
+        else:
+            parts.append(f"{where or 'arguments'}: {item['msg']}")
+    text = "; ".join(dict.fromkeys(parts))
+    if all(item["type"] == TOOL_MESSAGE for item in exc.errors()):
+        return text  # a seed's own wording, passed on exactly
+    return f"invalid arguments for {tool.name}: {text}"
+
+
+def _timeout_message(tool: Tool) -> str:
+    seconds = f"{tool.timeout_s:g}"
+    if tool.tier == SafetyTier.READ_ONLY:
+        return f"{tool.name} did not finish within {seconds} s; try again with a simpler request"
+    # A write may still land after we stop waiting; a blind retry could then do it twice.
+    return (
+        f"{tool.name} did not finish within {seconds} s and may still complete; check with a "
+        "search before retrying"
+    )
+
+
+def _json_ready(value: Any) -> bool:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return True
+
+
+def _internal(tool: str) -> dict[str, Any]:
+    return error(f"internal error while running {tool}; it has been logged")
+
+
+def call(
+    bank: MemoryBank,
+    profile: Profile,
+    name: Any,
+    arguments: Any,
+    ctx: ToolContext,
+) -> Any:
+    """Run tool ``name`` of ``profile`` with the model's ``arguments`` for ``ctx``.
+
+    Returns the tool's JSON-serialisable result, or ``{"success": false, "error": "…"}``.
+    Never raises (except ``KeyboardInterrupt``/``SystemExit``).
+    """
+    label = name if isinstance(name, str) and len(name) <= _ECHO else "the tool"
+    try:
+        return _call(bank, profile, name, arguments, ctx)
+    except Exception:
+        log.exception("tool %s failed unexpectedly", label)
+        return _internal(label)
+
+
+def _call(bank: MemoryBank, profile: Profile, name: Any, arguments: Any, ctx: ToolContext) -> Any:
+    offered = toolkit(profile, ctx)
+    tool = offered.tool(name) if isinstance(name, str) else None
+    if tool is None:
+        if not offered.tools:
+            return error("memory tools are turned off for this conversation; answer without them")
+        names = ", ".join(t.name for t in offered.tools)
+        return error(f"unknown tool {_echo(name)}: the tools are {names}")
+
+    parsed = _parse(arguments)
+    if isinstance(parsed, str):
+        return error(f"{tool.name}: {parsed}")
+    try:
+        args = tool.arguments.model_validate(_without_nulls(tool.arguments, parsed))
+    except PydanticValidationError as exc:
+        return error(_validation_message(exc, tool))
+
+    future: Future[Any] = _executor_().submit(tool.handler, bank, ctx, args)
+    try:
+        result = future.result(timeout=tool.timeout_s)
+    except FutureTimeout:
+        future.cancel()  # only helps if it never started; a running handler cannot be stopped
+        log.warning("tool %s timed out after %s s", tool.name, tool.timeout_s)
+        return error(_timeout_message(tool))
+    except MemoryBankError as exc:
+        if isinstance(exc, StoreError | ProviderError | ConfigurationError):
+            log.warning("tool %s failed: %s", tool.name, exc)
+        return error(error_message(exc, tool.name))
+    except Exception:
+        log.exception("tool %s failed unexpectedly", tool.name)
+        return _internal(tool.name)
+
+    if not _json_ready(result):
+        log.error("tool %s returned a value that is not JSON: %r", tool.name, type(result))
+        return _internal(tool.name)
+    return result

@@ -1,0 +1,87 @@
+"""Named tool sets, one per seed plus our recommended ``default``.
+
+Profiles are imported on first use, so an application that only needs one pays for one and a
+profile module that does not exist yet (``hyperspark`` while it is being written) breaks only
+itself.
+
+Facts saved through tools never carry the conversation's ``session_id``: in the bank a session
+groups conversation turns, and retrieval lets turns of one session boost their neighbours,
+which would tie unrelated facts from one chat together.
+
+>>> profile("oxydra").tool("memory_search").tier
+<SafetyTier.READ_ONLY: 'read_only'>
+>>> profile("nope")
+Traceback (most recent call last):
+...
+memorybank.errors.ValidationError: unknown tool profile 'nope': use one of blah, supermemory, pagespace, hyperspark, oxydra, default
+"""  # noqa: E501
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from pydantic import BaseModel
+
+from memorybank.errors import ValidationError
+from memorybank.tools.base import Handler, Profile, SafetyTier, Tool
+
+__all__ = ["PROFILE_NAMES", "TIMEOUTS", "define", "profile"]
+
+PROFILE_NAMES: tuple[str, ...] = (
+    "blah",
+    "supermemory",
+    "pagespace",
+    "hyperspark",
+    "oxydra",
+    "default",
+)
+
+# Seed 004: reads may take a search's worth of time, writes should be quick.
+TIMEOUTS: dict[SafetyTier, float] = {
+    SafetyTier.READ_ONLY: 15.0,
+    SafetyTier.SIDE_EFFECTING: 10.0,
+}
+
+
+def define(
+    name: str,
+    description: str,
+    arguments: type[BaseModel],
+    handler: Handler,
+    tier: SafetyTier,
+    *,
+    timeout_s: float | None = None,
+) -> Tool:
+    """A :class:`Tool` whose timeout follows its safety tier unless given.
+
+    >>> from memorybank.tools.schema import Arguments
+    >>> define("ping", "Check.", Arguments, lambda b, c, a: "pong", SafetyTier.READ_ONLY).timeout_s
+    15.0
+    """
+    return Tool(
+        name=name,
+        description=description,
+        arguments=arguments,
+        handler=handler,
+        tier=tier,
+        timeout_s=TIMEOUTS[tier] if timeout_s is None else timeout_s,
+    )
+
+
+def profile(name: str) -> Profile:
+    """The profile called ``name`` (one of :data:`PROFILE_NAMES`).
+
+    Raises :class:`~memorybank.errors.ValidationError` naming the valid profiles otherwise.
+    """
+    if not isinstance(name, str) or name.strip().lower() not in PROFILE_NAMES:
+        shown: Any = name if isinstance(name, str) else type(name).__name__
+        raise ValidationError(
+            f"unknown tool profile {shown!r}: use one of {', '.join(PROFILE_NAMES)}",
+            field="profile",
+        )
+    module = importlib.import_module(f"{__name__}.{name.strip().lower()}")
+    result = module.PROFILE
+    if not isinstance(result, Profile):
+        raise TypeError(f"{module.__name__}.PROFILE is not a Profile")
+    return result

@@ -1,0 +1,128 @@
+"""Our recommended tool set: the fewest, smallest tools that still cover the whole life of a fact.
+
+Three tools: ``remember`` saves a fact, or replaces fact ``id`` when it changed; ``recall``
+searches; ``forget`` deletes. Every tool definition is paid for in every request (about 48
+tokens of JSON frame per tool before any description), so updating is folded into
+``remember`` rather than given its own tool, descriptions are short, and string lengths are
+left to the bank, whose errors tell the model what to fix; ``recall`` returns the best
+:data:`RECALL_LIMIT` facts rather than taking a limit. ``category`` stays: it decides which
+facts are pre-loaded into every prompt. Facts go to the user's private memory; ``recall`` also
+reads the current project's memory.
+
+>>> [t.name for t in PROFILE.tools]
+['remember', 'recall', 'forget']
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from memorybank.tools.base import Profile, SafetyTier, ToolContext
+from memorybank.tools.profiles import define
+from memorybank.tools.schema import Arguments
+
+if TYPE_CHECKING:
+    from memorybank.bank import MemoryBank
+
+__all__ = ["PROFILE", "RECALL_LIMIT", "ForgetArgs", "RecallArgs", "RememberArgs"]
+
+# A fixed page of short facts: a ``limit`` argument would cost ~29 tokens in every request,
+# and ten one-line facts are a small answer.
+RECALL_LIMIT = 10
+
+
+class RememberArgs(Arguments):
+    """Arguments of ``remember``."""
+
+    fact: str = Field(description="Third person, e.g. 'User prefers tea'")
+    category: Literal["identity", "preference", "relationship", "project", "context"] = "context"
+    id: str | None = Field(None, description="Replace this fact (id from recall)")
+
+
+class RecallArgs(Arguments):
+    """Arguments of ``recall``."""
+
+    query: str
+
+
+class ForgetArgs(Arguments):
+    """Arguments of ``forget``."""
+
+    id: str
+
+
+def remember(bank: MemoryBank, ctx: ToolContext, args: RememberArgs) -> dict[str, Any]:
+    """Save a fact in the user's private memory, or replace fact ``args.id``."""
+    if args.id is not None:
+        changed = bank.update(
+            args.id,
+            ctx.user_id,
+            project_id=ctx.project_id,
+            content=args.fact,
+            category=args.category if "category" in args.model_fields_set else None,
+        )
+        return {"success": True, "id": changed.id, "fact": changed.content}
+    result = bank.save(ctx.user_id, args.fact, args.category)
+    if result.duplicate:
+        return {
+            "success": False,
+            "error": f"already remembered as {result.existing_id}: {result.existing_content}",
+        }
+    return {"success": True, "id": result.memory_id, "fact": result.content}
+
+
+def recall(bank: MemoryBank, ctx: ToolContext, args: RecallArgs) -> dict[str, Any]:
+    """Best-matching facts from the user's and the current project's memory."""
+    hits = bank.search(ctx.user_id, args.query, project_id=ctx.project_id, limit=RECALL_LIMIT)
+    return {
+        "success": True,
+        "facts": [{"id": h.memory.id, "fact": h.memory.content} for h in hits],
+    }
+
+
+def forget(bank: MemoryBank, ctx: ToolContext, args: ForgetArgs) -> dict[str, Any]:
+    """Delete a fact for real."""
+    bank.delete(args.id, ctx.user_id, project_id=ctx.project_id)
+    return {"success": True, "id": args.id}
+
+
+GUIDANCE = """\
+You have a long-term memory of this user. Use remember for lasting facts they share or ask you \
+to keep (who they are, preferences, people, projects), in the third person; not for one-off \
+requests or guesses. Use recall before answering when their history may matter. When a fact \
+changed, call remember with its id; when they ask you to forget one, call forget with its id \
+(ids come from recall).
+"""
+
+PROFILE = Profile(
+    name="default",
+    description="memorybank's recommended set: remember / recall / forget with the smallest "
+    "definitions.",
+    tools=(
+        define(
+            "remember",
+            "Save a lasting fact about the user, or replace one that changed. "
+            "Not for one-off or vague things.",
+            RememberArgs,
+            remember,
+            SafetyTier.SIDE_EFFECTING,
+        ),
+        define(
+            "recall",
+            "Search saved facts about the user.",
+            RecallArgs,
+            recall,
+            SafetyTier.READ_ONLY,
+        ),
+        define(
+            "forget",
+            "Delete a saved fact (id from recall).",
+            ForgetArgs,
+            forget,
+            SafetyTier.SIDE_EFFECTING,
+        ),
+    ),
+    guidance=GUIDANCE,
+)

@@ -1,0 +1,91 @@
+"""The default profile: remember / recall / forget, the cheapest complete tool set."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memorybank import MemoryBank
+from memorybank.tools import ToolContext, call, profile, to_anthropic, to_openai
+from memorybank.tools.profiles.default import RECALL_LIMIT
+
+DEFAULT = profile("default")
+CTX = ToolContext(user_id="uma", project_id="atlas", thread_id="t1")
+
+
+def run(bank: MemoryBank, name: str, ctx: ToolContext = CTX, **args: Any) -> Any:
+    return call(bank, DEFAULT, name, args, ctx)
+
+
+def test_schemas() -> None:
+    schemas = {t["name"]: t["input_schema"] for t in to_anthropic(DEFAULT)}
+    assert schemas["remember"]["required"] == ["fact"]
+    assert list(schemas["remember"]["properties"]) == ["fact", "category", "id"]
+    assert schemas["remember"]["properties"]["category"]["enum"] == [
+        "identity",
+        "preference",
+        "relationship",
+        "project",
+        "context",
+    ]
+    assert schemas["recall"]["required"] == ["query"]
+    assert schemas["forget"]["required"] == ["id"]
+    strict = to_openai(DEFAULT)[0]["function"]["parameters"]
+    assert strict["required"] == ["fact", "category", "id"]
+
+
+def test_lifecycle(bank: MemoryBank) -> None:
+    saved = run(bank, "remember", fact="I use Neovim for everything", category="preference")
+    assert saved == {"success": True, "id": saved["id"], "fact": "User uses Neovim for everything"}
+    assert bank.get(saved["id"], "uma").category.value == "preference"
+
+    recalled = run(bank, "recall", query="which editor")
+    assert recalled["facts"][0] == {"id": saved["id"], "fact": "User uses Neovim for everything"}
+
+    replaced = run(bank, "remember", fact="User switched to Helix", id=saved["id"])
+    assert replaced == {"success": True, "id": saved["id"], "fact": "User switched to Helix"}
+    memory = bank.get(saved["id"], "uma")
+    assert memory.category.value == "preference"  # kept: the model did not name a category
+    facts = run(bank, "recall", query="which editor")["facts"]
+    assert [f["fact"] for f in facts] == ["User switched to Helix"]
+
+    assert run(bank, "forget", id=saved["id"]) == {"success": True, "id": saved["id"]}
+    assert run(bank, "recall", query="which editor")["facts"] == []
+    again = run(bank, "forget", id=saved["id"])
+    assert again["success"] is False and saved["id"] in again["error"]
+
+
+def test_strict_mode_nulls(bank: MemoryBank) -> None:
+    out = run(bank, "remember", fact="User's sister is Ada", category=None, id=None)
+    assert out["success"] is True
+    assert bank.get(out["id"], "uma").category.value == "context"
+
+
+def test_duplicate_names_the_existing_fact(bank: MemoryBank) -> None:
+    first = run(bank, "remember", fact="User lives in Oslo", category="identity")
+    again = run(bank, "remember", fact="User lives in Oslo", category="identity")
+    assert again["success"] is False
+    assert first["id"] in again["error"] and "User lives in Oslo" in again["error"]
+
+
+def test_recall_reads_private_and_project_memory(bank: MemoryBank) -> None:
+    run(bank, "remember", fact="User prefers short answers")
+    bank.save("uma", "Atlas uses short release cycles", "project", project_id="atlas")
+    bank.save("uma", "Zephyr uses short sprints", "project", project_id="zephyr")
+    facts = [f["fact"] for f in run(bank, "recall", query="short")["facts"]]
+    assert sorted(facts) == ["Atlas uses short release cycles", "User prefers short answers"]
+    # New facts are the user's own, never written into the shared project.
+    assert bank.count("uma", scopes="user") == 1
+
+
+def test_recall_returns_at_most_the_fixed_limit(bank: MemoryBank) -> None:
+    for i in range(RECALL_LIMIT + 3):
+        bank.save("uma", f"User read book number {i} about sailing in {1990 + i}", "context")
+    assert len(run(bank, "recall", query="sailing books")["facts"]) == RECALL_LIMIT
+
+
+def test_other_users_ids_are_not_reachable(bank: MemoryBank) -> None:
+    theirs = bank.save("zed", "User collects vinyl records", "preference").memory_id
+    eve = ToolContext(user_id="uma")
+    assert run(bank, "forget", eve, id=theirs)["success"] is False
+    assert run(bank, "remember", eve, fact="User hates vinyl", id=theirs)["success"] is False
+    assert bank.get(theirs, "zed").content == "User collects vinyl records"
