@@ -289,3 +289,24 @@ def test_open_uses_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     with memorybank.open() as bank:
         bank.save("alice", "User prefers green tea", "preference")
     assert (tmp_path / "home" / "memorybank.db").exists()
+
+
+def test_a_word_in_every_memory_does_not_decide_ranking(bank: MemoryBank) -> None:
+    # Seed 003's own example query; "user" is in every fact and must not pick the shortest.
+    for text, category in [
+        ("User enjoys hiking", "preference"),
+        ("User works as a Senior Engineer at TechCorp", "identity"),
+        ("User prefers async communication", "preference"),
+        ("User's sister lives in Porto", "relationship"),
+    ]:
+        bank.save("alice", text, category)
+    hits = bank.search("alice", "user's job, company, and responsibilities")
+    assert hits[0].memory.content == "User works as a Senior Engineer at TechCorp"
+
+
+def test_facts_are_not_duplicates_of_chat_turns(bank: MemoryBank) -> None:
+    bank.save_many(
+        "alice",
+        [{"content": "User prefers green tea", "ring": "episodic", "source": "conversation"}],
+    )
+    assert bank.save("alice", "User prefers green tea", "preference").success

@@ -188,6 +188,7 @@ class MemoryBank:
         metadata: Mapping[str, Any] | None = None,
         session_id: str | None = None,
         source: Any = None,
+        superseded: bool | None = None,
     ) -> MemoryFilter:
         return MemoryFilter(
             category=_tuple(category, Category, "category"),
@@ -200,6 +201,7 @@ class MemoryBank:
             metadata=None if metadata is None else dict(metadata),
             session_id=session_id,
             source=_tuple(source, Source, "source"),
+            superseded=superseded,
         )
 
     # -- saving -----------------------------------------------------------------------------
@@ -382,6 +384,8 @@ class MemoryBank:
         until: datetime | None = None,
         metadata: Mapping[str, Any] | None = None,
         session_id: str | None = None,
+        source: Source | str | Sequence[str] | None = None,
+        include_superseded: bool = False,
     ) -> list[SearchHit]:
         """Hybrid search (vectors + BM25, weighted by importance and recency), best first.
 
@@ -403,6 +407,8 @@ class MemoryBank:
             until=until,
             metadata=metadata,
             session_id=session_id,
+            source=source,
+            superseded=None if include_superseded else False,
         )
         k = max(self.retrieval.candidates, limit * 3)
         vector = self.embedder.embed([query])[0]
@@ -442,14 +448,17 @@ class MemoryBank:
         scopes: ScopeChoice = "all",
         limit: int = 30,
         since: str | datetime | timedelta | None = None,
+        include_superseded: bool = False,
         **filters: Any,
     ) -> list[Memory]:
-        """Newest memories first, optionally only those since ``24h``/``7d``/``30d``/``90d``."""
+        """Newest memories first, optionally only those since ``24h``/``7d``/``30d``/``90d``.
+        Memories replaced by newer ones are left out unless ``include_superseded``."""
         if not 1 <= limit <= 500:
             raise ValidationError(f"limit {limit} must be between 1 and 500", field="limit")
+        superseded = None if include_superseded else False
         return self.store.list_memories(
             self.scope_set(user_id, project_id, scopes),
-            self._filters(since=since, **filters),
+            self._filters(since=since, superseded=superseded, **filters),
             limit=limit,
         )
 

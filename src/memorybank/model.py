@@ -13,6 +13,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from ulid import ULID
 
+from memorybank.errors import NotFound, ValidationError
+
 
 class Category(StrEnum):
     """What kind of fact a memory is (seed 000). Drives base importance and pre-loading."""
@@ -60,6 +62,8 @@ class EventKind(StrEnum):
     ADD = "ADD"
     UPDATE = "UPDATE"
     DELETE = "DELETE"
+    # The memory was replaced by a newer one; it stays stored, linked via ``superseded_by``.
+    SUPERSEDE = "SUPERSEDE"
 
 
 ScopeChoice = Literal["all", "user", "project"]
@@ -93,6 +97,34 @@ class Scope(BaseModel):
         return f"p:{self.project_id}" if self.project_id is not None else f"u:{self.user_id}"
 
 
+class DecisionOutcome(StrEnum):
+    """How a logged decision turned out (seed 003's ``decisionOutcome``)."""
+
+    PENDING = "pending"
+    SUCCESSFUL = "successful"
+    FAILED = "failed"
+    UNKNOWN = "unknown"
+
+
+class Decision(BaseModel):
+    """What an assistant decided, and why (seed 003's ``log_decision``).
+
+    >>> Decision(action="approved_discount", rationale="Loyal customer for 5 years").outcome
+    <DecisionOutcome.PENDING: 'pending'>
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    action: str = Field(min_length=1, max_length=200)
+    outcome: DecisionOutcome = DecisionOutcome.PENDING
+    rationale: str = Field(min_length=1)
+    policy_applied: str | None = None
+    # A precedent is meant to guide later decisions; an exception departs from a policy.
+    precedent: bool = False
+    exception: bool = False
+    memories_considered: tuple[str, ...] = ()
+
+
 class Memory(BaseModel):
     """One natural-language fact about a user (or a project), with what we know about it.
 
@@ -121,6 +153,9 @@ class Memory(BaseModel):
     updated_at: datetime = Field(default_factory=utcnow)
     occurred_at: datetime | None = None
     embedding_model: str | None = None
+    decision: Decision | None = None
+    # The id of the memory that replaced this one; superseded memories are kept, not deleted.
+    superseded_by: str | None = None
 
     @property
     def scope(self) -> Scope:
@@ -143,6 +178,8 @@ class MemoryFilter(BaseModel):
     metadata: dict[str, Any] | None = None
     session_id: str | None = None
     source: tuple[Source, ...] | None = None
+    # False: only current memories; True: only those replaced by a newer one; None: both.
+    superseded: bool | None = None
 
     def matches(self, memory: Memory) -> bool:
         """Whether ``memory`` meets every condition (used where a store filters in Python)."""
@@ -158,6 +195,7 @@ class MemoryFilter(BaseModel):
             self.source is None or memory.source in self.source,
             self.metadata is None
             or all(memory.metadata.get(k) == v for k, v in self.metadata.items()),
+            self.superseded is None or (memory.superseded_by is not None) == self.superseded,
         )
         return all(checks)
 
@@ -232,6 +270,83 @@ class HistoryEvent(BaseModel):
     created_at: datetime = Field(default_factory=utcnow)
 
 
+class ForgetAction(StrEnum):
+    """What a forget plan does to one memory (seed 003's forget_preview)."""
+
+    FORGET = "FORGET"
+    REWRITE = "REWRITE"
+    KEEP = "KEEP"
+
+
+class PlanStatus(StrEnum):
+    """Where a forget plan is in its life; an expired plan is still ``pending`` until used."""
+
+    PENDING = "pending"
+    CANCELLED = "cancelled"
+    EXECUTED = "executed"
+
+
+class ForgetStep(BaseModel):
+    """One memory of a forget plan: the action, the new text for REWRITE, and the version of
+    the memory the plan was made for (``updated_at``), so a memory changed since the preview
+    is not acted on blindly."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    memory_id: str
+    action: ForgetAction
+    updated_at: datetime
+    rewrite: str | None = None
+
+
+class ForgetPlan(BaseModel):
+    """A reviewed-before-applied forget request, as stored between preview and confirm.
+
+    Only what confirming needs is kept: no memory text, no query, no reasons (they may be
+    exactly what the user wants gone).
+
+    >>> plan = ForgetPlan(user_id="u1", steps=(), created_at=utcnow(), expires_at=utcnow())
+    >>> plan.id.startswith("fp_"), plan.status
+    (True, <PlanStatus.PENDING: 'pending'>)
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(default_factory=lambda: new_id("fp"))
+    user_id: str
+    project_id: str | None = None
+    steps: tuple[ForgetStep, ...]
+    status: PlanStatus = PlanStatus.PENDING
+    created_at: datetime
+    expires_at: datetime
+    finished_at: datetime | None = None
+
+    def check_usable(self, user_id: str, project_id: str | None, now: datetime) -> None:
+        """Raise unless ``user_id`` (in ``project_id``) may still confirm or cancel this plan.
+
+        Another user's plan is reported as missing, like another user's memory: we never say
+        which of the two it is.
+        """
+        if self.user_id != user_id or self.project_id != project_id:
+            raise NotFound(f"no forget plan {self.id!r} for this user")
+        if self.status == PlanStatus.EXECUTED:
+            raise ValidationError(
+                f"forget plan {self.id} was already executed; run forget_preview for a new plan",
+                field="planId",
+            )
+        if self.status == PlanStatus.CANCELLED:
+            raise ValidationError(
+                f"forget plan {self.id} was cancelled; run forget_preview for a new plan",
+                field="planId",
+            )
+        if now >= self.expires_at:
+            raise ValidationError(
+                f"forget plan {self.id} expired at {self.expires_at:%Y-%m-%d %H:%M} UTC; "
+                "run forget_preview for a new plan",
+                field="planId",
+            )
+
+
 class SaveInput(BaseModel):
     """One item for :meth:`MemoryBank.save_many`; the same fields as ``save``'s arguments."""
 
@@ -255,11 +370,17 @@ class SaveInput(BaseModel):
 
 __all__ = [
     "Category",
+    "Decision",
+    "DecisionOutcome",
     "Domain",
     "EventKind",
+    "ForgetAction",
+    "ForgetPlan",
+    "ForgetStep",
     "HistoryEvent",
     "Memory",
     "MemoryFilter",
+    "PlanStatus",
     "Ring",
     "SaveInput",
     "SaveResult",

@@ -29,6 +29,7 @@ from memorybank.stores.base import Candidate
 from memorybank.timeparse import TimeWindow, time_windows
 
 Neighbours = Mapping[str, Sequence[tuple[Memory, int]]]
+MIN_TEXT_SCORE = 1e-3
 
 
 class RetrievalSettings(BaseModel):
@@ -167,6 +168,10 @@ def fuse(
     neighbours and boosted when the query names the speaker or a period the memory falls in;
     the result is scaled so the best candidate's relevance is 1.
     """
+    # BM25 gives a term found in most memories ("user", in facts that all start with it) an
+    # IDF of almost nothing; matches on such terms alone are no evidence, and min-max scaling
+    # would stretch their noise to the full range.
+    text_hits = [hit for hit in text_hits if hit.score > MIN_TEXT_SCORE]
     merged: dict[str, _Fused] = {}
     for hit in vector_hits:
         merged.setdefault(hit.memory.id, _Fused(hit.memory)).vector = hit.score

@@ -8,12 +8,13 @@ Scoring (fusion, importance, recency) lives in :mod:`memorybank.retrieval`, not 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal, Protocol
 
 from memorybank.embedders.base import Vectors
-from memorybank.model import HistoryEvent, Memory, MemoryFilter, Scope, ScopeSet
+from memorybank.model import ForgetPlan, HistoryEvent, Memory, MemoryFilter, Scope, ScopeSet
 
 Order = Literal["created_desc", "created_asc", "importance_desc"]
 
@@ -34,6 +35,17 @@ class Candidate:
 
     memory: Memory
     score: float
+
+
+@dataclass(frozen=True)
+class PlanOutcome:
+    """What :meth:`Store.execute_forget_plan` did: ids deleted and rewritten, how many were
+    kept, and ids that were already gone when the plan ran."""
+
+    forgotten: list[str]
+    rewritten: list[str]
+    kept: int
+    missing: list[str]
 
 
 class Store(Protocol):
@@ -139,4 +151,45 @@ class Store(Protocol):
 
     def close(self) -> None:
         """Release files and connections."""
+        ...
+
+    def save_forget_plan(self, plan: ForgetPlan) -> None:
+        """Store a new forget plan (and drop plans that ended long ago)."""
+        ...
+
+    def get_forget_plan(self, plan_id: str) -> ForgetPlan | None:
+        """The plan with this id, whoever owns it; callers check the owner."""
+        ...
+
+    def cancel_forget_plan(
+        self, plan_id: str, user_id: str, project_id: str | None, now: datetime
+    ) -> ForgetPlan:
+        """Cancel a pending plan of this user. Raises :class:`NotFound` for a missing or
+        foreign plan and :class:`ValidationError` for an expired, cancelled or used one."""
+        ...
+
+    def execute_forget_plan(
+        self,
+        plan_id: str,
+        user_id: str,
+        project_id: str | None,
+        rewrites: Mapping[str, tuple[Memory, Vectors]],
+        now: datetime,
+        actor: str | None,
+    ) -> PlanOutcome:
+        """Apply a pending plan in one transaction (deletes and rewrites together, or
+        nothing), checking it as :meth:`cancel_forget_plan` does and refusing when a memory
+        changed since the plan was made. The plan is then marked executed."""
+        ...
+
+    def add_org_member(self, org_id: str, user_id: str) -> None:
+        """Record that a user belongs to an org."""
+        ...
+
+    def remove_org_member(self, org_id: str, user_id: str) -> bool:
+        """Remove a user from an org; whether they were a member."""
+        ...
+
+    def org_users(self, org_id: str) -> list[str]:
+        """The users of an org, sorted."""
         ...

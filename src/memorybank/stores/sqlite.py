@@ -20,9 +20,9 @@ import functools
 import hashlib
 import json
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,19 +30,33 @@ import apsw
 import numpy as np
 
 from memorybank.embedders.base import Vectors
-from memorybank.errors import ConfigurationError, StoreError, ValidationError
-from memorybank.model import EventKind, HistoryEvent, Memory, MemoryFilter, Scope, ScopeSet
-from memorybank.stores.base import Candidate, InsertOutcome, Order
+from memorybank.errors import ConfigurationError, NotFound, StoreError, ValidationError
+from memorybank.model import (
+    EventKind,
+    ForgetAction,
+    ForgetPlan,
+    ForgetStep,
+    HistoryEvent,
+    Memory,
+    MemoryFilter,
+    PlanStatus,
+    Scope,
+    ScopeSet,
+)
+from memorybank.stores.base import Candidate, InsertOutcome, Order, PlanOutcome
 from memorybank.stores.sqlite_schema import MIGRATIONS
 from memorybank.stores.vector_index import RowIds, ScopeMatrix, VectorCache
 from memorybank.textsearch import query_terms
 
 T = TypeVar("T")
+# How many nearest vectors a duplicate check looks at; more than this many near-copies that
+# are all chat turns is not a case worth a slower query.
+_DEDUP_PROBE = 32
 
 _COLUMNS = (
     "rowid, id, user_id, project_id, content, category, ring, domain, tags, metadata, "
     "importance, source, created_by, reasoning, session_id, created_us, updated_us, "
-    "occurred_us, embedding_model"
+    "occurred_us, embedding_model, decision, superseded_by"
 )
 _ORDERS: dict[str, str] = {
     "created_desc": "m.created_us DESC, m.rowid DESC",
@@ -91,8 +105,14 @@ def _row_to_memory(row: Sequence[Any]) -> Memory:
             "updated_at": _dt(row[16]),
             "occurred_at": _dt(row[17]),
             "embedding_model": row[18],
+            "decision": None if row[19] is None else json.loads(row[19]),
+            "superseded_by": row[20],
         }
     )
+
+
+def _decision_json(memory: Memory) -> str | None:
+    return None if memory.decision is None else memory.decision.model_dump_json()
 
 
 def _translate(exc: apsw.Error) -> StoreError:
@@ -142,6 +162,8 @@ def _filter_sql(filters: MemoryFilter) -> tuple[str, list[Any]]:
     if filters.session_id is not None:
         parts.append("m.session_id = ?")
         params.append(filters.session_id)
+    if filters.superseded is not None:
+        parts.append(f"m.superseded_by IS {'NOT ' if filters.superseded else ''}NULL")
     for key, value in (filters.metadata or {}).items():
         # The key goes into a JSON path, quoted; values compare as JSON so 1, "1" and true
         # stay distinct.
@@ -384,7 +406,7 @@ class SQLiteStore:
             for memory, vector, check in zip(memories, vecs, dedup, strict=True):
                 key = memory.scope.key
                 if check and dedup_threshold is not None:
-                    found = self._nearest_in_txn(txn, key, vector)
+                    found = self._nearest_in_txn(txn, key, vector, dedup_threshold)
                     if found is not None and found[1] > dedup_threshold:
                         existing = self._get_by_rowid(conn, found[0])
                         outcomes.append(InsertOutcome(memory, False, existing, float(found[1])))
@@ -405,15 +427,17 @@ class SQLiteStore:
                 ids = np.array([rowid], dtype=np.int64)
                 row = vector.reshape(1, -1).copy()
                 txn.touch(key, functools.partial(ScopeMatrix.add, row_ids=ids, vectors=row))
-                txn.pending.setdefault(key, []).append((rowid, row[0]))
+                if check:
+                    txn.pending.setdefault(key, []).append((rowid, row[0]))
                 outcomes.append(InsertOutcome(memory, True))
         return outcomes
 
     def _nearest_in_txn(
-        self, txn: _WriteTxn, key: str, vector: Vectors
+        self, txn: _WriteTxn, key: str, vector: Vectors, threshold: float
     ) -> tuple[int, float] | None:
-        """Nearest stored vector of scope ``key`` as of this transaction, including rows this
-        transaction inserted already."""
+        """The stored memory of scope ``key`` most similar to ``vector`` above ``threshold``,
+        as of this transaction (rows it added included). Only memories that were themselves
+        checked for duplicates count: a fact is no duplicate of a chat turn that said it."""
         # Within the transaction the cache stays at the revision the scope had before it;
         # rows this transaction added are in ``txn.pending``.
         if key in txn.scopes:
@@ -423,13 +447,22 @@ class SQLiteStore:
         matrix = self.vectors.fresh(
             key, rev, functools.partial(self._load_scope, txn.conn, key, rev)
         )
+        ids, sims = matrix.search(vector, _DEDUP_PROBE)
+        close = [(int(i), float(sim)) for i, sim in zip(ids, sims, strict=True) if sim > threshold]
         best: tuple[int, float] | None = None
-        ids, sims = matrix.search(vector, 1)
-        if len(ids):
-            best = (int(ids[0]), float(sims[0]))
+        if close:
+            facts = {
+                int(r[0])
+                for r in txn.conn.execute(
+                    f"SELECT rowid FROM memories WHERE rowid IN ({','.join('?' * len(close))}) "
+                    "AND NOT (ring = 'episodic' AND source = 'conversation')",
+                    [i for i, _ in close],
+                )
+            }
+            best = next(((i, sim) for i, sim in close if i in facts), None)
         for rowid, pending in txn.pending.get(key, []):
             sim = float(pending @ vector)
-            if best is None or sim > best[1]:
+            if sim > threshold and (best is None or sim > best[1]):
                 best = (rowid, sim)
         return best
 
@@ -438,8 +471,8 @@ class SQLiteStore:
         conn.execute(
             "INSERT INTO memories (id, user_id, project_id, scope_key, content, category, ring, "
             "domain, tags, metadata, importance, source, created_by, reasoning, session_id, "
-            "created_us, updated_us, occurred_us, embedding_model) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "created_us, updated_us, occurred_us, embedding_model, decision, superseded_by) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 memory.id,
                 memory.user_id,
@@ -460,6 +493,8 @@ class SQLiteStore:
                 _us(memory.updated_at),
                 _us(memory.occurred_at),
                 memory.embedding_model,
+                _decision_json(memory),
+                memory.superseded_by,
             ),
         )
         rowid = int(conn.last_insert_rowid())
@@ -496,51 +531,58 @@ class SQLiteStore:
         """Overwrite a stored memory (same id, same scope) and record ``event``."""
         vec = None if vector is None else self._check_vectors(vector.reshape(1, -1), 1)[0]
         with self._write() as txn:
-            conn = txn.conn
-            rows = list(
-                conn.execute(
-                    "SELECT rowid, scope_key, content, tags FROM memories WHERE id = ?",
-                    (memory.id,),
-                )
-            )
-            if not rows or rows[0][1] != memory.scope.key:
-                raise StoreError(f"memory {memory.id} is not stored in that scope")
-            rowid, key = int(rows[0][0]), str(rows[0][1])
-            old_body = _body(rows[0][2], json.loads(rows[0][3]))
+            self._replace_row(txn, memory, vec, event)
+
+    def _replace_row(
+        self, txn: _WriteTxn, memory: Memory, vec: Vectors | None, event: HistoryEvent
+    ) -> None:
+        conn = txn.conn
+        rows = list(
             conn.execute(
-                "UPDATE memories SET content = ?, category = ?, ring = ?, domain = ?, tags = ?, "
-                "metadata = ?, importance = ?, reasoning = ?, updated_us = ?, occurred_us = ?, "
-                "embedding_model = ? WHERE rowid = ?",
-                (
-                    memory.content,
-                    str(memory.category),
-                    str(memory.ring),
-                    None if memory.domain is None else str(memory.domain),
-                    json.dumps(list(memory.tags)),
-                    json.dumps(memory.metadata),
-                    memory.importance,
-                    memory.reasoning,
-                    _us(memory.updated_at),
-                    _us(memory.occurred_at),
-                    memory.embedding_model,
-                    rowid,
-                ),
+                "SELECT rowid, scope_key, content, tags FROM memories WHERE id = ?",
+                (memory.id,),
             )
-            _fts_delete(conn, rowid, key, old_body)
+        )
+        if not rows or rows[0][1] != memory.scope.key:
+            raise StoreError(f"memory {memory.id} is not stored in that scope")
+        rowid, key = int(rows[0][0]), str(rows[0][1])
+        old_body = _body(rows[0][2], json.loads(rows[0][3]))
+        conn.execute(
+            "UPDATE memories SET content = ?, category = ?, ring = ?, domain = ?, tags = ?, "
+            "metadata = ?, importance = ?, reasoning = ?, updated_us = ?, occurred_us = ?, "
+            "embedding_model = ?, decision = ?, superseded_by = ? WHERE rowid = ?",
+            (
+                memory.content,
+                str(memory.category),
+                str(memory.ring),
+                None if memory.domain is None else str(memory.domain),
+                json.dumps(list(memory.tags)),
+                json.dumps(memory.metadata),
+                memory.importance,
+                memory.reasoning,
+                _us(memory.updated_at),
+                _us(memory.occurred_at),
+                memory.embedding_model,
+                _decision_json(memory),
+                memory.superseded_by,
+                rowid,
+            ),
+        )
+        _fts_delete(conn, rowid, key, old_body)
+        conn.execute(
+            "INSERT INTO memories_fts (rowid, scope, body) VALUES (?, ?, ?)",
+            (rowid, _scope_token(key), _fts_body(memory)),
+        )
+        if vec is not None:
             conn.execute(
-                "INSERT INTO memories_fts (rowid, scope, body) VALUES (?, ?, ?)",
-                (rowid, _scope_token(key), _fts_body(memory)),
+                "UPDATE memory_vectors SET embedding = ? WHERE rowid = ?",
+                (vec.tobytes(), rowid),
             )
-            if vec is not None:
-                conn.execute(
-                    "UPDATE memory_vectors SET embedding = ? WHERE rowid = ?",
-                    (vec.tobytes(), rowid),
-                )
-                ids, row = np.array([rowid], dtype=np.int64), vec.reshape(1, -1).copy()
-                txn.touch(key, functools.partial(ScopeMatrix.add, row_ids=ids, vectors=row))
-            else:
-                txn.touch(key, _unchanged)
-            self._record(conn, event)
+            ids, row = np.array([rowid], dtype=np.int64), vec.reshape(1, -1).copy()
+            txn.touch(key, functools.partial(ScopeMatrix.add, row_ids=ids, vectors=row))
+        else:
+            txn.touch(key, _unchanged)
+        self._record(conn, event)
 
     def delete(self, memory_ids: Sequence[str], scopes: ScopeSet, actor: str | None) -> list[str]:
         """Delete memories for real; returns the ids that were deleted."""
@@ -704,15 +746,36 @@ class SQLiteStore:
         q = np.asarray(query, dtype=np.float32).reshape(-1)
 
         def run(conn: apsw.Connection) -> list[Candidate]:
-            allowed = self._allowed_rowids(conn, keys, filters)
+            allowed, skipped = self._vector_filter(conn, keys, filters)
             found: list[tuple[int, float]] = []
             for matrix in self._matrices(conn, keys):
-                ids, sims = matrix.search(q, k, allowed)
-                found += zip(ids.tolist(), sims.tolist(), strict=True)
+                ids, sims = matrix.search(q, k + len(skipped), allowed)
+                pairs = zip(ids.tolist(), sims.tolist(), strict=True)
+                found += [(i, sim) for i, sim in pairs if i not in skipped]
             found.sort(key=lambda pair: -pair[1])
             return self._candidates(conn, found[:k])
 
         return self._read(run)
+
+    def _vector_filter(
+        self, conn: apsw.Connection, keys: Sequence[str], filters: MemoryFilter
+    ) -> tuple[RowIds | None, set[int]]:
+        """Rows a vector search may return, as an allow-list (``None``: all) and rows to skip.
+
+        "Not superseded" alone is the common case (searches hide replaced memories) and
+        superseded rows are few, so those are skipped instead of listing every current row.
+        """
+        if (
+            filters.superseded is False
+            and filters.model_copy(update={"superseded": None}) == MemoryFilter()
+        ):
+            rows = conn.execute(
+                "SELECT rowid FROM memories WHERE superseded_by IS NOT NULL "
+                f"AND scope_key IN ({','.join('?' * len(keys))})",
+                keys,
+            )
+            return None, {int(r[0]) for r in rows}
+        return self._allowed_rowids(conn, keys, filters), set()
 
     def _allowed_rowids(
         self, conn: apsw.Connection, keys: Sequence[str], filters: MemoryFilter
@@ -897,6 +960,202 @@ class SQLiteStore:
             }
 
         return self._read(run)
+
+    # -- forget plans -----------------------------------------------------------------------
+
+    def save_forget_plan(self, plan: ForgetPlan) -> None:
+        """Store a new forget plan; plans that ended over a week ago are dropped meanwhile."""
+        with self._write() as txn:
+            txn.conn.execute(
+                "DELETE FROM forget_plans WHERE expires_us < ?",
+                (_us(plan.created_at - _PLAN_RETENTION),),
+            )
+            txn.conn.execute(
+                "INSERT INTO forget_plans (id, user_id, project_id, steps, status, created_us, "
+                "expires_us, finished_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    plan.id,
+                    plan.user_id,
+                    plan.project_id,
+                    _steps_json(plan.steps),
+                    str(plan.status),
+                    _us(plan.created_at),
+                    _us(plan.expires_at),
+                    _us(plan.finished_at),
+                ),
+            )
+
+    def get_forget_plan(self, plan_id: str) -> ForgetPlan | None:
+        """The plan with this id, whoever it belongs to (callers check the owner)."""
+        return self._read(lambda c: _plan(c, plan_id))
+
+    def cancel_forget_plan(
+        self, plan_id: str, user_id: str, project_id: str | None, now: datetime
+    ) -> ForgetPlan:
+        """Mark a pending plan of this user cancelled (see :meth:`ForgetPlan.check_usable`)."""
+        with self._write() as txn:
+            plan = _usable_plan(txn.conn, plan_id, user_id, project_id, now)
+            _finish_plan(txn.conn, plan.id, PlanStatus.CANCELLED, now)
+        return plan.model_copy(update={"status": PlanStatus.CANCELLED, "finished_at": now})
+
+    def execute_forget_plan(
+        self,
+        plan_id: str,
+        user_id: str,
+        project_id: str | None,
+        rewrites: Mapping[str, tuple[Memory, Vectors]],
+        now: datetime,
+        actor: str | None,
+    ) -> PlanOutcome:
+        """Apply a plan in one transaction: FORGET steps delete, REWRITE steps replace the
+        text with ``rewrites[memory_id]`` (new memory, new vector) and drop the old text from
+        history. A memory changed since the preview fails the whole plan (nothing applied);
+        one already deleted is reported as missing."""
+        vectors = {
+            mid: self._check_vectors(vec.reshape(1, -1), 1)[0] for mid, (_, vec) in rewrites.items()
+        }
+        forgotten: list[str] = []
+        rewritten: list[str] = []
+        missing: list[str] = []
+        with self._write() as txn:
+            plan = _usable_plan(txn.conn, plan_id, user_id, project_id, now)
+            keys = [Scope(user_id=user_id).key]
+            if project_id is not None:
+                keys.append(Scope(user_id=user_id, project_id=project_id).key)
+            for step in plan.steps:
+                if step.action == ForgetAction.KEEP:
+                    continue
+                rows = _step_rows(txn.conn, step, keys)
+                if not rows:
+                    missing.append(step.memory_id)
+                elif step.action == ForgetAction.FORGET:
+                    self._delete_rows(txn, rows, actor)
+                    forgotten.append(step.memory_id)
+                else:
+                    if step.memory_id not in rewrites:
+                        raise ValidationError(
+                            f"no rewritten memory given for {step.memory_id}", field="rewrites"
+                        )
+                    self._rewrite(txn, rewrites[step.memory_id][0], vectors[step.memory_id], actor)
+                    rewritten.append(step.memory_id)
+            _finish_plan(txn.conn, plan.id, PlanStatus.EXECUTED, now)
+        if forgotten or rewritten:
+            self._checkpoint()
+        kept = sum(step.action == ForgetAction.KEEP for step in plan.steps)
+        return PlanOutcome(forgotten, rewritten, kept, missing)
+
+    def _rewrite(self, txn: _WriteTxn, memory: Memory, vec: Vectors, actor: str | None) -> None:
+        """Replace a memory's text for a forget request: the old text must leave history too,
+        so earlier events go and one UPDATE event without the old text stays."""
+        txn.conn.execute("DELETE FROM history WHERE memory_id = ?", (memory.id,))
+        event = HistoryEvent(
+            memory_id=memory.id,
+            user_id=memory.user_id,
+            project_id=memory.project_id,
+            kind=EventKind.UPDATE,
+            new_content=memory.content,
+            actor=actor,
+        )
+        self._replace_row(txn, memory, vec, event)
+
+    # -- orgs -------------------------------------------------------------------------------
+
+    def add_org_member(self, org_id: str, user_id: str) -> None:
+        """Record that ``user_id`` belongs to ``org_id`` (adding twice changes nothing)."""
+        with self._write() as txn:
+            txn.conn.execute(
+                "INSERT INTO org_members VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                (org_id, user_id, _us(datetime.now(UTC))),
+            )
+
+    def remove_org_member(self, org_id: str, user_id: str) -> bool:
+        """Remove ``user_id`` from ``org_id``; whether they were a member."""
+        with self._write() as txn:
+            txn.conn.execute(
+                "DELETE FROM org_members WHERE org_id = ? AND user_id = ?", (org_id, user_id)
+            )
+            return bool(txn.conn.changes())
+
+    def org_users(self, org_id: str) -> list[str]:
+        """The users of ``org_id``, sorted."""
+        rows = self._read(
+            lambda c: list(
+                c.execute(
+                    "SELECT user_id FROM org_members WHERE org_id = ? ORDER BY user_id", (org_id,)
+                )
+            )
+        )
+        return [str(r[0]) for r in rows]
+
+
+# Ended plans are dropped this long after they expire; confirming one then says "no plan".
+_PLAN_RETENTION = timedelta(days=7)
+
+
+def _steps_json(steps: Sequence[ForgetStep]) -> str:
+    return json.dumps([step.model_dump(mode="json") for step in steps])
+
+
+def _plan(conn: apsw.Connection, plan_id: str) -> ForgetPlan | None:
+    rows = list(
+        conn.execute(
+            "SELECT id, user_id, project_id, steps, status, created_us, expires_us, finished_us "
+            "FROM forget_plans WHERE id = ?",
+            (plan_id,),
+        )
+    )
+    if not rows:
+        return None
+    r = rows[0]
+    return ForgetPlan.model_validate(
+        {
+            "id": r[0],
+            "user_id": r[1],
+            "project_id": r[2],
+            "steps": json.loads(r[3]),
+            "status": r[4],
+            "created_at": _dt(r[5]),
+            "expires_at": _dt(r[6]),
+            "finished_at": _dt(r[7]),
+        }
+    )
+
+
+def _usable_plan(
+    conn: apsw.Connection, plan_id: str, user_id: str, project_id: str | None, now: datetime
+) -> ForgetPlan:
+    """The plan, checked inside the write transaction so two confirms cannot both run it."""
+    plan = _plan(conn, plan_id)
+    if plan is None:
+        raise NotFound(f"no forget plan {plan_id!r} for this user")
+    plan.check_usable(user_id, project_id, now)
+    return plan
+
+
+def _finish_plan(conn: apsw.Connection, plan_id: str, status: PlanStatus, now: datetime) -> None:
+    # The steps (ids and rewritten text) are not needed once the plan has ended.
+    conn.execute(
+        "UPDATE forget_plans SET status = ?, finished_us = ?, steps = '[]' WHERE id = ?",
+        (str(status), _us(now), plan_id),
+    )
+
+
+def _step_rows(conn: apsw.Connection, step: ForgetStep, keys: Sequence[str]) -> list[Any]:
+    """The memory row of one plan step, if still there; raises if it changed since the plan."""
+    rows = list(
+        conn.execute(
+            f"SELECT {_COLUMNS} FROM memories WHERE id = ? "
+            f"AND scope_key IN ({','.join('?' * len(keys))})",
+            [step.memory_id, *keys],
+        )
+    )
+    if rows and _row_to_memory(rows[0]).updated_at != step.updated_at:
+        raise ValidationError(
+            f"memory {step.memory_id} changed after the forget preview, so nothing was "
+            "applied; run forget_preview again",
+            field="planId",
+        )
+    return rows
 
 
 class _WriteTxn:

@@ -65,4 +65,37 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1);
         """,
     ),
+    (
+        2,
+        "decisions, superseded memories, forget plans, org members",
+        """
+        -- A decision memory's {action, outcome, rationale, ...} as JSON; NULL for other memories.
+        ALTER TABLE memories ADD COLUMN decision TEXT;
+        -- The id of the memory that replaced this one; the old one is kept, not deleted.
+        ALTER TABLE memories ADD COLUMN superseded_by TEXT;
+        -- Few memories are superseded, so searches exclude them through this small index
+        -- instead of listing every current row.
+        CREATE INDEX memories_superseded ON memories (scope_key) WHERE superseded_by IS NOT NULL;
+        -- Between forget_preview and forget_confirm. Only what confirming needs: ids, actions,
+        -- rewritten text and the version each memory had; never the query or the old text.
+        CREATE TABLE forget_plans (
+            id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            project_id TEXT,
+            steps TEXT NOT NULL,
+            status TEXT NOT NULL,
+            created_us INTEGER NOT NULL,
+            expires_us INTEGER NOT NULL,
+            finished_us INTEGER
+        );
+        CREATE INDEX forget_plans_expires ON forget_plans (expires_us);
+        -- Which users belong to an org, for org-wide search by org admins.
+        CREATE TABLE org_members (
+            org_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            added_us INTEGER NOT NULL,
+            PRIMARY KEY (org_id, user_id)
+        );
+        """,
+    ),
 ]

@@ -1,0 +1,25 @@
+"""Chat models, used where memorybank needs judgement: extracting facts from a conversation,
+deciding whether a fact updates or replaces a stored one, planning what a forget request
+removes. Everything works without one; an LLM only makes those steps smarter.
+
+>>> from memorybank.llm import ChatClient
+>>> llm = ChatClient("http://localhost:11434/v1", "llama3.1")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from memorybank.llm.client import (
+    ChatClient,
+    JSONCompleter,
+    MalformedReply,
+    complete_model,
+    parse_json_object,
+)
+
+__all__ = [
+    "ChatClient",
+    "JSONCompleter",
+    "MalformedReply",
+    "complete_model",
+    "parse_json_object",
+]

@@ -1,0 +1,335 @@
+"""remember(): conversation turns, explicit statements, and the LLM path against a real server."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from chat_server import ChatServer, Raw, running_chat_server
+from memorybank import MemoryBank
+from memorybank.errors import ValidationError
+from memorybank.llm import ChatClient
+from memorybank.model import Category, Domain, EventKind, Ring, Source
+from memorybank.remember import (
+    ADD_BELOW,
+    Message,
+    RememberResult,
+    explicit_statements,
+    remember,
+    render_remember,
+)
+from memorybank.tools.base import ToolContext
+
+CTX = ToolContext(user_id="ana", thread_id="thread-1")
+SEED_MESSAGES = [
+    {"role": "user", "content": "I prefer to work in the mornings"},
+    {"role": "assistant", "content": "Got it! I'll remember you prefer morning work sessions."},
+]
+
+
+@pytest.fixture
+def chat() -> Iterator[ChatServer]:
+    with running_chat_server() as server:
+        yield server
+
+
+@pytest.fixture
+def llm(chat: ChatServer) -> Iterator[ChatClient]:
+    with ChatClient(chat.base_url, "test-model", backoff=0.01, max_retries=0) as client:
+        yield client
+
+
+def facts(*items: tuple[str, str, int, str | None]) -> dict[str, Any]:
+    """An extraction answer."""
+    return {
+        "facts": [
+            {"content": c, "category": cat, "importance": imp, "domain": dom}
+            for c, cat, imp, dom in items
+        ]
+    }
+
+
+def verdict(action: str, content: str | None = None) -> Callable[[dict[str, Any]], Any]:
+    """A reconciliation answer aimed at the first existing memory the request lists."""
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        listing = next(
+            m["content"] for m in body["messages"] if m["content"].startswith("NEW fact:")
+        )
+        ids = re.findall(r"- (mem_\w+): ", listing)
+        return {"action": action, "target_id": ids[0], "content": content, "reason": "test"}
+
+    return reply
+
+
+# -- without an LLM ---------------------------------------------------------------------------
+
+
+def test_seed_example_stores_one_memory(bank: MemoryBank) -> None:
+    result = remember(bank, CTX, SEED_MESSAGES, context="Discussing work schedule preferences")
+    assert [m.content for m in result.stored] == ["User prefers to work in the mornings"]
+    fact = result.stored[0]
+    assert (fact.category, fact.ring, fact.source) == (
+        Category.PREFERENCE,
+        Ring.SEMANTIC,
+        Source.USER,
+    )
+    text = render_remember(result)
+    assert text == f"Stored 1 memories\nIDs: {fact.id}"
+    assert re.fullmatch(r"Stored 1 memories\nIDs: mem_\w+", text)
+
+
+def test_every_turn_is_kept_as_an_episodic_conversation_memory(bank: MemoryBank) -> None:
+    said = datetime(2024, 12, 30, 9, 15, tzinfo=UTC)
+    messages = [
+        {**SEED_MESSAGES[0], "time": said, "metadata": {"channel": "tui"}},
+        SEED_MESSAGES[1],
+    ]
+    result = remember(bank, CTX, messages, context="Work schedule")
+    assert len(result.conversation_ids) == 2
+    turns = [bank.get(mid, "ana") for mid in result.conversation_ids]
+    assert [t.content for t in turns] == [m["content"] for m in SEED_MESSAGES]
+    for turn in turns:
+        assert (turn.ring, turn.source, turn.category) == (
+            Ring.EPISODIC,
+            Source.CONVERSATION,
+            Category.CONTEXT,
+        )
+        assert turn.session_id == "thread-1"
+        assert turn.metadata["conversation_context"] == "Work schedule"
+    assert turns[0].metadata == {
+        "channel": "tui",
+        "role": "user",
+        "time": said.isoformat(),
+        "conversation_context": "Work schedule",
+    }
+    assert turns[0].occurred_at == said
+    assert turns[1].metadata["role"] == "assistant"
+    # The assistant's words are found by search too.
+    hits = bank.search("ana", "morning work sessions", ring="episodic")
+    assert result.conversation_ids[1] in [h.memory.id for h in hits]
+
+
+def test_long_messages_are_chunked(bank: MemoryBank) -> None:
+    long = " ".join(f"Sentence number {i} about the deployment pipeline." for i in range(40))
+    result = remember(bank, CTX, [{"role": "user", "content": long}])
+    assert len(result.conversation_ids) > 1
+    chunks = [bank.get(mid, "ana") for mid in result.conversation_ids]
+    assert all(len(c.content) <= bank.policy.content_max for c in chunks)
+    assert [c.metadata["chunk"] for c in chunks] == list(range(len(chunks)))
+
+
+def test_explicit_statements_become_third_person_facts(bank: MemoryBank) -> None:
+    text = (
+        "Hi there. My name is Ana. I'm not sure about lunch. I work at TechCorp as a "
+        "Senior Engineer! Don't forget my dentist is Dr. Lee. I am a vegetarian."
+    )
+    result = remember(bank, CTX, [{"role": "user", "content": text}])
+    stored = {m.content: m.category for m in result.stored}
+    assert stored == {
+        "User's name is Ana.": Category.IDENTITY,
+        "User works at TechCorp as a Senior Engineer!": Category.IDENTITY,
+        "User's dentist is Dr. Lee.": Category.CONTEXT,
+        "User is a vegetarian.": Category.IDENTITY,
+    }
+    # An explicit request to remember raises importance (seed 000: +2).
+    dentist = next(m for m in result.stored if "dentist" in m.content)
+    assert dentist.importance == 5 + 2 + 1
+
+
+def test_statements_the_policy_rejects_are_reported(bank: MemoryBank) -> None:
+    result = remember(bank, CTX, [{"role": "user", "content": "Remember that we ship on Fridays."}])
+    assert result.stored == []
+    assert len(result.rejected) == 1
+    assert result.rejected[0].content == "Remember that we ship on Fridays."
+    assert "first person" in result.rejected[0].reason
+    text = render_remember(result)
+    assert text.startswith("Stored 0 memories\nIDs: (none)\nRejected: Remember that we ship")
+
+
+def test_duplicates_are_skipped_with_the_existing_id(bank: MemoryBank) -> None:
+    first = remember(bank, CTX, SEED_MESSAGES)
+    again = remember(bank, CTX, SEED_MESSAGES)
+    assert again.stored == []
+    assert again.skipped[0].existing_id == first.stored[0].id
+    assert f"already stored as {first.stored[0].id}" in render_remember(again)
+
+
+def test_only_the_users_own_words_count() -> None:
+    turns = [
+        Message(role="assistant", content="I prefer short answers. My name is Bot."),
+        Message(role="user", content="I'm sorry. I'm going home. Thanks!"),
+    ]
+    assert explicit_statements(turns) == []
+
+
+@pytest.mark.parametrize(
+    ("messages", "message"),
+    [
+        ([], "non-empty list"),
+        ([{"role": "system", "content": "x"}], r"messages\[0\]\.role"),
+        ([{"role": "user"}], r"messages\[0\]\.content"),
+    ],
+)
+def test_bad_messages_are_refused(bank: MemoryBank, messages: Any, message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        remember(bank, CTX, messages)
+
+
+def test_personal_facts_stay_private_in_a_project(bank: MemoryBank) -> None:
+    ctx = ToolContext(user_id="ana", project_id="apollo", thread_id="t")
+    result = remember(bank, ctx, SEED_MESSAGES)
+    assert all(m.project_id is None for m in result.stored)
+    assert bank.count("ben", project_id="apollo") == 0
+
+
+# -- with an LLM --------------------------------------------------------------------------------
+
+
+def test_llm_extraction_retries_once_with_the_validation_error(
+    bank: MemoryBank, chat: ChatServer, llm: ChatClient
+) -> None:
+    chat.reply(
+        "Sure! The facts are: user likes mornings",  # not JSON
+        facts(("User prefers to work in the mornings", "preference", 8, "work")),
+    )
+    result = remember(bank, CTX, SEED_MESSAGES, context="Work schedule", llm=llm)
+    assert [m.content for m in result.stored] == ["User prefers to work in the mornings"]
+    fact = result.stored[0]
+    assert (fact.importance, fact.domain, fact.source) == (8, Domain.WORK, Source.AI)
+    first, second = chat.bodies()
+    assert first["response_format"]["json_schema"]["name"] == "Extraction"
+    assert "user: I prefer to work in the mornings" in first["messages"][1]["content"]
+    assert "Context: Work schedule" in first["messages"][1]["content"]
+    assert (
+        "That answer is invalid: the model's answer is not JSON"
+        in second["messages"][-1]["content"]
+    )
+    assert render_remember(result) == f"Stored 1 memories\nIDs: {fact.id}"
+
+
+def test_llm_schema_violation_is_retried(
+    bank: MemoryBank, chat: ChatServer, llm: ChatClient
+) -> None:
+    chat.reply(
+        facts(("User likes jazz", "hobby", 7, None)),  # no such category
+        facts(("User likes jazz music", "preference", 7, "interests")),
+    )
+    result = remember(bank, CTX, [{"role": "user", "content": "I like jazz"}], llm=llm)
+    assert [m.content for m in result.stored] == ["User likes jazz music"]
+    assert "category" in chat.last_user_message(1)
+
+
+def test_llm_supersede_keeps_the_old_memory_linked(
+    bank: MemoryBank, chat: ChatServer, llm: ChatClient
+) -> None:
+    old = bank.save("ana", "User lives in Berlin", "identity").memory
+    assert old is not None
+    chat.reply(facts(("User lives in Munich", "identity", 10, None)), verdict("SUPERSEDE"))
+    messages = [{"role": "user", "content": "I moved to Munich last month."}]
+    result = remember(bank, CTX, messages, llm=llm)
+
+    assert [m.content for m in result.stored] == ["User lives in Munich"]
+    new = result.stored[0]
+    assert [(s.old_id, s.new_id) for s in result.superseded] == [(old.id, new.id)]
+    kept = bank.get(old.id, "ana")
+    assert kept.content == "User lives in Berlin"
+    assert kept.superseded_by == new.id
+    events = bank.history(old.id, "ana")
+    assert [e.kind for e in events] == [EventKind.ADD, EventKind.SUPERSEDE]
+    assert events[-1].new_content is None  # the link is superseded_by, not copied text
+    text = render_remember(result)
+    assert text.startswith(f"Stored 1 memories\nIDs: {new.id}\n")
+    assert f"Superseded {old.id} by {new.id}: User lives in Berlin" in text
+    # The reconciliation request listed the old fact, not the conversation turns.
+    listed = chat.bodies()[1]["messages"][-1]["content"]
+    assert f"- {old.id}: User lives in Berlin" in listed
+    assert "moved to Munich last month" not in listed
+
+
+def test_llm_update_merges_in_place(bank: MemoryBank, chat: ChatServer, llm: ChatClient) -> None:
+    old = bank.save("ana", "User has a dog", "relationship", importance=6).memory
+    assert old is not None
+    chat.reply(
+        facts(("User has a dog named Rex", "relationship", 8, None)),
+        verdict("UPDATE", content="User has a dog named Rex"),
+    )
+    result = remember(bank, CTX, [{"role": "user", "content": "My dog is called Rex"}], llm=llm)
+    assert result.stored == []
+    assert [(u.memory_id, u.old_content, u.new_content) for u in result.updated] == [
+        (old.id, "User has a dog", "User has a dog named Rex")
+    ]
+    changed = bank.get(old.id, "ana")
+    assert (changed.content, changed.importance) == ("User has a dog named Rex", 8)
+    assert "Updated" in render_remember(result)
+
+
+def test_llm_noop_is_reported_as_skipped(
+    bank: MemoryBank, chat: ChatServer, llm: ChatClient
+) -> None:
+    old = bank.save("ana", "User prefers tea", "preference").memory
+    assert old is not None
+    chat.reply(facts(("User prefers coffee", "preference", 9, None)), verdict("NOOP"))
+    result = remember(bank, CTX, [{"role": "user", "content": "Tea or coffee..."}], llm=llm)
+    assert result.stored == []
+    assert result.skipped[0].existing_id == old.id
+    assert "already known" in result.skipped[0].reason
+
+
+def test_llm_unknown_target_is_retried(bank: MemoryBank, chat: ChatServer, llm: ChatClient) -> None:
+    bank.save("ana", "User lives in Berlin", "identity")
+    bogus = {"action": "SUPERSEDE", "target_id": "mem_nope", "content": None, "reason": "x"}
+    chat.reply(facts(("User lives in Munich", "identity", 10, None)), bogus, verdict("SUPERSEDE"))
+    result = remember(bank, CTX, [{"role": "user", "content": "I live in Munich"}], llm=llm)
+    assert len(result.superseded) == 1
+    assert "'mem_nope' is not one of the existing memories" in chat.last_user_message(2)
+
+
+def test_clear_cases_are_decided_by_similarity(
+    bank: MemoryBank, chat: ChatServer, llm: ChatClient
+) -> None:
+    bank.save("ana", "User prefers dark mode", "preference")
+    chat.reply(
+        facts(
+            ("User is learning Rust", "project", 7, "interests"),  # unrelated: ADD
+            ("User prefers dark mode", "preference", 9, None),  # identical: duplicate
+        )
+    )
+    result = remember(bank, CTX, [{"role": "user", "content": "..."}], llm=llm)
+    assert [m.content for m in result.stored] == ["User is learning Rust"]
+    assert [s.content for s in result.skipped] == ["User prefers dark mode"]
+    assert len(chat.requests) == 1  # extraction only: no verdict was needed
+    assert ADD_BELOW < bank.policy.duplicate_threshold
+
+
+def test_first_person_from_the_llm_is_rejected_not_dropped(
+    bank: MemoryBank, chat: ChatServer, llm: ChatClient
+) -> None:
+    chat.reply(facts(("We deploy on Fridays", "context", 5, "work")))
+    result = remember(bank, CTX, [{"role": "user", "content": "We deploy on Fridays"}], llm=llm)
+    assert result.stored == []
+    assert result.rejected[0].content == "We deploy on Fridays"
+    assert "Rejected: We deploy on Fridays" in render_remember(result)
+
+
+def test_llm_failure_falls_back_to_explicit_statements(
+    bank: MemoryBank, chat: ChatServer, llm: ChatClient
+) -> None:
+    chat.reply(Raw(400, b'{"error": {"message": "model not found"}}'))
+    result = remember(bank, CTX, SEED_MESSAGES, llm=llm)
+    assert [m.content for m in result.stored] == ["User prefers to work in the mornings"]
+    assert "model not found" in result.warnings[0]
+    assert "Note: fact extraction by the LLM failed" in render_remember(result)
+    assert len(result.conversation_ids) == 2
+
+
+def test_bank_llm_is_the_default(bank: MemoryBank, chat: ChatServer, llm: ChatClient) -> None:
+    bank.llm = llm
+    chat.reply(facts())
+    result = remember(bank, CTX, SEED_MESSAGES)
+    assert result == RememberResult(conversation_ids=result.conversation_ids)
+    assert len(chat.requests) == 1
