@@ -672,6 +672,52 @@ def serve(
         uvicorn.run(create_app(bank), host=host, port=port)
 
 
+@app.command("mcp")
+@_handles_errors
+def mcp(
+    user: Annotated[
+        str,
+        typer.Option(
+            "--user",
+            envvar="MEMORYBANK_MCP_USER",
+            show_envvar=True,
+            help="The user whose memories the tools read and write.",
+        ),
+    ],
+    project: Annotated[
+        str | None,
+        typer.Option(
+            "--project",
+            "-p",
+            envvar="MEMORYBANK_MCP_PROJECT",
+            show_envvar=True,
+            help="A project id: recall also reads that shared project's memories.",
+        ),
+    ] = None,
+    profile: Annotated[
+        str,
+        typer.Option(
+            "--profile",
+            envvar="MEMORYBANK_MCP_PROFILE",
+            show_envvar=True,
+            help="The tool set: blah, supermemory, pagespace, hyperspark, oxydra or default.",
+        ),
+    ] = "default",
+    thread: Annotated[
+        str | None, typer.Option("--thread", help="The conversation thread id, if any.")
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Serve the memory tools to an MCP host over stdio (standard output is the protocol)."""
+    import logging
+
+    from memorybank.mcp import run_stdio
+
+    # Logs go to standard error: standard output belongs to the protocol.
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    run_stdio(db, user, project=project, profile=profile, thread=thread)
+
+
 def _parse_sizes(raw: str) -> list[int]:
     try:
         sizes = [int(part.replace("_", "")) for part in raw.split(",") if part.strip()]

@@ -1,0 +1,214 @@
+"""memorybank's tools as an MCP server (Model Context Protocol), over stdio or streamable HTTP.
+
+The server offers exactly one profile's tools, with the names, descriptions and JSON schemas of
+:func:`memorybank.tools.to_mcp` (not schemas inferred from Python signatures), and runs every
+call through :func:`memorybank.tools.call`, so MCP clients see the same validation, timeouts and
+error wording as any other host. Results are MCP text content: dict results as JSON, string
+results (``hyperspark``'s text format) as they are; ``{"success": false, …}`` comes back as a
+tool result with ``isError: true``. The profile's guidance is sent as the server's
+``instructions``.
+
+Whose memory the tools touch comes from the server's configuration (a fixed
+:class:`~memorybank.tools.ToolContext`, or for HTTP a factory that reads the authenticated
+request), never from the model's arguments.
+
+    memorybank mcp --user alice --profile default        # stdio, for a desktop MCP host
+
+>>> server = build_server(bank, "default", ToolContext(user_id="alice"))  # doctest: +SKIP
+>>> app = mcp_http_app(bank, "default", lambda req: ToolContext(user_id="alice"))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import logging
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.stdio import stdio_server
+
+from memorybank import __version__
+from memorybank.errors import MemoryBankError
+from memorybank.tools import ToolContext, call, to_mcp, toolkit
+from memorybank.tools import profile as get_profile
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+
+    from memorybank.bank import MemoryBank
+
+__all__ = [
+    "ContextFactory",
+    "build_server",
+    "mcp_http_app",
+    "run_stdio",
+    "serve_stdio",
+    "to_content",
+]
+
+log = logging.getLogger("memorybank.mcp")
+
+ContextFactory = Callable[["Request | None"], ToolContext]
+"""Makes the :class:`ToolContext` of one MCP request from its HTTP request (``None`` on stdio).
+
+It runs for every ``tools/list`` and ``tools/call``. A :class:`~memorybank.MemoryBankError` it
+raises during ``tools/call`` becomes an error result; refuse unauthenticated requests in the
+HTTP layer, before they reach MCP."""
+
+SERVER_NAME = "memorybank"
+
+
+def to_content(result: Any) -> types.CallToolResult:
+    """A dispatcher result as an MCP tool result: text content, ``isError`` on failure.
+
+    >>> to_content({"success": False, "error": "missing required argument 'query'"}).is_error
+    True
+    >>> to_content("Remembered 1 fact").content[0].text
+    'Remembered 1 fact'
+    """
+    if isinstance(result, str):
+        text = result
+    else:
+        text = json.dumps(result, ensure_ascii=False)
+    failed = isinstance(result, dict) and result.get("success") is False
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=failed)
+
+
+def _resolver(ctx: ToolContext | ContextFactory) -> ContextFactory:
+    if isinstance(ctx, ToolContext):
+        fixed = ctx
+        return lambda _request: fixed
+    return ctx
+
+
+def build_server(
+    bank: MemoryBank, profile_name: str, ctx: ToolContext | ContextFactory
+) -> Server[Any]:
+    """A low-level MCP server offering the tools of profile ``profile_name`` on ``bank``.
+
+    ``ctx`` is the fixed caller (stdio: one user per server process) or a
+    :data:`ContextFactory` called with each request's HTTP request. Raises
+    :class:`~memorybank.ValidationError` for an unknown profile.
+    """
+    chosen = get_profile(profile_name)
+    resolve = _resolver(ctx)
+    schemas = {entry["name"]: entry for entry in to_mcp(chosen)}
+
+    def context_of(request_ctx: ServerRequestContext[Any]) -> ToolContext:
+        return resolve(request_ctx.request)
+
+    async def list_tools(
+        request_ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        offered = toolkit(chosen, context_of(request_ctx))
+        return types.ListToolsResult(
+            tools=[types.Tool.model_validate(schemas[tool.name]) for tool in offered.tools]
+        )
+
+    async def call_tool(
+        request_ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        try:
+            tool_ctx = context_of(request_ctx)
+        except MemoryBankError as exc:
+            return to_content({"success": False, "error": str(exc)})
+        # The bank is synchronous: run the call in a worker thread so the event loop (and
+        # other requests) keep going; ``call`` never raises and enforces the tool's timeout.
+        result = await anyio.to_thread.run_sync(
+            functools.partial(call, bank, chosen, params.name, params.arguments or {}, tool_ctx)
+        )
+        return to_content(result)
+
+    def input_schema(name: str) -> dict[str, Any] | None:
+        entry = schemas.get(name)
+        return None if entry is None else dict(entry["inputSchema"])
+
+    instructions = chosen.guidance
+    if isinstance(ctx, ToolContext):
+        instructions = toolkit(chosen, ctx).guidance
+    return Server(
+        SERVER_NAME,
+        version=__version__,
+        title=f"memorybank ({chosen.name} tools)",
+        description=chosen.description or None,
+        instructions=instructions or None,
+        get_tool_input_schema=input_schema,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve ``server`` on this process's stdin/stdout until the client closes stdin."""
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def run_stdio(
+    url: str | None,
+    user: str,
+    project: str | None = None,
+    profile: str = "default",
+    thread: str | None = None,
+) -> None:
+    """Open the bank at ``url`` and serve ``profile``'s tools for ``user`` over stdio.
+
+    Standard output carries only the protocol: anything else printed while serving goes to
+    standard error. Returns when the client disconnects.
+    """
+    import memorybank
+
+    ctx = ToolContext(user_id=user, project_id=project, thread_id=thread)
+    get_profile(profile)  # fail on a bad name before loading the embedding model
+    with contextlib.redirect_stdout(sys.stderr):
+        bank = memorybank.open(url)
+    with bank:
+        server = build_server(bank, profile, ctx)
+        log.info("serving the %s tools for user %s over stdio", profile, user)
+        anyio.run(serve_stdio, server)
+
+
+def mcp_http_app(
+    bank: MemoryBank,
+    profile_name: str,
+    ctx_factory: ContextFactory,
+    *,
+    path: str = "/mcp",
+    host: str = "127.0.0.1",
+    stateless: bool = False,
+    json_response: bool = False,
+) -> Starlette:
+    """An ASGI app serving ``profile_name``'s tools over streamable HTTP at ``path``.
+
+    ``ctx_factory`` turns each HTTP request into the caller's :class:`ToolContext` (read the
+    authenticated user from it, never from the body). ``host`` is the host the server is
+    reached at: for loopback hosts the SDK turns on DNS-rebinding protection.
+
+    The app's lifespan runs the MCP session manager, and Starlette does not run the lifespan of
+    a mounted sub-app, so a host app must enter it itself::
+
+        mcp_app = mcp_http_app(bank, "default", factory, path="/mcp")
+
+        @asynccontextmanager
+        async def lifespan(app):
+            async with mcp_app.router.lifespan_context(mcp_app):
+                yield
+
+        api = FastAPI(lifespan=lifespan)
+        api.mount("/", mcp_app)  # last, after the API's own routes
+    """
+    server = build_server(bank, profile_name, ctx_factory)
+    return server.streamable_http_app(
+        streamable_http_path=path,
+        host=host,
+        stateless_http=stateless,
+        json_response=json_response,
+    )
