@@ -30,9 +30,9 @@ from memorybank.embedders.local import LocalEmbedder
 from memorybank.model import Category, Memory, SearchHit
 from memorybank.stores.sqlite import SQLiteStore
 
-# Measured R@10 of the fused default on the dev data (0.649, 760 questions) minus 2 points,
+# Measured R@10 of the fused default on the dev data (0.776, 760 questions) minus 2 points,
 # rounded down. Raise it as retrieval improves, so a regression cannot pass unnoticed.
-FLOOR = 0.62
+FLOOR = 0.75
 
 DEV_DATA = Path(__file__).resolve().parents[2] / "shared/data/locomo/locomo_dev.json"
 
@@ -286,7 +286,6 @@ def test_chart_without_matplotlib_says_what_to_install(
 
 
 def test_chart_writes_a_png(tmp_path: Path) -> None:
-    pytest.importorskip("matplotlib")
     path = _tiny_report().chart(tmp_path / "chart.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
