@@ -310,3 +310,27 @@ def test_facts_are_not_duplicates_of_chat_turns(bank: MemoryBank) -> None:
         [{"content": "User prefers green tea", "ring": "episodic", "source": "conversation"}],
     )
     assert bank.save("alice", "User prefers green tea", "preference").success
+
+
+def test_system_prompt_preloads_within_budget(bank: MemoryBank) -> None:
+    from memorybank.tokens import count_tokens
+    from memorybank.tools import ToolContext
+
+    bank.save("alice", "User prefers dark mode in every editor", "preference")
+    bank.save("alice", "User is debugging a flaky integration test", "context")
+    block = bank.system_prompt(ToolContext(user_id="alice"), "default", 400)
+    assert "User prefers dark mode in every editor" in block
+    assert "flaky" not in block  # context memories are searched on demand, not pre-loaded
+    assert count_tokens(block) <= 400
+    assert count_tokens(bank.system_prompt(ToolContext(user_id="alice"), "blah", 30)) <= 30
+
+
+def test_llm_settings_need_url_and_model(tmp_path: Path) -> None:
+    from memorybank import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="MEMORYBANK_LLM_MODEL"):
+        memorybank.open(f"sqlite:///{tmp_path / 'x.db'}", llm_base_url="http://127.0.0.1:9/v1")
+    with memorybank.open(
+        f"sqlite:///{tmp_path / 'y.db'}", llm_base_url="http://127.0.0.1:9/v1", llm_model="m"
+    ) as bank:
+        assert bank.llm is not None

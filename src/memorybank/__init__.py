@@ -21,7 +21,7 @@ from memorybank.errors import (
     StoreError,
     ValidationError,
 )
-from memorybank.factory import build_embedder, build_store
+from memorybank.factory import build_embedder, build_llm, build_store
 from memorybank.model import (
     Category,
     Domain,
@@ -59,7 +59,13 @@ def open(url: str | None = None, **settings: Any) -> MemoryBank:  # noqa: A001
         embedder.close()
         raise
     try:
-        return MemoryBank(store, embedder, policy=config.policy, retrieval=config.retrieval)
+        return MemoryBank(
+            store,
+            embedder,
+            build_llm(config),
+            policy=config.policy,
+            retrieval=config.retrieval,
+        )
     except BaseException:
         store.close()
         embedder.close()

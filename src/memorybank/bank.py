@@ -49,6 +49,7 @@ from memorybank.policy import (
 from memorybank.portability import export_json, export_markdown, parse_export
 from memorybank.retrieval import RetrievalSettings, fuse
 from memorybank.stores.base import Candidate, Order, Store
+from memorybank.tools.base import ToolContext
 
 _SINCE = {
     "24h": timedelta(hours=24),
@@ -701,6 +702,20 @@ class MemoryBank:
         self.store.set_meta("embedding_model", self.embedder.model_id)
         self.store.set_meta("embedding_dimension", str(self.embedder.dimension))
         return done
+
+    def system_prompt(
+        self, ctx: ToolContext, profile: str = "default", budget_tokens: int = 500
+    ) -> str:
+        """The profile's guidance plus the user's pre-loaded memories (identity, preference
+        and relationship first, then the project's), never over ``budget_tokens`` o200k tokens.
+
+        >>> bank.system_prompt(ToolContext(user_id="u1"), "default", 300)  # doctest: +SKIP
+        'Use remember … <memories> … - User prefers dark mode … </memories>'
+        """
+        from memorybank.context import system_prompt
+        from memorybank.tools import profile as find_profile
+
+        return system_prompt(self, ctx, find_profile(profile).guidance, budget_tokens)
 
     def stats(self) -> dict[str, int | str]:
         """Store counts plus the embedding model."""

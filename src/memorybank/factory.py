@@ -6,10 +6,15 @@ paths: every backend is listed here.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from memorybank.embedders.base import Embedder
 from memorybank.errors import ConfigurationError
 from memorybank.settings import Settings
 from memorybank.stores.base import Store
+
+if TYPE_CHECKING:
+    from memorybank.llm.client import ChatClient
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -30,6 +35,24 @@ def build_embedder(settings: Settings) -> Embedder:
     from memorybank.embedders.local import LocalEmbedder
 
     return LocalEmbedder(model_dir=settings.model_dir, model_id=settings.model_id)
+
+
+def build_llm(settings: Settings) -> ChatClient | None:
+    """The OpenAI-compatible chat client, when ``llm_base_url`` and ``llm_model`` are set."""
+    if not settings.llm_base_url and not settings.llm_model:
+        return None
+    if not settings.llm_base_url or not settings.llm_model:
+        raise ConfigurationError(
+            "an LLM needs both MEMORYBANK_LLM_BASE_URL and MEMORYBANK_LLM_MODEL"
+        )
+    from memorybank.llm.client import ChatClient
+
+    key = settings.llm_api_key
+    return ChatClient(
+        settings.llm_base_url,
+        settings.llm_model,
+        api_key=None if key is None else key.get_secret_value(),
+    )
 
 
 def build_store(settings: Settings, dimension: int) -> Store:

@@ -96,7 +96,7 @@ def error_message(exc: MemoryBankError, tool: str) -> str:
     if isinstance(exc, StoreError):
         return f"the memory store could not complete {tool} right now; try again shortly"
     if isinstance(exc, ProviderError):
-        return f"the embedding service is unavailable, so {tool} could not run; try again shortly"
+        return f"a model provider did not answer, so {tool} could not run; try again shortly"
     if isinstance(exc, ConfigurationError):
         return f"memory is misconfigured on the server, so {tool} cannot run; tell the user"
     return f"{tool} failed; try again shortly"
