@@ -759,7 +759,7 @@ def bench_latency(
     report = run_latency(
         sizes=_parse_sizes(sizes),
         per_user=per_user,
-        pool_size=pool,
+        pool_size=min(pool, max(_parse_sizes(sizes))),
         samples=samples,
         workdir=workdir,
         console=console,

@@ -25,8 +25,12 @@ STOPWORDS = frozenset(
     until up very was wasn't we we'd we'll we're we've were weren't what what's when when's
     where where's which while who who's whom why why's with won't would wouldn't you you'd
     you'll you're you've your yours yourself yourselves
+    user users
     """.split()
 )
+# "user" and "users" are listed because facts are written "User prefers …": the word is in
+# nearly every memory, so it carries no weight in BM25 while making the index read its whole
+# posting list (tens of milliseconds at a million memories).
 
 
 def query_terms(text: str, *, max_terms: int = 32) -> list[str]:
@@ -38,11 +42,11 @@ def query_terms(text: str, *, max_terms: int = 32) -> list[str]:
     seen: dict[str, None] = {}
     for match in _WORD.finditer(text.lower()):
         word = match.group(0).replace("’", "'")
-        if word in STOPWORDS:
-            continue
         # Possessives index as the bare word ("Caroline's" → "caroline").
         if word.endswith("'s"):
             word = word[:-2]
+        if word in STOPWORDS:
+            continue
         word = word.replace("'", "")
         if word and word not in seen:
             seen[word] = None

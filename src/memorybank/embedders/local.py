@@ -171,6 +171,9 @@ class LocalEmbedder:
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3  # errors only: no optimiser chatter on stderr
+        # Idle worker threads sleep instead of spinning: on a shared 2-core machine spinning
+        # halved single-query speed (measured 18-20 ms vs 10 ms per text).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             session = ort.InferenceSession(
                 str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
