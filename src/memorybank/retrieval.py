@@ -58,7 +58,7 @@ class RetrievalSettings(BaseModel):
     time_weight: float = Field(default=0.5, ge=0)
     recency_half_life_days: float = Field(default=90.0, gt=0)
     # How many candidates each signal contributes before fusion, at least.
-    candidates: int = Field(default=100, ge=1)
+    candidates: int = Field(default=50, ge=1)
 
     @model_validator(mode="after")
     def _some_weight(self) -> RetrievalSettings:
