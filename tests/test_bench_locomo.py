@@ -30,7 +30,7 @@ from memorybank.embedders.local import LocalEmbedder
 from memorybank.model import Category, Memory, SearchHit
 from memorybank.stores.sqlite import SQLiteStore
 
-# Measured R@10 of the fused default on the dev data (0.776, 760 questions) minus 2 points,
+# Measured R@10 of the fused default on the dev data (0.778, 760 questions) minus 2 points,
 # rounded down. Raise it as retrieval improves, so a regression cannot pass unnoticed.
 FLOOR = 0.75
 
