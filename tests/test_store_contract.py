@@ -365,3 +365,12 @@ def test_neighbours_within_a_session(store: Store) -> None:
     assert loose.id not in found
     assert store.neighbours([turns[2].id], BOB, window=2) == {}
     assert store.neighbours([bobs.id], BOB, window=2) == {}
+
+
+def test_hybrid_candidates_match_the_two_searches(store: Store) -> None:
+    ms = [mem("alice", f"User's cat number {i} likes tuna") for i in range(5)]
+    put(store, ms, [vec(1, i) for i in range(5)])
+    by_vector, by_text = store.hybrid_candidates(ALICE, vec(1, 2), "cat tuna", 3, NONE)
+    assert by_vector == store.vector_search(ALICE, vec(1, 2), 3, NONE)
+    assert by_text == store.text_search(ALICE, "cat tuna", 3, NONE)
+    assert store.hybrid_candidates(BOB, vec(1), "cat", 3, NONE) == ([], [])

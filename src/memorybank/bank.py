@@ -413,8 +413,7 @@ class MemoryBank:
         )
         k = max(self.retrieval.candidates, limit * 3)
         vector = self.embedder.embed([query])[0]
-        vector_hits = self.store.vector_search(scope_set, vector, k, filters)
-        text_hits = self.store.text_search(scope_set, query, k, filters)
+        vector_hits, text_hits = self.store.hybrid_candidates(scope_set, vector, query, k, filters)
         neighbours = self._neighbours(scope_set, filters, [*vector_hits, *text_hits])
         return fuse(
             vector_hits,

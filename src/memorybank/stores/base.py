@@ -133,6 +133,12 @@ class Store(Protocol):
         """Which of these ids are taken, in any scope (for imports that keep ids)."""
         ...
 
+    def hybrid_candidates(
+        self, scopes: ScopeSet, vector: Vectors, query: str, k: int, filters: MemoryFilter
+    ) -> tuple[list[Candidate], list[Candidate]]:
+        """:meth:`vector_search` and :meth:`text_search` together, from one snapshot."""
+        ...
+
     def history(self, memory_id: str, scopes: ScopeSet) -> list[HistoryEvent]:
         """Events of one memory, oldest first (tombstones included for deleted ones)."""
         ...

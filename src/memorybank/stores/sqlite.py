@@ -750,15 +750,41 @@ class SQLiteStore:
             return []
         q = np.asarray(query, dtype=np.float32).reshape(-1)
 
-        def run(conn: apsw.Connection) -> list[Candidate]:
-            allowed, skipped = self._vector_filter(conn, keys, filters)
-            found: list[tuple[int, float]] = []
-            for matrix in self._matrices(conn, keys):
-                ids, sims = matrix.search(q, k + len(skipped), allowed)
-                pairs = zip(ids.tolist(), sims.tolist(), strict=True)
-                found += [(i, sim) for i, sim in pairs if i not in skipped]
-            found.sort(key=lambda pair: -pair[1])
-            return self._candidates(conn, found[:k])
+        return self._read(
+            lambda conn: self._candidates(conn, self._vector_scored(conn, keys, q, k, filters))
+        )
+
+    def _vector_scored(
+        self,
+        conn: apsw.Connection,
+        keys: Sequence[str],
+        q: Vectors,
+        k: int,
+        filters: MemoryFilter,
+    ) -> list[tuple[int, float]]:
+        allowed, skipped = self._vector_filter(conn, keys, filters)
+        found: list[tuple[int, float]] = []
+        for matrix in self._matrices(conn, keys):
+            ids, sims = matrix.search(q, k + len(skipped), allowed)
+            pairs = zip(ids.tolist(), sims.tolist(), strict=True)
+            found += [(i, sim) for i, sim in pairs if i not in skipped]
+        found.sort(key=lambda pair: -pair[1])
+        return found[:k]
+
+    def hybrid_candidates(
+        self, scopes: ScopeSet, vector: Vectors, query: str, k: int, filters: MemoryFilter
+    ) -> tuple[list[Candidate], list[Candidate]]:
+        """Both candidate lists of a hybrid search from one snapshot, each row built once."""
+        keys = _scope_keys(scopes)
+        if not keys or k <= 0:
+            return [], []
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+
+        def run(conn: apsw.Connection) -> tuple[list[Candidate], list[Candidate]]:
+            by_vector = self._vector_scored(conn, keys, q, k, filters)
+            by_text = self._text_scored(conn, keys, query, k, filters)
+            both = self._candidates(conn, [*by_vector, *by_text])
+            return both[: len(by_vector)], both[len(by_vector) :]
 
         return self._read(run)
 
@@ -800,7 +826,7 @@ class SQLiteStore:
     ) -> list[Candidate]:
         if not scored:
             return []
-        rowids = [rowid for rowid, _ in scored]
+        rowids = sorted({rowid for rowid, _ in scored})
         rows = conn.execute(
             f"SELECT {_COLUMNS} FROM memories WHERE rowid IN ({','.join('?' * len(rowids))})",
             rowids,
@@ -813,24 +839,41 @@ class SQLiteStore:
     ) -> list[Candidate]:
         """The ``k`` best BM25 matches of ``query`` (any of its content words)."""
         keys = _scope_keys(scopes)
+        if not keys or k <= 0:
+            return []
+        return self._read(
+            lambda conn: self._candidates(conn, self._text_scored(conn, keys, query, k, filters))
+        )
+
+    def _text_scored(
+        self,
+        conn: apsw.Connection,
+        keys: Sequence[str],
+        query: str,
+        k: int,
+        filters: MemoryFilter,
+    ) -> list[tuple[int, float]]:
         terms = query_terms(query)
-        if not keys or not terms or k <= 0:
+        if not terms:
             return []
         scope_expr = " OR ".join(f'scope : "{_scope_token(key)}"' for key in keys)
         body_expr = " OR ".join('"' + t.replace('"', "") + '"' for t in terms)
         match = f"({scope_expr}) AND body : ({body_expr})"
-        where, params = _filter_sql(filters)
+        # "Not superseded" alone (every default search) skips the few superseded rows after
+        # ranking rather than joining every match with its row.
+        only_current = filters.superseded is False and (
+            filters.model_copy(update={"superseded": None}) == MemoryFilter()
+        )
+        where, params = _filter_sql(MemoryFilter() if only_current else filters)
         join = "" if where == "1" else "JOIN memories m ON m.rowid = f.rowid"
         sql = (
             f"SELECT f.rowid, -bm25(memories_fts, 0.0, 1.0) AS score FROM memories_fts f {join} "
             f"WHERE memories_fts MATCH ? AND {where} ORDER BY score DESC LIMIT ?"
         )
-
-        def run(conn: apsw.Connection) -> list[Candidate]:
-            scored = [(int(r[0]), float(r[1])) for r in conn.execute(sql, [match, *params, k])]
-            return self._candidates(conn, scored)
-
-        return self._read(run)
+        skip = self._vector_filter(conn, keys, filters)[1] if only_current else set()
+        rows = conn.execute(sql, [match, *params, k + len(skip)])
+        scored = [(int(r[0]), float(r[1])) for r in rows if int(r[0]) not in skip]
+        return scored[:k]
 
     def neighbours(
         self, memory_ids: Sequence[str], scopes: ScopeSet, window: int
