@@ -8,7 +8,6 @@ protocol: ``POST {base_url}/embeddings`` with ``{"model": ..., "input": [...]}``
 from __future__ import annotations
 
 import json
-import math
 import threading
 import time
 from collections.abc import Sequence
@@ -19,19 +18,7 @@ import numpy as np
 
 from memorybank.embedders.base import Vectors, normalise
 from memorybank.errors import ConfigurationError, ProviderError, ValidationError
-
-#: Longest wait a ``Retry-After`` header can impose, in seconds.
-MAX_RETRY_AFTER = 10.0
-_MAX_ERROR_TEXT = 300
-
-
-class _RetryableError(Exception):
-    """One attempt failed in a way worth another try; ``message`` says how."""
-
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.retry_after = retry_after
+from memorybank.httpretry import RetryableError, retry_after, shorten
 
 
 class OpenAIEmbedder:
@@ -167,7 +154,7 @@ class OpenAIEmbedder:
         for attempt in range(attempts):
             try:
                 return self._attempt(body)
-            except _RetryableError as exc:
+            except RetryableError as exc:
                 last = exc.message
                 if attempt + 1 == attempts:
                     break
@@ -184,18 +171,18 @@ class OpenAIEmbedder:
         try:
             response = self._client.post(self._url, json=body)
         except httpx.TimeoutException as exc:
-            raise _RetryableError(f"timed out ({type(exc).__name__})") from exc
+            raise RetryableError(f"timed out ({type(exc).__name__})") from exc
         except httpx.TransportError as exc:
-            raise _RetryableError(f"connection failed: {type(exc).__name__}: {exc}") from exc
+            raise RetryableError(f"connection failed: {type(exc).__name__}: {exc}") from exc
         except httpx.HTTPError as exc:  # undecodable body, redirect loop, ...
             raise ProviderError(
                 f"{self._describe()} failed: {type(exc).__name__}: {self._redact(str(exc))}"
             ) from exc
         status = response.status_code
         if status == 429 or status >= 500:
-            raise _RetryableError(
+            raise RetryableError(
                 f"HTTP {status}: {self._error_text(response)}",
-                retry_after=_retry_after(response),
+                retry_after=retry_after(response),
             )
         if not 200 <= status < 300:  # other 4xx, or a redirect we do not follow
             raise ProviderError(
@@ -206,7 +193,7 @@ class OpenAIEmbedder:
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ProviderError(
                 f"{self._describe()} answered HTTP {status} with a body that is not JSON: "
-                f"{_shorten(self._redact(response.text))!r}"
+                f"{shorten(self._redact(response.text))!r}"
             ) from exc
 
     def _parse(self, payload: Any, count: int) -> Vectors:
@@ -278,24 +265,4 @@ class OpenAIEmbedder:
                         break
         if text is None:
             text = response.text.strip() or response.reason_phrase or "no details"
-        return _shorten(self._redact(text))
-
-
-def _shorten(text: str) -> str:
-    return text if len(text) <= _MAX_ERROR_TEXT else text[: _MAX_ERROR_TEXT - 3] + "..."
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("Retry-After")
-    if value is None:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        return None  # an HTTP date: fall back to our own backoff
-    if not math.isfinite(seconds) or seconds < 0:
-        return None
-    return min(seconds, MAX_RETRY_AFTER)
-
-
-__all__ = ["OpenAIEmbedder"]
+        return shorten(self._redact(text))

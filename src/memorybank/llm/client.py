@@ -22,9 +22,10 @@ import httpx
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
-# The embedder and this client share retry rules: same statuses, same Retry-After cap.
-from memorybank.embedders.openai import _retry_after, _RetryableError, _shorten
 from memorybank.errors import ConfigurationError, ProviderError
+
+# The embedder and this client share retry rules: same statuses, same Retry-After cap.
+from memorybank.httpretry import RetryableError, retry_after, shorten
 from memorybank.tools.schema import strict_schema
 
 Message = Mapping[str, str]
@@ -183,7 +184,7 @@ class ChatClient:
         for attempt in range(attempts):
             try:
                 return self._attempt(body)
-            except _RetryableError as exc:
+            except RetryableError as exc:
                 last = exc.message
                 if attempt + 1 == attempts:
                     break
@@ -196,18 +197,18 @@ class ChatClient:
         try:
             response = self._client.post(self._url, json=body)
         except httpx.TimeoutException as exc:
-            raise _RetryableError(f"timed out ({type(exc).__name__})") from exc
+            raise RetryableError(f"timed out ({type(exc).__name__})") from exc
         except httpx.TransportError as exc:
-            raise _RetryableError(f"connection failed: {type(exc).__name__}: {exc}") from exc
+            raise RetryableError(f"connection failed: {type(exc).__name__}: {exc}") from exc
         except (httpx.HTTPError, RuntimeError) as exc:  # closed client, redirect loop, ...
             raise ProviderError(
                 f"{self._describe()} failed: {type(exc).__name__}: {self._redact(str(exc))}"
             ) from exc
         status = response.status_code
         if status == 429 or status >= 500:
-            raise _RetryableError(
+            raise RetryableError(
                 f"HTTP {status}: {self._error_text(response)}",
-                retry_after=_retry_after(response),
+                retry_after=retry_after(response),
             )
         if status != 200:
             return status, self._error_text(response)
@@ -216,7 +217,7 @@ class ChatClient:
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ProviderError(
                 f"{self._describe()} answered HTTP 200 with a body that is not JSON: "
-                f"{_shorten(self._redact(response.text))!r}"
+                f"{shorten(self._redact(response.text))!r}"
             ) from exc
 
     def _content(self, payload: Any) -> str:
@@ -231,7 +232,7 @@ class ChatClient:
             return content
         refusal = message.get("refusal")
         if isinstance(refusal, str) and refusal:
-            raise ProviderError(f"{self._describe()} refused: {_shorten(self._redact(refusal))}")
+            raise ProviderError(f"{self._describe()} refused: {shorten(self._redact(refusal))}")
         raise MalformedReply(f"{self._describe()} answered with an empty message", "")
 
     # -- messages ----------------------------------------------------------------------------
@@ -261,7 +262,7 @@ class ChatClient:
                 text = payload["detail"]
         if text is None:
             text = response.text.strip() or response.reason_phrase or "no details"
-        return _shorten(self._redact(text))
+        return shorten(self._redact(text))
 
 
 def parse_json_object(text: str, redact: Callable[[str], str] = str) -> dict[str, Any]:
@@ -286,12 +287,12 @@ def parse_json_object(text: str, redact: Callable[[str], str] = str) -> dict[str
         if value is None:
             raise MalformedReply(
                 f"the model's answer is not JSON ({exc.msg} at character {exc.pos})",
-                _shorten(redact(text)),
+                shorten(redact(text)),
             ) from exc
     if not isinstance(value, dict):
         raise MalformedReply(
             f"the model's answer is JSON but not an object (got {type(value).__name__})",
-            _shorten(redact(text)),
+            shorten(redact(text)),
         )
     return value
 
