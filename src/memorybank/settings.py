@@ -52,6 +52,14 @@ class Settings(BaseSettings):
     sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = "FULL"
     vector_cache_mb: int = Field(1024, ge=16)
 
+    # The server: the key encrypting users' provider keys (else the key file, default
+    # $MEMORYBANK_HOME/master.key, created with mode 0600), the largest request body, and how
+    # many AI writes (tool calls that write, memory POSTs) a user may make per minute.
+    master_key: SecretStr | None = None
+    key_file: Path | None = None
+    max_request_bytes: int = Field(1024 * 1024, ge=1024)
+    ai_write_rate_per_minute: int = Field(60, ge=1)
+
     def database_url(self) -> str:
         """The configured URL, or the SQLite file in :attr:`home`."""
         return self.url or f"sqlite:///{self.home / 'memorybank.db'}"

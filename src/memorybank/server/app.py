@@ -1,81 +1,814 @@
-"""A minimal FastAPI app over one :class:`~memorybank.MemoryBank` (the full API comes later).
+"""The HTTP API of memorybank: thin FastAPI routes over :class:`~memorybank.MemoryBank` and
+:class:`~memorybank.accounts.Accounts` (endpoints with examples: ``docs/api.md``; OpenAPI at
+``/docs``).
 
-    GET /healthz                                        → {"status": "ok", "memories": N}
-    GET /api/memories?user_id=…&project_id=…&limit=50&offset=0
-                                                        → {"memories": [...], "count": total}
+* Auth: with no users configured the server is in local mode (one user, ``local``); otherwise
+  every ``/api`` and ``/mcp`` request needs ``Authorization: Bearer <key>``
+  (:func:`~memorybank.server.permissions.resolve_caller`).
+* Permissions: seed 002 §6.5, decided in :mod:`memorybank.server.permissions` only.
+* Errors: always ``{"error": "<what to fix>"}``; :func:`status_code` is the one mapping from
+  the :class:`~memorybank.MemoryBankError` tree to HTTP statuses.
+* Limits: request bodies over ``max_request_bytes`` get 413; AI writes over
+  ``ai_write_rate_per_minute`` per user get 429 with ``Retry-After``.
 
-Errors of the :class:`~memorybank.MemoryBankError` tree become ``{"error": message}`` with
-the matching HTTP status, in one exception handler. Endpoints are plain ``def`` functions run
-in the thread pool: the store is thread-safe (one SQLite connection per thread).
+Endpoints are plain ``def`` functions run in the thread pool: the store is thread-safe.
 
     >>> import uvicorn, memorybank  # doctest: +SKIP
-    >>> uvicorn.run(create_app(memorybank.open()), host="127.0.0.1", port=8000)  # doctest: +SKIP
+    >>> app = create_app(bank, Accounts.open(bank, settings), settings)  # doctest: +SKIP
+    >>> uvicorn.run(app, host="127.0.0.1", port=8000)  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-from typing import Any
+import copy
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Annotated, Any, Literal
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
+import anyio.to_thread
+from fastapi import Body, Depends, FastAPI, Query, Request, Response
+from fastapi.exceptions import HTTPException, RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.datastructures import Headers
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memorybank import __version__
+from memorybank import __version__, tools
+from memorybank.accounts import Accounts, ProviderKind, Role, Thread
 from memorybank.bank import MemoryBank
-from memorybank.errors import MemoryBankError, NotFound, PermissionDenied, ValidationError
+from memorybank.errors import (
+    ConfigurationError,
+    MemoryBankError,
+    NotFound,
+    PermissionDenied,
+    ProviderError,
+    ValidationError,
+)
+from memorybank.forget import forget_cancel, forget_confirm, forget_preview, render_preview
+from memorybank.llm.client import ChatClient
+from memorybank.model import Memory, Source
+from memorybank.orgs import org_users
+from memorybank.server.limits import (
+    BodyLimit,
+    ConfirmTokens,
+    RateLimited,
+    RateLimiter,
+    TooLarge,
+)
+from memorybank.server.metrics import CONTENT_TYPE, Metrics, MetricsMiddleware
+from memorybank.server.permissions import (
+    Action,
+    Caller,
+    Unauthorized,
+    authorize,
+    authorize_tool,
+    org_admin_of,
+    require_org_admin,
+    resolve_caller,
+)
+from memorybank.server.schemas import (
+    AddFact,
+    ClearRequest,
+    ForgetRequest,
+    Me,
+    MemoryPatch,
+    ProjectView,
+    ProviderUpdate,
+    ProviderView,
+    ThreadCreate,
+    ThreadPatch,
+    ThreadView,
+    ToolCall,
+)
+from memorybank.settings import Settings
+from memorybank.tokens import count_tokens
+from memorybank.tools import ToolContext
+
+
+class Conflict(MemoryBankError):
+    """The request clashes with what is stored (HTTP 409); ``extra`` joins the error body."""
+
+    def __init__(self, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.extra = extra
 
 
 def status_code(exc: MemoryBankError) -> int:
-    """The HTTP status of a memorybank error."""
-    if isinstance(exc, ValidationError):
-        return 422
-    if isinstance(exc, NotFound):
-        return 404
-    if isinstance(exc, PermissionDenied):
-        return 403
-    return 500
+    """The HTTP status of a memorybank error (the one mapping of the API)."""
+    mapping: tuple[tuple[type[MemoryBankError], int], ...] = (
+        (Unauthorized, 401),
+        (PermissionDenied, 403),
+        (NotFound, 404),
+        (Conflict, 409),
+        (TooLarge, 413),
+        (ValidationError, 422),
+        (RateLimited, 429),
+        (ProviderError, 502),
+    )
+    return next((code for kind, code in mapping if isinstance(exc, kind)), 500)
 
 
-def create_app(bank: MemoryBank) -> FastAPI:
-    """The app serving ``bank``. The caller owns the bank and closes it after serving."""
-    app = FastAPI(title="memorybank", version=__version__)
+def error_response(exc: MemoryBankError) -> JSONResponse:
+    """``{"error": …}`` with the status of ``exc`` (and ``Retry-After`` / ``WWW-Authenticate``
+    where they belong)."""
+    body: dict[str, Any] = {"error": str(exc)}
+    headers: dict[str, str] = {}
+    if isinstance(exc, Conflict):
+        body.update(exc.extra)
+    if isinstance(exc, RateLimited):
+        headers["Retry-After"] = str(exc.retry_after)
+    if isinstance(exc, Unauthorized):
+        headers["WWW-Authenticate"] = "Bearer"
+    return JSONResponse(body, status_code=status_code(exc), headers=headers)
+
+
+def current_caller(request: Request) -> Caller:
+    """The dependency every ``/api`` route uses: who is calling (401 when unknown)."""
+    accounts: Accounts = request.app.state.accounts
+    return resolve_caller(accounts, request.headers.get("authorization"))
+
+
+CallerDep = Annotated[Caller, Depends(current_caller)]
+
+
+def _m(memory: Memory) -> dict[str, Any]:
+    return memory.model_dump(mode="json")
+
+
+def _thread_view(thread: Thread) -> dict[str, Any]:
+    return ThreadView(
+        id=thread.id,
+        project_id=thread.project_id,
+        title=thread.title,
+        memory_enabled=thread.memory_enabled,
+        created_at=thread.created_at.isoformat(),
+        updated_at=thread.updated_at.isoformat(),
+    ).model_dump()
+
+
+class _McpGate:
+    """Refuses unauthenticated MCP requests before they reach the MCP app."""
+
+    def __init__(self, app: ASGIApp, accounts: Accounts) -> None:
+        self.app = app
+        self.accounts = accounts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        header = Headers(scope=scope).get("authorization")
+        try:
+            await anyio.to_thread.run_sync(resolve_caller, self.accounts, header)
+        except Unauthorized as exc:
+            await error_response(exc)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def create_app(
+    bank: MemoryBank,
+    accounts: Accounts,
+    settings: Settings | None = None,
+    *,
+    host: str = "127.0.0.1",
+) -> FastAPI:
+    """The app serving ``bank`` with ``accounts``. The caller owns both and closes the bank
+    after serving. ``host`` is where clients reach the server (MCP's DNS-rebinding check)."""
+    from memorybank.mcp import mcp_http_app
+
+    settings = settings or Settings()
+    limiter = RateLimiter(settings.ai_write_rate_per_minute)
+    confirmations = ConfirmTokens()
+    metrics = Metrics(lambda: float(bank.stats().get("memories", 0)))
+
+    def tool_context(caller: Caller, thread: Thread | None) -> ToolContext:
+        project_id = thread.project_id if thread else None
+        role: Role | None = None
+        if project_id is not None:
+            role = authorize(accounts, caller, Action.VIEW, project_id)
+        org = org_admin_of(accounts, caller)
+        orgs = [] if caller.local else accounts.orgs(caller.user_id)
+        return ToolContext(
+            user_id=caller.user_id,
+            project_id=project_id,
+            thread_id=thread.id if thread else None,
+            role=role,
+            org_id=org or (orgs[0][0] if orgs else None),
+            org_admin=org is not None,
+            memory_enabled=thread.memory_enabled if thread else True,
+        )
+
+    def mcp_context(request: Request | None) -> ToolContext:
+        header = request.headers.get("authorization") if request is not None else None
+        return tool_context(resolve_caller(accounts, header), None)
+
+    mcp_app = mcp_http_app(bank, "default", mcp_context, path="/mcp", host=host)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with mcp_app.router.lifespan_context(mcp_app):
+            yield
+
+    app = FastAPI(
+        title="memorybank",
+        version=__version__,
+        description='Long-term memory for LLM assistants. Errors are {"error": …}.',
+        lifespan=lifespan,
+    )
     app.state.bank = bank
+    app.state.accounts = accounts
+    app.state.settings = settings
+    app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(MetricsMiddleware, metrics=metrics)
 
     @app.exception_handler(MemoryBankError)
     async def memorybank_error(request: Request, exc: MemoryBankError) -> JSONResponse:
-        return JSONResponse({"error": str(exc)}, status_code=status_code(exc))
+        return error_response(exc)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code)
 
     @app.exception_handler(RequestValidationError)
     async def request_error(request: Request, exc: RequestValidationError) -> JSONResponse:
-        # Malformed query parameters (limit=abc) get the same shape as our own errors.
+        errors = exc.errors()
+        if any(e.get("type") == "json_invalid" for e in errors):
+            return JSONResponse({"error": "the request body is not valid JSON"}, status_code=400)
         parts = [
             f"{'.'.join(str(p) for p in error['loc'][1:]) or 'request'}: {error['msg']}"
-            for error in exc.errors()
+            for error in errors
         ]
         return JSONResponse({"error": "; ".join(parts)}, status_code=422)
 
-    @app.get("/healthz")
+    # -- helpers over the services ----------------------------------------------------------
+
+    @contextmanager
+    def bank_for(caller: Caller) -> Iterator[MemoryBank]:
+        """``bank``, or a view of it using the caller's own LLM when they enabled one."""
+        provider = accounts.provider(caller.user_id, "llm")
+        if provider is None or not provider.enabled:
+            yield bank
+            return
+        client = ChatClient(
+            provider.base_url, provider.model, api_key=accounts.provider_secret(provider)
+        )
+        view = copy.copy(bank)
+        view.llm = client
+        try:
+            yield view
+        finally:
+            client.close()
+
+    def memory_scope(caller: Caller, memory_id: str, action: Action) -> str | None:
+        """The project of a memory addressed by id, after checking ``action`` there."""
+        exists, project_id = accounts.memory_project(memory_id)
+        if not exists:
+            raise NotFound(f"no memory {memory_id!r}")
+        authorize(accounts, caller, action, project_id)
+        return project_id
+
+    def add_fact(caller: Caller, body: AddFact, project_id: str | None) -> JSONResponse:
+        limiter.hit(caller.user_id)
+        result = bank.save(
+            caller.user_id,
+            body.fact,
+            body.category or "context",
+            project_id=project_id,
+            source=Source.USER,
+            created_by=caller.user_id,
+        )
+        if result.duplicate:
+            existing = None
+            if result.existing_id:
+                try:
+                    existing = _m(
+                        bank.get(result.existing_id, caller.user_id, project_id=project_id)
+                    )
+                except NotFound:
+                    existing = None
+            raise Conflict(
+                f"already remembered: {result.existing_content}",
+                duplicate=True,
+                existing=existing,
+            )
+        assert result.memory is not None
+        return JSONResponse({"memory": _m(result.memory)}, status_code=201)
+
+    def list_scope(
+        caller: Caller,
+        project_id: str | None,
+        q: str | None,
+        category: str | None,
+        limit: int,
+        offset: int,
+    ) -> tuple[list[Memory], int]:
+        scopes: Literal["user", "project"] = "project" if project_id else "user"
+        if q:
+            hits = bank.search(
+                caller.user_id,
+                q,
+                project_id=project_id,
+                scopes=scopes,
+                limit=limit,
+                category=category,
+            )
+            memories = [h.memory for h in hits]
+            return memories, len(memories)
+        filters: dict[str, Any] = {} if category is None else {"category": category}
+        memories = bank.list(
+            caller.user_id,
+            project_id=project_id,
+            scopes=scopes,
+            limit=limit,
+            offset=offset,
+            **filters,
+        )
+        total = bank.count(caller.user_id, project_id=project_id, scopes=scopes, **filters)
+        return memories, total
+
+    def clear_scope(caller: Caller, project_id: str | None, body: ClearRequest | None) -> Any:
+        key = f"p:{project_id}" if project_id else f"u:{caller.user_id}"
+        if body is None:
+            scopes: Literal["user", "project"] = "project" if project_id else "user"
+            count = bank.count(caller.user_id, project_id=project_id, scopes=scopes)
+            return {"confirm_token": confirmations.issue(caller.user_id, key), "count": count}
+        confirmations.redeem(body.confirm_token, caller.user_id, key)
+        return {"deleted": bank.clear(caller.user_id, project_id, actor=caller.user_id)}
+
+    def thread_of(caller: Caller, thread_id: str | None) -> Thread | None:
+        return None if thread_id is None else accounts.thread(thread_id, caller.user_id)
+
+    # -- health and metrics -----------------------------------------------------------------
+
+    @app.get("/healthz", tags=["ops"])
     def healthz() -> dict[str, Any]:
-        """Liveness, with the number of stored memories."""
+        """Liveness, with the number of stored memories (no auth)."""
         return {"status": "ok", "memories": int(bank.stats().get("memories", 0))}
 
-    @app.get("/api/memories")
-    def list_memories(
-        user_id: str | None = None,
-        project_id: str | None = None,
-        limit: int = 50,
-        offset: int = 0,
-    ) -> dict[str, Any]:
-        """A page of the user's memories (newest first) and how many there are in all."""
-        if not user_id:
-            raise ValidationError(
-                "user_id is required: pass ?user_id=<the user's id>", field="user_id"
-            )
-        memories = bank.list(user_id, project_id=project_id, limit=limit, offset=offset)
-        total = bank.count(user_id, project_id=project_id)
-        return {"memories": [m.model_dump(mode="json") for m in memories], "count": total}
+    @app.get("/metrics", tags=["ops"])
+    def prometheus() -> Response:
+        """Prometheus metrics: request counts and latencies by route, memories stored."""
+        return Response(metrics.render(), media_type=CONTENT_TYPE)
 
+    # -- identity ---------------------------------------------------------------------------
+
+    @app.get("/api/me", tags=["identity"])
+    def me(caller: CallerDep) -> dict[str, Any]:
+        """Who is calling, in which mode, and their projects."""
+        projects = [] if caller.local else accounts.projects(caller.user_id)
+        return Me(
+            user_id=caller.user_id,
+            name=caller.name,
+            mode=caller.mode,
+            projects=[ProjectView(id=p.id, name=p.name, role=r) for p, r in projects],
+            org_admin=org_admin_of(accounts, caller) is not None,
+        ).model_dump()
+
+    # -- seed 002 §6.4: user and drive memory -----------------------------------------------
+
+    @app.get("/api/memory/user", tags=["memory"])
+    def list_user_memory(
+        caller: CallerDep,
+        q: str | None = None,
+        category: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=500)] = 50,
+        offset: Annotated[int, Query(ge=0)] = 0,
+    ) -> dict[str, Any]:
+        """The caller's private memories (newest first; ``q`` searches instead)."""
+        memories, total = list_scope(caller, None, q, category, limit, offset)
+        return {"memories": [_m(m) for m in memories], "count": total}
+
+    @app.post("/api/memory/user", status_code=201, tags=["memory"])
+    def add_user_memory(caller: CallerDep, body: AddFact) -> JSONResponse:
+        """Add a fact to the caller's private memory by hand (409 for a duplicate)."""
+        return add_fact(caller, body, None)
+
+    @app.delete("/api/memory/user/{memory_id}", status_code=204, tags=["memory"])
+    def delete_user_memory(caller: CallerDep, memory_id: str) -> Response:
+        """Delete one of the caller's private memories."""
+        exists, project_id = accounts.memory_project(memory_id)
+        if not exists or project_id is not None:
+            raise NotFound(f"no memory {memory_id!r} for this user")
+        bank.delete(memory_id, caller.user_id)
+        return Response(status_code=204)
+
+    @app.post("/api/memory/user/clear", tags=["memory"])
+    def clear_user_memory(
+        caller: CallerDep, body: Annotated[ClearRequest | None, Body()] = None
+    ) -> Any:
+        """Without a body: a confirm token and how many would go. With it: delete them all."""
+        return clear_scope(caller, None, body)
+
+    @app.get("/api/memory/drive/{drive_id}", tags=["memory"])
+    def list_drive_memory(
+        caller: CallerDep,
+        drive_id: str,
+        q: str | None = None,
+        category: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=500)] = 50,
+        offset: Annotated[int, Query(ge=0)] = 0,
+    ) -> dict[str, Any]:
+        """A project's memories, for every member, with the caller's role."""
+        role = authorize(accounts, caller, Action.VIEW, drive_id)
+        memories, total = list_scope(caller, drive_id, q, category, limit, offset)
+        return {"memories": [_m(m) for m in memories], "count": total, "role": role}
+
+    @app.post("/api/memory/drive/{drive_id}", status_code=201, tags=["memory"])
+    def add_drive_memory(caller: CallerDep, drive_id: str, body: AddFact) -> JSONResponse:
+        """Add a fact to a project by hand (admins and owners)."""
+        authorize(accounts, caller, Action.ADD_MANUAL, drive_id)
+        return add_fact(caller, body, drive_id)
+
+    @app.delete("/api/memory/drive/{memory_id}", status_code=204, tags=["memory"])
+    def delete_drive_memory(caller: CallerDep, memory_id: str) -> Response:
+        """Delete a project memory by its id (admins and owners of its project)."""
+        exists, project_id = accounts.memory_project(memory_id)
+        if not exists or project_id is None:
+            raise NotFound(f"no project memory {memory_id!r}")
+        authorize(accounts, caller, Action.DELETE, project_id)
+        bank.delete(memory_id, caller.user_id, project_id=project_id)
+        return Response(status_code=204)
+
+    @app.post("/api/memory/drive/{drive_id}/clear", tags=["memory"])
+    def clear_drive_memory(
+        caller: CallerDep, drive_id: str, body: Annotated[ClearRequest | None, Body()] = None
+    ) -> Any:
+        """Clear a project's memory in two steps (admins and owners)."""
+        authorize(accounts, caller, Action.DELETE, drive_id)
+        return clear_scope(caller, drive_id, body)
+
+    # -- search, read, edit -----------------------------------------------------------------
+
+    @app.get("/api/search", tags=["memories"])
+    def search(
+        caller: CallerDep,
+        q: str,
+        project_id: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=100)] = 10,
+        category: str | None = None,
+        scopes: Literal["all", "user", "project"] = "all",
+        org_wide: bool = False,
+    ) -> dict[str, Any]:
+        """Hybrid search; ``org_wide`` (org admins only) searches every org member's private
+        memories."""
+        if project_id is not None:
+            authorize(accounts, caller, Action.VIEW, project_id)
+        if org_wide:
+            org = require_org_admin(accounts, caller)
+            users = sorted({*org_users(bank, org), caller.user_id})
+            hits = [
+                hit
+                for user in users
+                for hit in bank.search(user, q, scopes="user", limit=limit, category=category)
+            ]
+            hits = sorted(hits, key=lambda h: h.score, reverse=True)[:limit]
+        else:
+            hits = bank.search(
+                caller.user_id,
+                q,
+                project_id=project_id,
+                scopes=scopes,
+                limit=limit,
+                category=category,
+            )
+        return {
+            "hits": [
+                {
+                    "memory": _m(h.memory),
+                    "score": h.score,
+                    "relevance": h.relevance,
+                    "importance": h.importance,
+                    "recency": h.recency,
+                }
+                for h in hits
+            ]
+        }
+
+    @app.get("/api/recent", tags=["memories"])
+    def recent(
+        caller: CallerDep,
+        since: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=500)] = 30,
+        project_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Newest memories first (``since``: 24h, 7d, 30d, 90d)."""
+        if project_id is not None:
+            authorize(accounts, caller, Action.VIEW, project_id)
+        memories = bank.recent(caller.user_id, project_id=project_id, since=since, limit=limit)
+        return {"memories": [_m(m) for m in memories], "count": len(memories)}
+
+    @app.get("/api/memories/{memory_id}", tags=["memories"])
+    def get_memory(
+        caller: CallerDep, memory_id: str, project_id: str | None = None
+    ) -> dict[str, Any]:
+        """One memory (private, or of a project the caller belongs to)."""
+        scope = memory_scope(caller, memory_id, Action.VIEW)
+        return _m(bank.get(memory_id, caller.user_id, project_id=scope))
+
+    @app.patch("/api/memories/{memory_id}", tags=["memories"])
+    def patch_memory(
+        caller: CallerDep, memory_id: str, body: MemoryPatch, project_id: str | None = None
+    ) -> dict[str, Any]:
+        """Change a memory in place (project memories: admins and owners)."""
+        scope = memory_scope(caller, memory_id, Action.DELETE)
+        changed = bank.update(
+            memory_id,
+            caller.user_id,
+            project_id=scope,
+            content=body.content,
+            category=body.category,
+            importance=body.importance,
+            tags=body.tags,
+            actor=caller.user_id,
+        )
+        return _m(changed)
+
+    @app.get("/api/memories/{memory_id}/history", tags=["memories"])
+    def memory_history(
+        caller: CallerDep, memory_id: str, project_id: str | None = None
+    ) -> dict[str, Any]:
+        """ADD / UPDATE / DELETE events of a memory, oldest first."""
+        exists, scope = accounts.memory_project(memory_id)
+        if exists:
+            authorize(accounts, caller, Action.VIEW, scope)
+        else:  # deleted: only its tombstone is left, in the scope the caller names
+            if project_id is not None:
+                authorize(accounts, caller, Action.VIEW, project_id)
+            scope = project_id
+        events = bank.history(memory_id, caller.user_id, project_id=scope)
+        return {"events": [e.model_dump(mode="json") for e in events]}
+
+    # -- moving data ------------------------------------------------------------------------
+
+    @app.get("/api/export", tags=["data"])
+    def export(
+        caller: CallerDep,
+        format: Literal["json", "markdown"] = "json",
+        project_id: str | None = None,
+    ) -> Response:
+        """Every memory of the caller's private scope (or one project) as a download."""
+        if project_id is not None:
+            authorize(accounts, caller, Action.VIEW, project_id)
+        text = bank.export(caller.user_id, format, project_id=project_id)
+        name = f"memorybank-{project_id or caller.user_id}"
+        ext, media = ("json", "application/json") if format == "json" else ("md", "text/markdown")
+        return Response(
+            text,
+            media_type=media,
+            headers={"Content-Disposition": f'attachment; filename="{name}.{ext}"'},
+        )
+
+    @app.post("/api/import", tags=["data"])
+    async def import_(request: Request, project_id: str | None = None) -> dict[str, Any]:
+        """Load a JSON export (the body) into the caller's scope or a project (admins)."""
+        caller = await anyio.to_thread.run_sync(current_caller, request)
+        data = await request.body()
+
+        def run() -> dict[str, Any]:
+            if project_id is not None:
+                authorize(accounts, caller, Action.ADD_MANUAL, project_id)
+            results = bank.import_(caller.user_id, data, project_id=project_id)
+            imported = sum(1 for r in results if r.success)
+            return {"imported": imported, "skipped": len(results) - imported}
+
+        return await anyio.to_thread.run_sync(run)
+
+    @app.get("/api/stats", tags=["data"])
+    def stats(caller: CallerDep) -> dict[str, Any]:
+        """The caller's own counts: private memories and each of their projects'."""
+        projects = [] if caller.local else accounts.projects(caller.user_id)
+        return {
+            "user_id": caller.user_id,
+            "memories": bank.count(caller.user_id, scopes="user"),
+            "projects": [
+                {
+                    "id": p.id,
+                    "name": p.name,
+                    "role": role,
+                    "memories": bank.count(caller.user_id, project_id=p.id, scopes="project"),
+                }
+                for p, role in projects
+            ],
+        }
+
+    # -- forgetting -------------------------------------------------------------------------
+
+    @app.post("/api/forget/preview", tags=["forget"])
+    def preview_forget(caller: CallerDep, body: ForgetRequest) -> dict[str, Any]:
+        """Plan what forgetting ``query`` would do (changes nothing)."""
+        if body.project_id is not None:
+            authorize(accounts, caller, Action.DELETE, body.project_id)
+        ctx = ToolContext(user_id=caller.user_id, project_id=body.project_id)
+        with bank_for(caller) as own:
+            preview = forget_preview(own, ctx, body.query)
+        return {
+            "plan_id": preview.plan.id,
+            "summary": preview.summary,
+            "steps": [
+                {
+                    "memory_id": item.memory.id,
+                    "action": item.action.value.upper(),
+                    "reason": item.reason,
+                    "content": item.memory.content,
+                    "rewritten": item.rewrite,
+                }
+                for item in preview.items
+            ],
+            "expires_at": preview.plan.expires_at.isoformat(),
+            "text": render_preview(preview),
+        }
+
+    def plan_context(caller: Caller, plan_id: str) -> ToolContext:
+        plan = bank.store.get_forget_plan(plan_id) if plan_id.startswith("fp_") else None
+        if plan is None or plan.user_id != caller.user_id:
+            raise NotFound(f"no forget plan {plan_id!r} for this user")
+        if plan.project_id is not None:
+            authorize(accounts, caller, Action.DELETE, plan.project_id)
+        return ToolContext(user_id=caller.user_id, project_id=plan.project_id)
+
+    @app.post("/api/forget/{plan_id}/confirm", tags=["forget"])
+    def confirm_forget(caller: CallerDep, plan_id: str) -> dict[str, Any]:
+        """Carry out a previewed plan, atomically."""
+        result = forget_confirm(bank, plan_context(caller, plan_id), plan_id)
+        return {
+            "forgotten": len(result.forgotten),
+            "rewritten": len(result.rewritten),
+            "kept": result.kept,
+        }
+
+    @app.post("/api/forget/{plan_id}/cancel", tags=["forget"])
+    def cancel_forget(caller: CallerDep, plan_id: str) -> dict[str, Any]:
+        """Drop a pending plan."""
+        forget_cancel(bank, plan_context(caller, plan_id), plan_id)
+        return {"cancelled": True}
+
+    # -- threads ----------------------------------------------------------------------------
+
+    @app.post("/api/threads", status_code=201, tags=["threads"])
+    def create_thread(caller: CallerDep, body: ThreadCreate) -> dict[str, Any]:
+        """Start a conversation, optionally in a project, with memory on or off."""
+        if body.project_id is not None:
+            authorize(accounts, caller, Action.VIEW, body.project_id)
+        thread = accounts.create_thread(
+            caller.user_id,
+            project_id=body.project_id,
+            title=body.title,
+            memory_enabled=body.memory_enabled,
+        )
+        return _thread_view(thread)
+
+    @app.get("/api/threads", tags=["threads"])
+    def list_threads(caller: CallerDep) -> dict[str, Any]:
+        """The caller's conversations, newest first."""
+        return {"threads": [_thread_view(t) for t in accounts.threads(caller.user_id)]}
+
+    @app.patch("/api/threads/{thread_id}", tags=["threads"])
+    def patch_thread(caller: CallerDep, thread_id: str, body: ThreadPatch) -> dict[str, Any]:
+        """Rename, switch memory on/off, or move to another project (``project_id: null``
+        makes it unfoldered)."""
+        moving = "project_id" in body.model_fields_set
+        if moving and body.project_id is not None:
+            authorize(accounts, caller, Action.VIEW, body.project_id)
+        thread = accounts.update_thread(
+            thread_id,
+            caller.user_id,
+            title=body.title,
+            memory_enabled=body.memory_enabled,
+            project_id=body.project_id if moving else None,
+            clear_project=moving and body.project_id is None,
+        )
+        return _thread_view(thread)
+
+    # -- tools ------------------------------------------------------------------------------
+
+    def find_profile(name: str) -> tools.Profile:
+        if name not in tools.PROFILE_NAMES:
+            raise NotFound(f"no tool profile {name!r}: use one of {', '.join(tools.PROFILE_NAMES)}")
+        return tools.profile(name)
+
+    @app.get("/api/tools/{profile}", tags=["tools"])
+    def tool_definitions(
+        caller: CallerDep,
+        profile: str,
+        format: Literal["openai", "anthropic", "mcp"] = "openai",
+    ) -> dict[str, Any]:
+        """A profile's tool definitions for a chat API, and what they cost per request."""
+        chosen = find_profile(profile)
+        return {
+            "profile": chosen.name,
+            "format": format,
+            "tools": tools.export(chosen, format),
+            "token_cost": tools.token_cost(chosen, format),
+        }
+
+    @app.post("/api/tools/{profile}/call", tags=["tools"])
+    def call_tool(caller: CallerDep, profile: str, body: ToolCall) -> dict[str, Any]:
+        """Run what the model asked for, as the caller, in the thread's scope."""
+        chosen = find_profile(profile)
+        ctx = tool_context(caller, thread_of(caller, body.thread_id))
+        offered = tools.toolkit(chosen, ctx)
+        if not offered.tools:
+            raise Conflict(
+                f"memory is turned off for thread {ctx.thread_id!r}: offer the model no memory "
+                "tools, or switch memory on with PATCH /api/threads/{id}"
+            )
+        tool = offered.tool(body.name)
+        if tool is not None:
+            authorize_tool(ctx.role, ctx.project_id, tool.name)
+            if tool.tier == tools.SafetyTier.SIDE_EFFECTING:
+                limiter.hit(caller.user_id)
+        with bank_for(caller) as own:
+            return {"result": tools.call(own, chosen, body.name, body.arguments, ctx)}
+
+    @app.get("/api/prompt", tags=["tools"])
+    def prompt(
+        caller: CallerDep,
+        thread_id: str | None = None,
+        budget: Annotated[int, Query(ge=50, le=20_000)] = 500,
+        profile: str = "default",
+    ) -> dict[str, Any]:
+        """The system-prompt block: the profile's guidance and the pre-loaded memories."""
+        find_profile(profile)
+        ctx = tool_context(caller, thread_of(caller, thread_id))
+        text = bank.system_prompt(ctx, profile, budget)
+        return {"prompt": text, "tokens": count_tokens(text)}
+
+    # -- bring-your-own providers -----------------------------------------------------------
+
+    def provider_view(settings_: Any) -> dict[str, Any]:
+        return ProviderView(
+            kind=settings_.kind,
+            base_url=settings_.base_url,
+            model=settings_.model,
+            enabled=settings_.enabled,
+            key_set=settings_.key_set,
+            key_hint=settings_.key_hint,
+        ).model_dump()
+
+    def provider_kind(kind: str) -> ProviderKind:
+        if kind not in ("embedding", "llm"):
+            raise NotFound(f"no provider kind {kind!r}: use embedding or llm")
+        return "llm" if kind == "llm" else "embedding"
+
+    @app.get("/api/settings/providers", tags=["settings"])
+    def list_providers(caller: CallerDep) -> list[dict[str, Any]]:
+        """The caller's providers; keys are never returned, only whether one is set."""
+        return [provider_view(p) for p in accounts.providers(caller.user_id)]
+
+    @app.put("/api/settings/providers/{kind}", tags=["settings"])
+    def put_provider(caller: CallerDep, kind: str, body: ProviderUpdate) -> dict[str, Any]:
+        """Configure, enable/disable or rotate the key of a provider (key stored encrypted)."""
+        stored = accounts.set_provider(
+            caller.user_id,
+            provider_kind(kind),
+            base_url=body.base_url,
+            model=body.model,
+            api_key=body.api_key,
+            enabled=body.enabled,
+        )
+        return provider_view(stored)
+
+    @app.delete("/api/settings/providers/{kind}", status_code=204, tags=["settings"])
+    def delete_provider(caller: CallerDep, kind: str) -> Response:
+        """Forget a provider and its key."""
+        accounts.delete_provider(caller.user_id, provider_kind(kind))
+        return Response(status_code=204)
+
+    @app.post("/api/providers/llm/check", tags=["settings"])
+    def check_llm(caller: CallerDep) -> dict[str, Any]:
+        """Ask the caller's LLM a one-line question: ``success: false`` with guidance when it
+        is not configured, disabled or failing."""
+        provider = accounts.provider(caller.user_id, "llm")
+        if provider is None or not provider.enabled:
+            return {
+                "success": False,
+                "error": "no LLM provider is configured or enabled: add one in Settings "
+                "(PUT /api/settings/providers/llm) and enable it",
+            }
+        with bank_for(caller) as own:
+            try:
+                own.llm.complete_json(
+                    [{"role": "user", "content": 'Answer with the JSON {"ok": true}.'}],
+                    "check",
+                    {
+                        "type": "object",
+                        "properties": {"ok": {"type": "boolean"}},
+                        "required": ["ok"],
+                        "additionalProperties": False,
+                    },
+                )
+            except (ProviderError, ConfigurationError) as exc:
+                return {"success": False, "error": f"the LLM provider failed: {exc}"}
+        return {"success": True, "model": provider.model}
+
+    # -- MCP, then the web UI ---------------------------------------------------------------
+
+    for route in mcp_app.routes:
+        if isinstance(route, Route):
+            app.router.routes.append(Route(route.path, endpoint=_McpGate(route.endpoint, accounts)))
+
+    from memorybank.server.ui import mount_ui
+
+    mount_ui(app)
     return app
 
 
-__all__ = ["create_app", "status_code"]
+__all__ = ["Conflict", "create_app", "error_response", "status_code"]

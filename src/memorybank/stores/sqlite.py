@@ -1112,7 +1112,8 @@ class SQLiteStore:
         """Record that ``user_id`` belongs to ``org_id`` (adding twice changes nothing)."""
         with self._write() as txn:
             txn.conn.execute(
-                "INSERT INTO org_members VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                "INSERT INTO org_members (org_id, user_id, added_us) VALUES (?, ?, ?) "
+                "ON CONFLICT DO NOTHING",
                 (org_id, user_id, _us(datetime.now(UTC))),
             )
 

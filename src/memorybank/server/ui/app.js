@@ -1,0 +1,766 @@
+/* memorybank UI: plain JavaScript, no build step, no network beyond this server's /api. */
+"use strict";
+
+(function () {
+  const KEY_STORAGE = "memorybank.apiKey";
+  const CATEGORIES = ["identity", "preference", "relationship", "project", "context"];
+  const SOURCE_LABELS = { ai: "AI", user: "You", import: "Imported", conversation: "Conversation" };
+  const SAVE_TOOL = /save|add|remember|memori[sz]e|store|create|insert|log/i;
+
+  const $ = (sel, root) => (root || document).querySelector(sel);
+  const state = {
+    me: null,
+    memoryRole: null,
+    wsRole: null,
+    plan: null,
+    tools: [],
+  };
+
+  // ------------------------------------------------------------------ helpers
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "class") node.className = v;
+      else if (k === "text") node.textContent = v;
+      else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+      else node.setAttribute(k, v === true ? "" : v);
+    }
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  function apiKey() {
+    try { return localStorage.getItem(KEY_STORAGE) || ""; } catch (e) { return ""; }
+  }
+
+  class ApiError extends Error {
+    constructor(message, status, data) {
+      super(message);
+      this.status = status;
+      this.data = data || {};
+    }
+  }
+
+  async function request(method, path, body) {
+    const headers = { Accept: "application/json" };
+    const key = apiKey();
+    if (key) headers.Authorization = "Bearer " + key;
+    const init = { method, headers };
+    if (body !== undefined) {
+      headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    let response;
+    try {
+      response = await fetch(path, init);
+    } catch (e) {
+      throw new ApiError("Could not reach the server: " + e.message, 0);
+    }
+    return response;
+  }
+
+  async function api(method, path, body) {
+    const response = await request(method, path, body);
+    if (response.status === 204) return null;
+    const text = await response.text();
+    let data = null;
+    if (text) {
+      try { data = JSON.parse(text); } catch (e) { data = { error: text }; }
+    }
+    if (!response.ok) {
+      let message = (data && (data.error || data.detail)) || response.statusText || "request failed";
+      if (typeof message !== "string") message = JSON.stringify(message);
+      throw new ApiError(message, response.status, data);
+    }
+    return data;
+  }
+
+  function setStatus(node, text, kind) {
+    node.textContent = text || "";
+    node.classList.toggle("error", kind === "error");
+    node.classList.toggle("ok", kind === "ok");
+  }
+
+  function banner(text) {
+    const node = $("#banner");
+    node.textContent = text || "";
+    node.hidden = !text;
+  }
+
+  function fmtTime(value) {
+    if (!value) return "";
+    const d = new Date(value);
+    if (isNaN(d)) return String(value);
+    return d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+  }
+
+  function plural(n, word) {
+    return n + " " + word + (n === 1 ? "" : "s");
+  }
+
+  function confirmDialog(title, text, okLabel) {
+    const dialog = $("#confirm-dialog");
+    $("#confirm-title").textContent = title;
+    $("#confirm-text").textContent = text;
+    $("#confirm-yes").textContent = okLabel || "Delete";
+    return new Promise((resolve) => {
+      const done = () => {
+        dialog.removeEventListener("close", done);
+        resolve(dialog.returnValue === "ok");
+      };
+      dialog.returnValue = "";
+      dialog.addEventListener("close", done);
+      dialog.showModal();
+      $("#confirm-no").focus();
+    });
+  }
+
+  function projectName(id) {
+    const p = ((state.me && state.me.projects) || []).find((x) => x.id === id);
+    return p ? p.name || p.id : id;
+  }
+
+  function canManage(role) {
+    return role === "admin" || role === "owner";
+  }
+
+  function fillCategories() {
+    document.querySelectorAll("select.category-select").forEach((select) => {
+      for (const c of CATEGORIES) select.append(el("option", { value: c, text: c }));
+    });
+  }
+
+  async function download(path, fallbackName) {
+    const response = await request("GET", path);
+    if (!response.ok) {
+      let message = response.statusText;
+      try { message = (await response.json()).error || message; } catch (e) { /* not JSON */ }
+      throw new ApiError(message, response.status);
+    }
+    const blob = await response.blob();
+    let name = fallbackName;
+    const disposition = response.headers.get("Content-Disposition") || "";
+    const match = /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(disposition);
+    if (match) name = decodeURIComponent(match[1]);
+    const url = URL.createObjectURL(blob);
+    const a = el("a", { href: url, download: name });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+    return name;
+  }
+
+  // ------------------------------------------------------------------ tabs
+
+  const tabs = Array.from(document.querySelectorAll('[role="tab"]'));
+
+  function selectTab(name, focus) {
+    for (const tab of tabs) {
+      const on = tab.dataset.tab === name;
+      tab.setAttribute("aria-selected", on ? "true" : "false");
+      tab.tabIndex = on ? 0 : -1;
+      $("#" + tab.getAttribute("aria-controls")).hidden = !on;
+      if (on && focus) tab.focus();
+    }
+    if (location.hash !== "#" + name) history.replaceState(null, "", "#" + name);
+    if (name === "workspace") loadWorkspace();
+    if (name === "playground" && !state.tools.length && state.me) loadTools();
+  }
+
+  tabs.forEach((tab, i) => {
+    tab.addEventListener("click", () => selectTab(tab.dataset.tab));
+    tab.addEventListener("keydown", (event) => {
+      let j = null;
+      if (event.key === "ArrowRight") j = (i + 1) % tabs.length;
+      else if (event.key === "ArrowLeft") j = (i - 1 + tabs.length) % tabs.length;
+      else if (event.key === "Home") j = 0;
+      else if (event.key === "End") j = tabs.length - 1;
+      if (j !== null) {
+        event.preventDefault();
+        selectTab(tabs[j].dataset.tab, true);
+      }
+    });
+  });
+
+  // ------------------------------------------------------------------ identity / key
+
+  async function loadMe() {
+    banner("");
+    try {
+      state.me = await api("GET", "/api/me");
+    } catch (e) {
+      state.me = null;
+      $("#key-form").hidden = false;
+      $("#whoami").textContent = "";
+      if (e.status === 401 || e.status === 403) {
+        banner(apiKey() ? "That API key was not accepted: " + e.message
+                        : "Enter your API key to see your memory.");
+        $("#api-key").focus();
+      } else {
+        banner("Could not load your account: " + e.message);
+      }
+      clearViews();
+      return false;
+    }
+    const me = state.me;
+    $("#key-form").hidden = me.mode === "local";
+    $("#whoami").textContent = "Signed in as " + (me.name || me.user_id) +
+      (me.mode === "local" ? " (local mode)" : "");
+    fillProjects();
+    return true;
+  }
+
+  function clearViews() {
+    $("#memory-list").replaceChildren();
+    $("#ws-list").replaceChildren();
+    $("#memory-count").textContent = "";
+  }
+
+  function fillProjects() {
+    const projects = (state.me && state.me.projects) || [];
+    for (const id of ["#ws-project", "#forget-scope", "#pg-project"]) {
+      const select = $(id);
+      const keep = select.value;
+      select.querySelectorAll("option[data-project]").forEach((o) => o.remove());
+      for (const p of projects) {
+        select.append(el("option", { value: p.id, "data-project": "1",
+          text: (p.name || p.id) + (id === "#ws-project" ? " (" + p.role + ")" : "") }));
+      }
+      if (keep && projects.some((p) => p.id === keep)) select.value = keep;
+    }
+  }
+
+  $("#key-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const key = $("#api-key").value.trim();
+    try {
+      if (key) localStorage.setItem(KEY_STORAGE, key);
+      else localStorage.removeItem(KEY_STORAGE);
+    } catch (e) { /* storage disabled: the key lasts for this page only */ }
+    $("#api-key").value = "";
+    $("#api-key").placeholder = key ? "key saved" : "mb_…";
+    state.threads = {};
+    await start();
+  });
+
+  $("#key-clear").addEventListener("click", async () => {
+    try { localStorage.removeItem(KEY_STORAGE); } catch (e) { /* ignore */ }
+    $("#api-key").placeholder = "mb_…";
+    state.tools = [];
+    state.threads = {};
+    await start();
+  });
+
+  // ------------------------------------------------------------------ memory cards
+
+  function memoryCard(m, opts) {
+    const source = String(m.source || "ai").toLowerCase();
+    const meta = el("div", { class: "meta" },
+      el("span", { class: "badge cat-" + m.category, title: "Category" }, m.category),
+      el("span", { class: "source src-" + source, title: "Source" },
+        SOURCE_LABELS[source] || source));
+    if (opts.showAuthor) {
+      const by = m.created_by || m.user_id;
+      const mine = state.me && by === state.me.user_id;
+      meta.append(el("span", {}, "Added by ", el("span", { class: "by" }, mine ? "you" : by || "unknown")));
+    }
+    meta.append(el("span", {}, "Added ",
+      el("time", { datetime: m.created_at, title: m.created_at }, fmtTime(m.created_at))));
+    if (m.updated_at && m.updated_at !== m.created_at) {
+      meta.append(el("span", {}, "· Edited ",
+        el("time", { datetime: m.updated_at, title: m.updated_at }, fmtTime(m.updated_at))));
+    }
+    const li = el("li", { class: "memory", "data-id": m.id },
+      el("p", { class: "content" }, m.content), meta);
+    if (opts.manage) {
+      const short = m.content.length > 40 ? m.content.slice(0, 40) + "…" : m.content;
+      li.append(el("div", { class: "ops" },
+        el("button", { type: "button", class: "small edit", "aria-label": "Edit: " + short,
+          onclick: () => startEdit(li, m, opts) }, "Edit"),
+        el("button", { type: "button", class: "small danger delete", "aria-label": "Delete: " + short,
+          onclick: () => deleteOne(m, opts) }, "Delete")));
+    }
+    return li;
+  }
+
+  function startEdit(li, m, opts) {
+    if (li.querySelector("form.edit")) return;
+    const input = el("input", { class: "edit-content", name: "content", value: m.content,
+      "aria-label": "Fact text", required: true });
+    const select = el("select", { class: "edit-category", name: "category", "aria-label": "Category" },
+      CATEGORIES.map((c) => el("option", { value: c, text: c })));
+    select.value = m.category;
+    const status = el("span", { class: "status", role: "status" });
+    const form = el("form", { class: "edit", "aria-label": "Edit fact" },
+      el("div", { class: "field grow" }, input), select,
+      el("button", { type: "submit", class: "primary small save" }, "Save"),
+      el("button", { type: "button", class: "small cancel", onclick: () => { form.remove(); showCard(li, true); } },
+        "Cancel"),
+      status);
+    form.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") { form.remove(); showCard(li, true); li.querySelector("button.edit").focus(); }
+    });
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const body = {};
+      if (input.value.trim() !== m.content) body.content = input.value.trim();
+      if (select.value !== m.category) body.category = select.value;
+      if (!Object.keys(body).length) { form.remove(); showCard(li, true); return; }
+      const q = opts.projectId ? "?project_id=" + encodeURIComponent(opts.projectId) : "";
+      try {
+        await api("PATCH", "/api/memories/" + encodeURIComponent(m.id) + q, body);
+        setStatus(opts.status, "Saved your change.", "ok");
+        await opts.reload();
+      } catch (e) {
+        setStatus(status, "Could not save: " + e.message, "error");
+      }
+    });
+    showCard(li, false);
+    li.append(form);
+    input.focus();
+  }
+
+  function showCard(li, visible) {
+    for (const part of li.querySelectorAll(".content, .meta, .ops")) part.hidden = !visible;
+  }
+
+  async function deleteOne(m, opts) {
+    const ok = await confirmDialog("Delete this fact?", "“" + m.content + "” will be forgotten.", "Delete");
+    if (!ok) return;
+    const path = opts.projectId
+      ? "/api/memory/drive/" + encodeURIComponent(m.id)
+      : "/api/memory/user/" + encodeURIComponent(m.id);
+    try {
+      await api("DELETE", path);
+      setStatus(opts.status, "Deleted: " + m.content, "ok");
+      await opts.reload();
+    } catch (e) {
+      setStatus(opts.status, "Could not delete: " + e.message, "error");
+    }
+  }
+
+  // ------------------------------------------------------------------ your memory
+
+  const memOpts = {
+    manage: true,
+    showAuthor: false,
+    projectId: null,
+    get status() { return $("#memory-status"); },
+    reload: () => loadMemory(),
+  };
+
+  async function loadMemory() {
+    if (!state.me) return;
+    const params = new URLSearchParams({ limit: "200" });
+    const q = $("#search-q").value.trim();
+    const category = $("#search-category").value;
+    if (q) params.set("q", q);
+    if (category) params.set("category", category);
+    try {
+      const data = await api("GET", "/api/memory/user?" + params);
+      const list = $("#memory-list");
+      list.replaceChildren(...data.memories.map((m) => memoryCard(m, memOpts)));
+      const filtered = q || category;
+      $("#memory-empty").hidden = data.memories.length > 0;
+      $("#memory-empty").textContent = filtered ? "No facts match this search."
+        : "No facts yet. Add one above, or chat with the assistant.";
+      $("#memory-count").textContent = filtered
+        ? data.memories.length + (data.memories.length === 1 ? " match" : " matches")
+        : plural(data.count, "fact");
+      $("#clear-all").disabled = !filtered && data.count === 0;
+    } catch (e) {
+      setStatus($("#memory-status"), "Could not load your memory: " + e.message, "error");
+    }
+  }
+
+  $("#search-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    setStatus($("#memory-status"), "");
+    loadMemory();
+  });
+  $("#search-category").addEventListener("change", () => loadMemory());
+
+  async function addFact(path, input, select, status, reload) {
+    const fact = input.value.trim();
+    if (!fact) { input.focus(); return; }
+    const body = { fact };
+    if (select.value) body.category = select.value;
+    try {
+      const data = await api("POST", path, body);
+      input.value = "";
+      setStatus(status, "Saved: " + ((data && data.memory && data.memory.content) || fact), "ok");
+      await reload();
+    } catch (e) {
+      if (e.data && e.data.duplicate) {
+        const existing = e.data.existing && e.data.existing.content;
+        setStatus(status, "Already saved" + (existing ? ": " + existing : "."), "error");
+      } else {
+        setStatus(status, "Could not save: " + e.message, "error");
+      }
+    }
+    input.focus();
+  }
+
+  $("#add-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    addFact("/api/memory/user", $("#add-fact"), $("#add-category"), $("#memory-status"), loadMemory);
+  });
+
+  async function clearAll(path, label, status, reload) {
+    let pending;
+    try {
+      pending = await api("POST", path);
+    } catch (e) {
+      setStatus(status, "Could not clear: " + e.message, "error");
+      return;
+    }
+    if (!pending.count) { setStatus(status, "There is nothing to delete."); return; }
+    const ok = await confirmDialog("Delete all " + plural(pending.count, "fact") + "?",
+      "Every fact in " + label + " will be deleted. This cannot be undone.",
+      "Delete all " + pending.count);
+    if (!ok) { setStatus(status, "Nothing was deleted."); return; }
+    try {
+      const done = await api("POST", path, { confirm_token: pending.confirm_token });
+      setStatus(status, "Deleted " + plural(done.deleted, "fact") + ".", "ok");
+      await reload();
+    } catch (e) {
+      setStatus(status, "Could not clear: " + e.message, "error");
+    }
+  }
+
+  $("#clear-all").addEventListener("click", () =>
+    clearAll("/api/memory/user/clear", "your memory", $("#memory-status"), loadMemory));
+
+  $("#export-json").addEventListener("click", () => exportTo("json", null, $("#memory-status")));
+  $("#export-md").addEventListener("click", () => exportTo("markdown", null, $("#memory-status")));
+
+  async function exportTo(format, projectId, status) {
+    const params = new URLSearchParams({ format });
+    if (projectId) params.set("project_id", projectId);
+    try {
+      const name = await download("/api/export?" + params,
+        "memorybank-export." + (format === "json" ? "json" : "md"));
+      setStatus(status, "Exported to " + name + ".", "ok");
+    } catch (e) {
+      setStatus(status, "Could not export: " + e.message, "error");
+    }
+  }
+
+  // ------------------------------------------------------------------ workspace
+
+  const wsOpts = {
+    manage: false,
+    showAuthor: true,
+    projectId: null,
+    get status() { return $("#ws-status"); },
+    reload: () => loadWorkspace(),
+  };
+
+  async function loadWorkspace() {
+    if (!state.me) return;
+    const projects = state.me.projects || [];
+    $("#ws-none").hidden = projects.length > 0;
+    for (const id of ["#ws-add-form", "#ws-actions", "#ws-readonly"]) $(id).hidden = true;
+    if (!projects.length) { $("#ws-list").replaceChildren(); $("#ws-empty").hidden = true; return; }
+    const projectId = $("#ws-project").value || projects[0].id;
+    $("#ws-project").value = projectId;
+    try {
+      const data = await api("GET", "/api/memory/drive/" + encodeURIComponent(projectId));
+      const known = projects.find((p) => p.id === projectId);
+      const role = data.role || (known && known.role) || "member";
+      const manage = canManage(role);
+      wsOpts.manage = manage;
+      wsOpts.projectId = projectId;
+      $("#ws-role").textContent = "Your role: " + role;
+      $("#ws-role").className = "role-badge role-" + role;
+      $("#ws-add-form").hidden = !manage;
+      $("#ws-clear").hidden = !manage;
+      $("#ws-readonly").hidden = manage;
+      $("#ws-actions").hidden = false;
+      $("#ws-list").replaceChildren(...data.memories.map((m) => memoryCard(m, wsOpts)));
+      $("#ws-empty").hidden = data.memories.length > 0;
+      $("#ws-count").textContent = plural(data.count, "fact") + " in " + projectName(projectId);
+    } catch (e) {
+      $("#ws-list").replaceChildren();
+      setStatus($("#ws-status"), "Could not load this workspace: " + e.message, "error");
+    }
+  }
+
+  $("#ws-project").addEventListener("change", () => { setStatus($("#ws-status"), ""); loadWorkspace(); });
+  $("#ws-add-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    addFact("/api/memory/drive/" + encodeURIComponent($("#ws-project").value),
+      $("#ws-add-fact"), $("#ws-add-category"), $("#ws-status"), loadWorkspace);
+  });
+  $("#ws-clear").addEventListener("click", () => {
+    const id = $("#ws-project").value;
+    clearAll("/api/memory/drive/" + encodeURIComponent(id) + "/clear", projectName(id),
+      $("#ws-status"), loadWorkspace);
+  });
+  $("#ws-export").addEventListener("click", () =>
+    exportTo("json", $("#ws-project").value, $("#ws-status")));
+
+  // ------------------------------------------------------------------ forget
+
+  $("#forget-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const query = $("#forget-q").value.trim();
+    if (!query) return;
+    const body = { query };
+    const scope = $("#forget-scope").value;
+    if (scope) body.project_id = scope;
+    $("#forget-plan").hidden = true;
+    $("#forget-result").hidden = true;
+    setStatus($("#forget-status"), "Working out what to forget…");
+    try {
+      const plan = await api("POST", "/api/forget/preview", body);
+      state.plan = plan;
+      setStatus($("#forget-status"), "");
+      renderPlan(plan);
+    } catch (e) {
+      setStatus($("#forget-status"), "Could not plan this: " + e.message, "error");
+    }
+  });
+
+  function renderPlan(plan) {
+    const steps = plan.steps || [];
+    $("#forget-summary").textContent = plan.summary || "";
+    const order = { FORGET: 0, REWRITE: 1, KEEP: 2 };
+    const sorted = steps.slice().sort((a, b) => (order[a.action] ?? 3) - (order[b.action] ?? 3));
+    $("#forget-steps").replaceChildren(...sorted.map((s) => el("li",
+      { class: "step act-" + s.action, "data-action": s.action, "data-id": s.memory_id },
+      el("span", { class: "action" }, s.action),
+      el("p", { class: "was" }, s.content || s.memory_id),
+      s.action === "REWRITE" && s.rewritten ? el("p", { class: "becomes" }, "→ " + s.rewritten) : null,
+      s.reason ? el("p", { class: "reason" }, s.reason) : null)));
+    if (!steps.length) {
+      $("#forget-steps").append(el("li", { class: "empty" }, "Nothing in memory matches this."));
+    }
+    const changes = steps.filter((s) => s.action !== "KEEP").length;
+    $("#forget-confirm").disabled = changes === 0;
+    $("#forget-confirm").textContent = changes
+      ? "Confirm: change " + plural(changes, "fact") : "Nothing to forget";
+    $("#forget-expires").textContent = plan.expires_at
+      ? "This plan expires at " + fmtTime(plan.expires_at) + "." : "";
+    $("#forget-plan").hidden = false;
+    $("#forget-confirm").disabled ? $("#forget-cancel").focus() : $("#forget-confirm").focus();
+  }
+
+  $("#forget-confirm").addEventListener("click", async () => {
+    if (!state.plan) return;
+    try {
+      const done = await api("POST", "/api/forget/" + encodeURIComponent(state.plan.plan_id) + "/confirm");
+      state.plan = null;
+      $("#forget-plan").hidden = true;
+      const parts = ["Forgot " + plural(done.forgotten || 0, "fact")];
+      if (done.rewritten) parts.push("rewrote " + done.rewritten);
+      if (done.kept) parts.push("kept " + done.kept);
+      const result = $("#forget-result");
+      result.textContent = "Done. " + parts.join(", ") + ".";
+      result.hidden = false;
+      $("#forget-q").value = "";
+      loadMemory();
+    } catch (e) {
+      setStatus($("#forget-status"), "Could not forget: " + e.message, "error");
+    }
+  });
+
+  $("#forget-cancel").addEventListener("click", async () => {
+    const plan = state.plan;
+    state.plan = null;
+    $("#forget-plan").hidden = true;
+    setStatus($("#forget-status"), "Cancelled. Nothing was changed.");
+    if (plan) {
+      try { await api("POST", "/api/forget/" + encodeURIComponent(plan.plan_id) + "/cancel"); }
+      catch (e) { /* an expired plan needs no cancelling */ }
+    }
+    $("#forget-q").focus();
+  });
+
+  // ------------------------------------------------------------------ playground
+
+  function toolInfo(t) {
+    const f = t.function || t;
+    return { name: f.name, description: f.description || "", parameters: f.parameters || f.input_schema || {} };
+  }
+
+  function example(schema) {
+    if (!schema || typeof schema !== "object") return null;
+    // Optional (nullable) arguments start as null: the model may leave them out.
+    if (Array.isArray(schema.type) && schema.type.includes("null")) return null;
+    if (schema.anyOf && schema.anyOf.some((s) => s.type === "null")) return null;
+    if (schema.enum) return schema.enum[0];
+    const type = schema.type;
+    if (schema.anyOf) return example(schema.anyOf[0]);
+    switch (type) {
+      case "string": return "";
+      case "integer": case "number": return schema.minimum ?? 0;
+      case "boolean": return false;
+      case "array": return [];
+      case "object": {
+        const out = {};
+        const required = schema.required || Object.keys(schema.properties || {});
+        for (const k of required) out[k] = example((schema.properties || {})[k]);
+        return out;
+      }
+      default: return null;
+    }
+  }
+
+  async function loadTools() {
+    const profile = $("#pg-profile").value;
+    const select = $("#pg-tool");
+    const ticket = (state.toolsTicket = (state.toolsTicket || 0) + 1);
+    select.replaceChildren();
+    $("#pg-description").textContent = "Loading tools…";
+    try {
+      const data = await api("GET", "/api/tools/" + encodeURIComponent(profile) + "?format=openai");
+      if (ticket !== state.toolsTicket) return; // the profile changed meanwhile
+      state.tools = (data.tools || []).map(toolInfo);
+      for (const t of state.tools) select.append(el("option", { value: t.name, text: t.name }));
+      $("#pg-cost").textContent = data.token_cost ? "Tool definitions cost ≈ " + data.token_cost + " tokens" : "";
+      showTool();
+    } catch (e) {
+      $("#pg-description").textContent = "Could not load tools: " + e.message;
+    }
+  }
+
+  function showTool() {
+    const t = state.tools.find((x) => x.name === $("#pg-tool").value);
+    $("#pg-description").textContent = t ? t.description : "";
+    $("#pg-args").value = JSON.stringify(t ? example(t.parameters) || {} : {}, null, 2);
+  }
+
+  $("#pg-profile").addEventListener("change", loadTools);
+  $("#pg-tool").addEventListener("change", showTool);
+  $("#pg-args").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      $("#pg-form").requestSubmit();
+    }
+  });
+
+  // A tool call runs in a project when its conversation (thread) is in that project.
+  async function playgroundThread(projectId) {
+    state.threads = state.threads || {};
+    if (!state.threads[projectId]) {
+      const thread = await api("POST", "/api/threads", { project_id: projectId, title: "Tool playground" });
+      state.threads[projectId] = thread.id;
+    }
+    return state.threads[projectId];
+  }
+
+  function labels(toolName) {
+    return SAVE_TOOL.test(toolName)
+      ? { running: "Saving to memory…", success: "Saved to memory", duplicate: "Already saved", error: "Failed to save" }
+      : { running: "Calling " + toolName + "…", success: "Done", duplicate: "Already saved", error: "Failed" };
+  }
+
+  // What a tool's answer means: success, duplicate, or error (seed 000's UI states).
+  function outcome(result) {
+    if (typeof result === "string") {
+      if (/^\s*(error|failed)\b/i.test(result)) return "error";
+      if (/already (exists|saved|remembered)|nearly identical/i.test(result)) return "duplicate";
+      return "success";
+    }
+    if (!result || typeof result !== "object") return "success";
+    if (result.duplicate === true) return "duplicate";
+    const said = [result.error, result.message].filter((x) => typeof x === "string").join(" ");
+    if (/already (exists|saved|remembered)|nearly identical|similar memory/i.test(said)) return "duplicate";
+    if (result.success === false || result.error) return "error";
+    return "success";
+  }
+
+  function renderToolResult(result, kind) {
+    const detail = $("#pg-detail");
+    detail.replaceChildren();
+    if (typeof result === "string") {
+      detail.append(el("pre", { class: "text-result" }, result));
+      return;
+    }
+    if (!result || typeof result !== "object") return;
+    const content = result.content || result.fact || result.existingContent;
+    const category = result.category;
+    if (content) {
+      detail.append(el("p", {}, category ? el("span", { class: "badge cat-" + category }, category) : null,
+        category ? " " : null, content));
+    }
+    const message = kind === "error" ? result.error || result.message : result.message;
+    if (message) detail.append(el("p", { class: kind === "error" ? "status error" : "hint" }, message));
+    if (kind === "duplicate" && result.existingContent && result.existingContent !== content) {
+      detail.append(el("p", { class: "hint" }, "Existing: " + result.existingContent));
+    }
+  }
+
+  $("#pg-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const name = $("#pg-tool").value;
+    const box = $("#pg-result");
+    const l = labels(name);
+    let args;
+    try {
+      args = JSON.parse($("#pg-args").value || "{}");
+    } catch (e) {
+      box.hidden = false;
+      box.className = "card tool-result error";
+      $("#pg-state").textContent = l.error;
+      $("#pg-tool-name").textContent = name;
+      $("#pg-detail").replaceChildren(el("p", { class: "status error" }, "The arguments are not valid JSON: " + e.message));
+      $("#pg-raw").textContent = "";
+      return;
+    }
+    box.hidden = false;
+    box.className = "card tool-result running";
+    box.setAttribute("aria-busy", "true");
+    $("#pg-state").textContent = l.running;
+    $("#pg-tool-name").textContent = name;
+    $("#pg-detail").replaceChildren();
+    $("#pg-raw").textContent = "";
+    $("#pg-run").disabled = true;
+    const body = { name, arguments: args };
+    const project = $("#pg-project").value;
+    try {
+      if (project) body.thread_id = await playgroundThread(project);
+      const data = await api("POST", "/api/tools/" + encodeURIComponent($("#pg-profile").value) + "/call", body);
+      const result = data ? data.result : null;
+      const kind = outcome(result);
+      box.className = "card tool-result " + kind;
+      $("#pg-state").textContent = l[kind];
+      renderToolResult(result, kind);
+      $("#pg-raw").textContent = typeof result === "string" ? result : JSON.stringify(result, null, 2);
+      if (kind === "success" && SAVE_TOOL.test(name)) loadMemory();
+    } catch (e) {
+      box.className = "card tool-result error";
+      $("#pg-state").textContent = l.error;
+      $("#pg-detail").replaceChildren(el("p", { class: "status error" }, e.message));
+      $("#pg-raw").textContent = JSON.stringify(e.data || { error: e.message }, null, 2);
+    } finally {
+      box.removeAttribute("aria-busy");
+      $("#pg-run").disabled = false;
+    }
+  });
+
+  // ------------------------------------------------------------------ start
+
+  async function start() {
+    delete document.body.dataset.ready;
+    const ok = await loadMe();
+    if (!ok) return;
+    await loadMemory();
+    const current = tabs.find((t) => t.getAttribute("aria-selected") === "true");
+    if (current && current.dataset.tab === "workspace") loadWorkspace();
+    if (current && current.dataset.tab === "playground") loadTools();
+    document.body.dataset.ready = "1";
+  }
+
+  fillCategories();
+  const initial = location.hash.slice(1);
+  if (tabs.some((t) => t.dataset.tab === initial)) selectTab(initial);
+  start();
+})();

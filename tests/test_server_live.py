@@ -1,0 +1,187 @@
+"""The server for real: uvicorn on a loopback port, MCP over streamable HTTP, BYOK at rest,
+and the `serve` / `admin` commands."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from memorybank import MemoryBank
+from memorybank.cli import app as cli_app
+from server_helpers import World, make_world
+
+PROVIDER_KEY = "sk-byok-PLAINTEXT-0123456789abcd"
+
+
+@pytest.fixture
+def world(bank: MemoryBank) -> World:
+    return make_world(bank)
+
+
+@pytest.fixture
+def base_url(world: World) -> Iterator[str]:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(world.app, log_level="warning", ws="none"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+def test_real_server_round_trip(base_url: str, world: World) -> None:
+    with httpx.Client(base_url=base_url, timeout=30) as client:
+        assert client.get("/healthz").json()["status"] == "ok"
+        assert client.get("/api/memory/user").status_code == 401
+        h = world.auth("owner")
+        saved = client.post("/api/memory/user", json={"fact": "I prefer dark mode"}, headers=h)
+        assert saved.status_code == 201
+        listed = client.get("/api/memory/user", headers=h).json()
+        assert listed["count"] == 1
+        assert client.get("/api/memory/user", headers=world.auth("outsider")).json()["count"] == 0
+
+
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-03-26",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}
+
+
+def test_mcp_needs_the_same_auth(base_url: str, world: World) -> None:
+    with httpx.Client(base_url=base_url, timeout=30) as client:
+        refused = client.post("/mcp", json=INIT, headers=MCP_HEADERS)
+        assert refused.status_code == 401 and "error" in refused.json()
+        ok = client.post("/mcp", json=INIT, headers={**MCP_HEADERS, **world.auth("owner")})
+        assert ok.status_code == 200, ok.text
+        assert "memorybank" in ok.text
+
+
+def test_byok_key_encrypted_never_returned_never_logged(
+    world: World, db_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    h = world.auth("owner")
+    with TestClient(world.app) as client:
+        check = client.post("/api/providers/llm/check", headers=h).json()
+        assert check["success"] is False and "no LLM provider" in check["error"]
+        put = client.put(
+            "/api/settings/providers/llm",
+            json={"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key": PROVIDER_KEY},
+            headers=h,
+        )
+        assert put.status_code == 200
+        assert put.json() == {
+            "kind": "llm",
+            "base_url": "http://127.0.0.1:9/v1",
+            "model": "m",
+            "enabled": True,
+            "key_set": True,
+            "key_hint": "…abcd",
+        }
+        listed = client.get("/api/settings/providers", headers=h)
+        assert PROVIDER_KEY not in listed.text and listed.json()[0]["key_set"] is True
+        assert client.get("/api/settings/providers", headers=world.auth("admin")).json() == []
+        # the key is used (decrypted) for the call, and the failure does not echo it
+        failing = client.post("/api/providers/llm/check", headers=h)
+        assert failing.json()["success"] is False and PROVIDER_KEY not in failing.text
+        # disable without resending the key, then rotate
+        off = client.put(
+            "/api/settings/providers/llm",
+            json={"base_url": "http://127.0.0.1:9/v1", "model": "m", "enabled": False},
+            headers=h,
+        )
+        assert off.json()["enabled"] is False and off.json()["key_set"] is True
+        assert client.post("/api/providers/llm/check", headers=h).json()["success"] is False
+        bad = client.put(
+            "/api/settings/providers/llm", json={"base_url": "ftp://x", "model": "m"}, headers=h
+        )
+        assert bad.status_code == 422
+        assert (
+            client.put(
+                "/api/settings/providers/other",
+                json={"base_url": "http://x", "model": "m"},
+                headers=h,
+            ).status_code
+            == 404
+        )
+        stored = world.accounts.provider("owner", "llm")
+        assert stored is not None and world.accounts.provider_secret(stored) == PROVIDER_KEY
+        raw = db_path.read_bytes() + Path(f"{db_path}-wal").read_bytes()
+        assert PROVIDER_KEY.encode() not in raw
+        assert client.delete("/api/settings/providers/llm", headers=h).status_code == 204
+        assert client.delete("/api/settings/providers/llm", headers=h).status_code == 404
+    assert PROVIDER_KEY not in caplog.text
+
+
+def test_master_key_file_created_private(bank: MemoryBank, tmp_path: Path) -> None:
+    from memorybank.accounts import load_master_key
+    from memorybank.settings import Settings
+
+    key_file = tmp_path / "home" / "master.key"
+    key = load_master_key(Settings(home=tmp_path / "home"))
+    assert key_file.stat().st_mode & 0o777 == 0o600
+    assert load_master_key(Settings(home=tmp_path / "home")) == key
+
+
+# -- the commands -----------------------------------------------------------------------------
+
+
+def test_serve_refuses_non_loopback_without_users(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        cli_app,
+        ["serve", "--host", "0.0.0.0", "--db", f"sqlite:///{tmp_path / 'x.db'}"],
+        env={"MEMORYBANK_HOME": str(tmp_path)},
+    )
+    assert result.exit_code == 2
+    assert "local mode" in result.output and "create-user" in result.output
+
+
+def test_admin_commands(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'x.db'}"
+    env = {"MEMORYBANK_HOME": str(tmp_path)}
+    runner = CliRunner()
+
+    def run(*args: str) -> str:
+        result = runner.invoke(cli_app, ["admin", *args, "--db", db], env=env)
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    run("create-user", "alice", "--name", "Alice", "--org", "acme", "--org-role", "admin")
+    run("create-user", "bob")
+    run("create-project", "apollo", "--owner", "alice", "--name", "Apollo")
+    run("add-member", "apollo", "bob", "--role", "member")
+    out = run("create-key", "bob", "--label", "laptop", "--json")
+    assert '"key": "mb_' in out
+    key_id = out.split('"key_id": "')[1].split('"')[0]
+    run("revoke-key", key_id)
+    again = runner.invoke(cli_app, ["admin", "revoke-key", key_id, "--db", db], env=env)
+    assert again.exit_code == 3
+    dup = runner.invoke(cli_app, ["admin", "create-user", "bob", "--db", db], env=env)
+    assert dup.exit_code == 2 and "exists" in dup.output
