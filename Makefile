@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test install install-dev lint typecheck pytest clean
+.PHONY: run test install install-dev lint typecheck pytest browsers clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -32,12 +32,24 @@ lint: install-dev
 typecheck: install-dev
 	$(BIN)/mypy
 
-pytest: install-dev
+# The UI tests drive Debian's Chromium through Playwright (never `playwright install`).
+# As root (CI) a missing Chromium is installed from the Debian archive; otherwise we say how,
+# and the UI tests fail with the same advice.
+browsers:
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver; \
+	else \
+		echo "chromium is missing and we are not root: skipping its install; run" \
+			"'sudo apt-get install -y chromium chromium-driver' (the UI tests need it)"; \
+	fi
+
+pytest: install-dev browsers
 	$(BIN)/pytest
 
 # pytest exits 5 when it collected no tests; that must fail, and it does, since make
 # stops on any non-zero exit.
-test: lint typecheck pytest
+test: browsers lint typecheck pytest
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,512 @@
+"""The web UI, driven in real headless Chromium (Playwright) against the real server.
+
+Chromium comes from Debian (``make test`` installs it as root when missing); Playwright's own
+browser download is never used. Without ``/usr/bin/chromium`` these tests fail, on purpose.
+Screenshots of each page go to ``docs/ui-*.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import uvicorn
+from playwright.sync_api import Browser, Page, Route, expect, sync_playwright
+
+from memorybank import MemoryBank
+from memorybank.accounts import Accounts
+from memorybank.server.app import create_app
+from memorybank.settings import Settings
+
+CHROMIUM = Path("/usr/bin/chromium")
+LAUNCH_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+MASTER = "ui-test-master-key-not-a-secret"
+TIMEOUT_MS = 15_000
+
+
+# -- the browser ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    if not CHROMIUM.is_file():
+        pytest.fail(
+            f"{CHROMIUM} is missing: the UI tests need Debian's Chromium. Install it with "
+            "`apt-get install -y chromium chromium-driver` (as root), or run `make test`, "
+            "which does so when it can.",
+            pytrace=False,
+        )
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1200, "height": 900}, accept_downloads=True)
+    context.set_default_timeout(TIMEOUT_MS)
+    p = context.new_page()
+    errors: list[str] = []
+    p.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        yield p
+    finally:
+        context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+# -- the server -------------------------------------------------------------------------------
+
+
+@dataclass
+class Server:
+    url: str
+    bank: MemoryBank
+    accounts: Accounts
+    keys: dict[str, str] = field(default_factory=dict)
+
+
+@pytest.fixture
+def serve(bank: MemoryBank) -> Iterator[Callable[..., Server]]:
+    """Start the real app over ``bank`` with uvicorn on a free loopback port.
+
+    ``serve(users=...)`` creates those users and keys first (auth mode); without users the
+    server runs in local mode.
+    """
+    running: list[tuple[uvicorn.Server, threading.Thread, socket.socket]] = []
+
+    def start(setup: Callable[[Accounts], dict[str, str]] | None = None) -> Server:
+        settings = Settings(url=f"sqlite:///{bank.store.path}", master_key=MASTER)  # type: ignore[attr-defined]
+        accounts = Accounts.open(bank, settings)
+        keys = setup(accounts) if setup else {}
+        app = create_app(bank, accounts, settings)  # mounts the UI itself
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", ws="none"))
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        running.append((server, thread, sock))
+        deadline = time.monotonic() + 15
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+            time.sleep(0.01)
+        return Server(f"http://127.0.0.1:{port}", bank, accounts, keys)
+
+    yield start
+    for server, thread, sock in running:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+def team(accounts: Accounts) -> dict[str, str]:
+    """Owner Olga, admin Adam and member Mia in project Apollo; outsider Otto in none."""
+    keys = {}
+    for user, name in (("olga", "Olga"), ("adam", "Adam"), ("mia", "Mia"), ("otto", "Otto")):
+        accounts.create_user(user, name=name)
+        keys[user] = accounts.create_key(user)[1]
+    accounts.create_project("apollo", owner="olga", name="Apollo")
+    accounts.add_member("apollo", "adam", "admin")
+    accounts.add_member("apollo", "mia", "member")
+    return keys
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def open_ui(page: Page, url: str, tab: str = "memory") -> None:
+    page.goto(f"{url}/#{tab}")
+    expect(page.locator("body")).to_have_attribute("data-ready", "1")
+
+
+def sign_in(page: Page, key: str) -> None:
+    page.get_by_label("API key").fill(key)
+    page.get_by_label("API key").press("Enter")
+    expect(page.locator("body")).to_have_attribute("data-ready", "1")
+
+
+def cards(page: Page, list_id: str = "#memory-list") -> list[str]:
+    return page.locator(f"{list_id} .memory .content").all_inner_texts()
+
+
+def add_fact(page: Page, text: str, category: str = "") -> None:
+    before = page.locator("#memory-list .memory").count()
+    page.get_by_label("New fact").fill(text)
+    page.locator("#add-category").select_option(category)
+    page.get_by_role("button", name="Add fact").click()
+    expect(page.locator("#memory-list .memory")).to_have_count(before + 1)
+
+
+def shot(page: Page, name: str) -> None:
+    DOCS.mkdir(exist_ok=True)
+    page.screenshot(path=str(DOCS / f"ui-{name}.png"), full_page=True)
+
+
+# -- your memory ------------------------------------------------------------------------------
+
+
+def test_serves_the_ui_without_external_resources(page: Page, serve: Callable[..., Server]) -> None:
+    server = serve()
+    requested: list[str] = []
+    page.on("request", lambda r: requested.append(r.url))
+    open_ui(page, server.url)
+    assert requested and all(u.startswith(server.url) for u in requested), requested
+    viewport = page.locator('meta[name="viewport"]').get_attribute("content")
+    assert viewport is not None and "width=device-width" in viewport
+    # Local mode: no key asked for, and the user is named.
+    expect(page.get_by_label("API key")).to_be_hidden()
+    expect(page.locator("#whoami")).to_contain_text("local mode")
+
+
+def test_add_search_filter_edit_delete_export(
+    page: Page, serve: Callable[..., Server], tmp_path: Path
+) -> None:
+    server = serve()
+    open_ui(page, server.url)
+    expect(page.locator("#memory-empty")).to_be_visible()
+
+    add_fact(page, "I prefer dark mode in every editor", "preference")
+    card = page.locator("#memory-list .memory").filter(has_text="dark mode")
+    expect(card.locator(".badge")).to_have_text("preference")
+    expect(card.locator(".source")).to_have_text("You")
+    expect(card.locator("time").first).to_have_attribute("datetime", re.compile(r"^\d{4}-"))
+    expect(page.locator("#memory-status")).to_contain_text("Saved")
+
+    add_fact(page, "User lives in Lisbon with two cats", "identity")
+    # A fact the assistant saved (source AI) shows as such.
+    server.bank.save("local", "User works as a marine biologist in Porto", "identity")
+    page.get_by_role("button", name="Search").click()
+    expect(page.locator("#memory-list .memory")).to_have_count(3)
+    ai_card = page.locator("#memory-list .memory").filter(has_text="marine biologist")
+    expect(ai_card.locator(".source")).to_have_text("AI")
+    expect(page.locator("#memory-count")).to_have_text("3 facts")
+    shot(page, "your-memory")
+
+    # Search (Enter submits) puts the match first; the category filter narrows exactly.
+    page.get_by_label("Search", exact=True).fill("Lisbon cats")
+    page.get_by_label("Search", exact=True).press("Enter")
+    expect(page.locator("#memory-list .memory").first).to_contain_text("Lisbon")
+    page.get_by_label("Search", exact=True).fill("")
+    page.locator("#search-category").select_option("preference")
+    expect(page.locator("#memory-list .memory")).to_have_count(1)
+    assert cards(page) == ["User prefers dark mode in every editor"]
+    page.locator("#search-category").select_option("")
+    expect(page.locator("#memory-list .memory")).to_have_count(3)
+
+    # Edit: text and category, saved with Enter.
+    lisbon = page.locator("#memory-list .memory").filter(has_text="Lisbon")
+    lisbon.get_by_role("button", name=re.compile("^Edit")).click()
+    editor = lisbon.get_by_label("Fact text")
+    expect(editor).to_be_focused()
+    editor.fill("User lives in Porto with two cats")
+    lisbon.get_by_label("Category").select_option("context")
+    editor.press("Enter")
+    porto = page.locator("#memory-list .memory").filter(has_text="Porto with two cats")
+    expect(porto.locator(".badge")).to_have_text("context")
+    expect(porto.locator(".meta")).to_contain_text("Edited")
+    assert not any("Lisbon" in c for c in cards(page))
+
+    # Delete one, after confirming; cancelling keeps it.
+    porto.get_by_role("button", name=re.compile("^Delete")).click()
+    expect(page.locator("#confirm-dialog")).to_be_visible()
+    page.locator("#confirm-no").click()
+    expect(page.locator("#memory-list .memory")).to_have_count(3)
+    porto.get_by_role("button", name=re.compile("^Delete")).click()
+    page.locator("#confirm-yes").click()
+    expect(page.locator("#memory-list .memory")).to_have_count(2)
+    assert server.bank.count("local") == 2
+
+    # Export as JSON: a real download holding the facts.
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Export JSON").click()
+    target = tmp_path / "export.json"
+    info.value.save_as(target)
+    text = target.read_text()
+    assert "dark mode" in text and "marine biologist" in text
+    json.loads(text)
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Export Markdown").click()
+    md = tmp_path / "export.md"
+    info.value.save_as(md)
+    assert "dark mode" in md.read_text()
+
+
+def test_clear_all_needs_confirmation(page: Page, serve: Callable[..., Server]) -> None:
+    server = serve()
+    server.bank.save("local", "User prefers tea over coffee", "preference")
+    server.bank.save("local", "User has a dog named Rex", "relationship")
+    open_ui(page, server.url)
+    expect(page.locator("#memory-list .memory")).to_have_count(2)
+
+    page.get_by_role("button", name="Clear all…").click()
+    dialog = page.locator("#confirm-dialog")
+    expect(dialog).to_be_visible()
+    expect(dialog).to_contain_text("Delete all 2 facts?")
+    page.keyboard.press("Escape")  # the keyboard way out
+    expect(dialog).to_be_hidden()
+    expect(page.locator("#memory-status")).to_have_text("Nothing was deleted.")
+    assert server.bank.count("local") == 2
+
+    page.get_by_role("button", name="Clear all…").click()
+    page.get_by_role("button", name="Delete all 2").click()
+    expect(page.locator("#memory-status")).to_have_text("Deleted 2 facts.")
+    expect(page.locator("#memory-list .memory")).to_have_count(0)
+    expect(page.locator("#memory-empty")).to_be_visible()
+    assert server.bank.count("local") == 0
+
+
+# -- forget -----------------------------------------------------------------------------------
+
+
+def test_forget_preview_then_confirm(page: Page, serve: Callable[..., Server]) -> None:
+    server = serve()
+    server.bank.save("local", "User works at Acme Corp as a tester", "project")
+    server.bank.save("local", "User's manager at Acme Corp is Dana", "relationship")
+    server.bank.save("local", "User prefers green tea in the morning", "preference")
+    open_ui(page, server.url, "forget")
+
+    page.get_by_label("What should be forgotten?").fill("Acme Corp")
+    page.get_by_label("What should be forgotten?").press("Enter")
+    plan = page.locator("#forget-plan")
+    expect(plan).to_be_visible()
+    steps = plan.locator(".step")
+    expect(steps.first).to_be_visible()
+    actions = steps.evaluate_all("els => els.map(e => e.dataset.action)")
+    assert set(actions) <= {"FORGET", "REWRITE", "KEEP"}
+    forgotten = plan.locator('.step[data-action="FORGET"]')
+    assert forgotten.count() >= 1
+    expect(forgotten.first).to_contain_text("Acme")
+    assert "green tea" not in " ".join(forgotten.all_inner_texts())
+    expect(page.locator("#forget-confirm")).to_be_focused()
+    assert server.bank.count("local") == 3  # the preview changes nothing
+    shot(page, "forget")
+
+    page.get_by_role("button", name=re.compile("^Confirm")).click()
+    expect(page.locator("#forget-result")).to_contain_text(re.compile(r"Forgot \d+ fact"))
+    remaining = [m.content for m in server.bank.list("local")]
+    assert not any("Acme" in c for c in remaining if "works at" in c)
+    assert any("green tea" in c for c in remaining)
+
+    # A second plan can be cancelled: nothing changes.
+    page.get_by_label("What should be forgotten?").fill("green tea")
+    page.get_by_role("button", name="Preview").click()
+    expect(plan).to_be_visible()
+    page.get_by_role("button", name="Cancel").click()
+    expect(page.locator("#forget-status")).to_contain_text("Nothing was changed")
+    assert any("green tea" in m.content for m in server.bank.list("local"))
+
+
+# -- the tool playground ----------------------------------------------------------------------
+
+
+def call_tool(page: Page, arguments: Mapping[str, object] | str) -> None:
+    text = arguments if isinstance(arguments, str) else json.dumps(dict(arguments))
+    page.get_by_label("Arguments (JSON)").fill(text)
+    page.get_by_role("button", name="Call tool").click()
+
+
+def test_playground_save_states(page: Page, serve: Callable[..., Server]) -> None:
+    server = serve()
+    open_ui(page, server.url, "playground")
+    page.get_by_label("Profile").select_option("blah")
+    expect(page.locator('#pg-tool option[value="saveMemory"]')).to_be_attached()
+    page.get_by_label("Tool", exact=True).select_option("saveMemory")
+    prefilled = json.loads(page.get_by_label("Arguments (JSON)").input_value())
+    assert {"content", "category", "reasoning"} <= set(prefilled)
+
+    # While the call runs the card says so (the request is held until we have looked).
+    seen: list[str] = []
+
+    def hold(route: Route) -> None:
+        seen.append(page.locator("#pg-state").inner_text())
+        route.continue_()
+
+    page.route("**/api/tools/blah/call", hold)
+    fact = {
+        "content": "User prefers TypeScript for all projects",
+        "category": "preference",
+        "reasoning": "Core tech stack preference for future answers",
+    }
+    call_tool(page, fact)
+    state = page.locator("#pg-state")
+    expect(state).to_have_text("Saved to memory")
+    assert seen == ["Saving to memory…"]
+    page.unroute("**/api/tools/blah/call")
+    result = page.locator("#pg-result")
+    expect(result).to_have_class(re.compile(r"\bsuccess\b"))
+    expect(result.locator(".badge")).to_have_text("preference")
+    expect(result).to_contain_text("Memory saved successfully")
+    shot(page, "playground")
+    assert [m.content for m in server.bank.list("local")] == [fact["content"]]
+
+    call_tool(page, fact)
+    expect(state).to_have_text("Already saved")
+    expect(result).to_have_class(re.compile(r"\bduplicate\b"))
+
+    call_tool(page, {**fact, "content": "too short"})
+    expect(state).to_have_text("Failed to save")
+    expect(result).to_have_class(re.compile(r"\berror\b"))
+    expect(result.locator(".tool-detail")).to_contain_text(re.compile("short|10", re.I))
+
+    call_tool(page, "{not json")
+    expect(state).to_have_text("Failed to save")
+    expect(result).to_contain_text("not valid JSON")
+
+    # A text-answering profile shows its text; a read tool is not a "save".
+    page.get_by_label("Profile").select_option("hyperspark")
+    expect(page.locator('#pg-tool option[value="recall"]')).to_be_attached()
+    page.get_by_label("Tool", exact=True).select_option("recall")
+    args = json.loads(page.get_by_label("Arguments (JSON)").input_value())
+    args[next(k for k in args if isinstance(args[k], str))] = "TypeScript"
+    call_tool(page, args)
+    expect(state).to_have_text("Done")
+    expect(result.locator("pre.text-result")).to_contain_text("TypeScript")
+
+
+# -- roles in auth mode -----------------------------------------------------------------------
+
+
+def test_roles_and_isolation_in_auth_mode(page: Page, serve: Callable[..., Server]) -> None:
+    server = serve(team)
+    keys = server.keys
+    server.bank.save("olga", "Olga's private fact: User prefers window seats", "preference")
+    server.bank.save(
+        "olga",
+        "The Apollo project deploys from main",
+        "project",
+        project_id="apollo",
+        created_by="olga",
+    )
+
+    # No key yet: asked for one, nothing shown.
+    page.goto(server.url)
+    expect(page.locator("#banner")).to_contain_text("API key")
+    expect(page.get_by_label("API key")).to_be_visible()
+    page.get_by_label("API key").fill("mb_wrong")
+    page.get_by_role("button", name="Use key").click()
+    expect(page.locator("#banner")).to_contain_text("not accepted")
+
+    # The member: sees the workspace facts, with who added them, but cannot change them.
+    sign_in(page, keys["mia"])
+    expect(page.locator("#whoami")).to_contain_text("Mia")
+    assert cards(page) == []  # none of Olga's private facts
+    page.get_by_role("tab", name="Workspace memory").click()
+    expect(page.locator("#ws-list .memory")).to_have_count(1)
+    expect(page.locator("#ws-list .memory")).to_contain_text("deploys from main")
+    expect(page.locator("#ws-list .memory .by")).to_have_text("olga")
+    expect(page.locator("#ws-role")).to_have_text("Your role: member")
+    expect(page.locator("#ws-readonly")).to_be_visible()
+    expect(page.locator("#ws-add-form")).to_be_hidden()
+    expect(page.locator("#ws-list button")).to_have_count(0)
+    expect(page.locator("#ws-clear")).to_be_hidden()
+
+    # The admin: the same facts, and the controls.
+    page.get_by_role("button", name="Forget key").click()
+    expect(page.locator("#banner")).to_contain_text("API key")
+    sign_in(page, keys["adam"])
+    page.get_by_role("tab", name="Workspace memory").click()
+    expect(page.locator("#ws-role")).to_have_text("Your role: admin")
+    expect(page.locator("#ws-add-form")).to_be_visible()
+    page.get_by_label("New workspace fact").fill("The Apollo team reviews code on Tuesdays")
+    page.get_by_label("New workspace fact").press("Enter")
+    expect(page.locator("#ws-list .memory")).to_have_count(2)
+    added = page.locator("#ws-list .memory").filter(has_text="Tuesdays")
+    expect(added.locator(".by")).to_have_text("you")
+    expect(
+        page.locator("#ws-list .memory").first.get_by_role("button", name=re.compile("^Delete"))
+    ).to_be_visible()
+    shot(page, "workspace")
+    deploys = page.locator("#ws-list .memory").filter(has_text="deploys from main")
+    deploys.get_by_role("button", name=re.compile("^Delete")).click()
+    page.locator("#confirm-yes").click()
+    expect(page.locator("#ws-list .memory")).to_have_count(1)
+    assert server.bank.count("olga", project_id="apollo", scopes="project") == 1
+
+    # The key persists across reloads (localStorage), and another user's key sees only theirs.
+    page.reload()
+    expect(page.locator("#whoami")).to_contain_text("Adam")
+    page.get_by_role("button", name="Forget key").click()
+    sign_in(page, keys["otto"])
+    page.get_by_role("tab", name="Your memory").click()
+    assert cards(page) == []
+    page.get_by_role("tab", name="Workspace memory").click()
+    expect(page.locator("#ws-none")).to_be_visible()
+
+    sign_in(page, keys["olga"])
+    page.get_by_role("tab", name="Your memory").click()
+    expect(page.locator("#memory-list .memory")).to_have_count(1)
+    expect(page.locator("#memory-list .memory")).to_contain_text("window seats")
+
+    # The playground runs a tool in a project through a thread of that project.
+    page.get_by_role("tab", name="Tool playground").click()
+    expect(page.locator('#pg-tool option[value="remember"]')).to_be_attached()
+    page.locator("#pg-project").select_option("apollo")
+    page.get_by_label("Tool", exact=True).select_option("remember")
+    call_tool(page, {"fact": "User leads the Apollo launch review", "category": "project"})
+    expect(page.locator("#pg-state")).to_have_text("Saved to memory")
+    threads = server.accounts.threads("olga")
+    assert [t.project_id for t in threads] == ["apollo"]
+
+
+# -- keyboard and phone -----------------------------------------------------------------------
+
+
+def test_keyboard_and_phone(browser: Browser, serve: Callable[..., Server]) -> None:
+    server = serve()
+    server.bank.save("local", "User is based in Lisbon and works remotely", "identity")
+    server.bank.save("local", "User prefers concise answers with code examples", "preference")
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844},
+        device_scale_factor=2,
+        is_mobile=True,
+        has_touch=True,
+    )
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    try:
+        open_ui(page, server.url)
+        # Enter in the fact field adds it.
+        page.get_by_label("New fact").focus()
+        page.keyboard.type("My sister Ana lives in Berlin")
+        page.keyboard.press("Enter")
+        expect(page.locator("#memory-list .memory")).to_have_count(3)
+        # Nothing overflows sideways on a phone.
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"page is {width}px wide on a 390px phone"
+        shot(page, "phone")
+
+        # Tabs: arrow keys move between them; focus is visible.
+        page.get_by_role("tab", name="Your memory").focus()
+        page.keyboard.press("ArrowRight")
+        expect(page.get_by_role("tab", name="Workspace memory")).to_be_focused()
+        expect(page.get_by_role("tab", name="Workspace memory")).to_have_attribute(
+            "aria-selected", "true"
+        )
+        outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+        assert outline not in ("", "none")
+        page.keyboard.press("End")
+        expect(page.locator("#panel-playground")).to_be_visible()
+    finally:
+        context.close()
