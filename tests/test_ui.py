@@ -8,6 +8,7 @@ Screenshots of each page go to ``docs/ui-*.png``.
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import threading
@@ -160,8 +161,13 @@ def add_fact(page: Page, text: str, category: str = "") -> None:
 
 
 def shot(page: Page, name: str) -> None:
-    DOCS.mkdir(exist_ok=True)
-    page.screenshot(path=str(DOCS / f"ui-{name}.png"), full_page=True)
+    # The committed screenshots in docs/ are refreshed on request only, so a test run leaves the
+    # work tree as it was: MEMORYBANK_UI_SCREENSHOTS=1 pytest tests/test_ui.py
+    if os.environ.get("MEMORYBANK_UI_SCREENSHOTS"):
+        DOCS.mkdir(exist_ok=True)
+        page.screenshot(path=str(DOCS / f"ui-{name}.png"), full_page=True)
+    else:
+        page.screenshot(full_page=True)
 
 
 # -- your memory ------------------------------------------------------------------------------

@@ -227,7 +227,11 @@ class Accounts:
         from memorybank.stores.sqlite_accounts import SQLiteAccountStore
 
         if not isinstance(bank.store, SQLiteStore):
-            raise ConfigurationError("accounts need the SQLite store")
+            raise ConfigurationError(
+                "accounts (users, projects, API keys, threads) are only stored in SQLite so "
+                "far: the PostgreSQL store has no accounts tables yet, so multi-user server "
+                "mode needs MEMORYBANK_URL=sqlite:///…"
+            )
         return cls(SQLiteAccountStore(bank.store), load_master_key(settings))
 
     # -- users and keys ---------------------------------------------------------------------

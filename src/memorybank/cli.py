@@ -839,6 +839,40 @@ def bench_locomo(
         console.print(f"Wrote {report.chart(chart)}.")
 
 
+@bench_app.command("load")
+@_handles_errors
+def bench_load(
+    url: Annotated[
+        str | None,
+        typer.Option("--url", help="A running server (default: start one on a temp database)."),
+    ] = None,
+    seconds: Annotated[float, typer.Option("--seconds", help="How long to drive it.")] = 30.0,
+    clients: Annotated[int, typer.Option("--clients", help="Concurrent clients.")] = 16,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key", envvar="MEMORYBANK_API_KEY", help="Key for a server in auth mode."
+        ),
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the report as JSON to this file.")
+    ] = None,
+) -> None:
+    """Throughput and latency under load: 80% search, 15% save, 5% other, over loopback."""
+    from memorybank.bench.load import run_load
+
+    console = _stdout()
+    report = run_load(url=url, seconds=seconds, clients=clients, api_key=api_key, console=console)
+    console.print(report.table())
+    for sample in report.error_samples:
+        console.print(Text(sample, style="red"))
+    if json_out is not None:
+        json_out.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
+        console.print(f"Wrote {json_out}.")
+    if report.errors:
+        raise typer.Exit(1)
+
+
 # -- admin: accounts ------------------------------------------------------------------------
 
 

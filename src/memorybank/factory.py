@@ -67,4 +67,11 @@ def build_store(settings: Settings, dimension: int) -> Store:
             synchronous=settings.sqlite_synchronous,
             cache_bytes=settings.vector_cache_mb * 1024 * 1024,
         )
-    raise ConfigurationError(f"unsupported database URL {url!r}: use sqlite:///path/to/file.db")
+    if url.startswith(("postgresql://", "postgres://")):
+        from memorybank.stores.postgres import PostgresStore
+
+        return PostgresStore(url, dimension=dimension)
+    raise ConfigurationError(
+        f"unsupported database URL {url!r}: use sqlite:///path/to/file.db "
+        "or postgresql://user:password@host/dbname"
+    )

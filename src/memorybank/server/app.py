@@ -21,6 +21,8 @@ Endpoints are plain ``def`` functions run in the thread pool: the store is threa
 from __future__ import annotations
 
 import copy
+import re
+import urllib.parse
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Annotated, Any, Literal
@@ -42,6 +44,7 @@ from memorybank.errors import (
     NotFound,
     PermissionDenied,
     ProviderError,
+    StoreError,
     ValidationError,
 )
 from memorybank.forget import forget_cancel, forget_confirm, forget_preview, render_preview
@@ -105,6 +108,8 @@ def status_code(exc: MemoryBankError) -> int:
         (RateLimited, 429),
         (ProviderError, 502),
     )
+    if isinstance(exc, StoreError):  # the database refused: full disk 507, else 503
+        return 507 if "disk is full" in str(exc) else 503
     return next((code for kind, code in mapping if isinstance(exc, kind)), 500)
 
 
@@ -550,11 +555,11 @@ def create_app(
         text = bank.export(caller.user_id, format, project_id=project_id)
         name = f"memorybank-{project_id or caller.user_id}"
         ext, media = ("json", "application/json") if format == "json" else ("md", "text/markdown")
-        return Response(
-            text,
-            media_type=media,
-            headers={"Content-Disposition": f'attachment; filename="{name}.{ext}"'},
-        )
+        # Ids may hold any character: an ASCII fallback name plus the exact one, RFC 6266.
+        plain = re.sub(r"[^A-Za-z0-9._-]", "_", name)
+        exact = urllib.parse.quote(f"{name}.{ext}", safe="")
+        disposition = f"attachment; filename=\"{plain}.{ext}\"; filename*=UTF-8''{exact}"
+        return Response(text, media_type=media, headers={"Content-Disposition": disposition})
 
     @app.post("/api/import", tags=["data"])
     async def import_(request: Request, project_id: str | None = None) -> dict[str, Any]:

@@ -1,0 +1,93 @@
+"""Numbered schema migrations of the PostgreSQL store, applied in order and recorded in the DB.
+
+``{dimension}`` is replaced by the store's vector length when a migration runs (pgvector's HNSW
+index needs a fixed-length column); the length is recorded in ``meta`` as ``vector_dimension``.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (
+        1,
+        "initial schema: memories with vector and tsvector, history, meta, plans, orgs",
+        """
+        CREATE EXTENSION IF NOT EXISTS vector;
+        -- A row's tags as words, for the generated tsvector column.
+        CREATE FUNCTION tags_text(tags jsonb) RETURNS text
+            LANGUAGE sql IMMUTABLE PARALLEL SAFE
+            RETURN coalesce(
+                (SELECT string_agg(t, ' ') FROM jsonb_array_elements_text(tags) AS t), ''
+            );
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE memories (
+            rid BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            user_id TEXT NOT NULL,
+            project_id TEXT,
+            scope_key TEXT NOT NULL,
+            content TEXT NOT NULL,
+            category TEXT NOT NULL,
+            ring TEXT NOT NULL,
+            domain TEXT,
+            tags JSONB NOT NULL DEFAULT '[]',
+            metadata JSONB NOT NULL DEFAULT '{{}}',
+            importance INTEGER NOT NULL,
+            source TEXT NOT NULL,
+            created_by TEXT,
+            reasoning TEXT,
+            session_id TEXT,
+            created_us BIGINT NOT NULL,
+            updated_us BIGINT NOT NULL,
+            occurred_us BIGINT,
+            embedding_model TEXT,
+            decision TEXT,
+            superseded_by TEXT,
+            embedding vector({dimension}) NOT NULL,
+            -- Content and tags, stemmed with the english configuration (as FTS5's porter).
+            body tsvector GENERATED ALWAYS AS (
+                to_tsvector('english'::regconfig, content || ' ' || tags_text(tags))
+            ) STORED
+        );
+        CREATE INDEX memories_scope_created ON memories (scope_key, created_us);
+        CREATE INDEX memories_user ON memories (user_id);
+        CREATE INDEX memories_session ON memories (scope_key, session_id)
+            WHERE session_id IS NOT NULL;
+        CREATE INDEX memories_superseded ON memories (scope_key) WHERE superseded_by IS NOT NULL;
+        CREATE INDEX memories_body ON memories USING gin (body);
+        CREATE INDEX memories_embedding ON memories USING hnsw (embedding vector_cosine_ops);
+        CREATE TABLE history (
+            seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            memory_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            project_id TEXT,
+            scope_key TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            old_content TEXT,
+            new_content TEXT,
+            actor TEXT,
+            created_us BIGINT NOT NULL
+        );
+        CREATE INDEX history_memory ON history (memory_id, created_us);
+        CREATE INDEX history_scope ON history (scope_key);
+        CREATE TABLE forget_plans (
+            id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            project_id TEXT,
+            steps TEXT NOT NULL,
+            status TEXT NOT NULL,
+            created_us BIGINT NOT NULL,
+            expires_us BIGINT NOT NULL,
+            finished_us BIGINT
+        );
+        CREATE INDEX forget_plans_expires ON forget_plans (expires_us);
+        CREATE TABLE org_members (
+            org_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            added_us BIGINT NOT NULL,
+            role TEXT NOT NULL DEFAULT 'member',
+            PRIMARY KEY (org_id, user_id)
+        );
+        """,
+    ),
+]

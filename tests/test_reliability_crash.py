@@ -1,0 +1,187 @@
+"""Durability under SIGKILL: every acknowledged save survives, nothing half-written shows.
+
+A real ``memorybank serve`` subprocess (local mode, tmp ``--db``) is killed with SIGKILL at
+random moments while clients save in a loop; after each kill the file is checked: every save the
+server acknowledged (201) is there, every memory row has its vector and its full-text entry, and
+``PRAGMA integrity_check`` is ok. The same for the library: a child process saving through
+``memorybank.open`` and printing acknowledged ids.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import apsw
+import httpx
+import pytest
+
+SERVER_KILLS = 20
+LIBRARY_KILLS = 5
+WORDS = (
+    "amber basil cedar delta ember fjord garnet harbor indigo juniper kestrel lagoon meadow "
+    "nectar orchid pebble quartz raven saffron tundra umber violet willow xenon yarrow zephyr "
+    "acorn bramble cobalt dune falcon glacier hazel iris jasper kelp lotus maple nutmeg olive"
+).split()
+BIN = Path(sys.executable).parent / "memorybank"
+LIBRARY_CHILD = r"""
+import random, sys, memorybank
+words = sys.argv[2].split()
+rng = random.Random(int(sys.argv[3]))
+with memorybank.open(sys.argv[1]) as bank:
+    print("ready", flush=True)
+    while True:
+        fact = "User keeps " + " ".join(rng.sample(words, 6)) + f" in drawer {rng.randrange(10**9)}"
+        result = bank.save("lib", fact, "context")
+        if result.success:
+            print(result.memory_id, result.content, sep="\t", flush=True)
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _fact(rng: random.Random) -> str:
+    return "User keeps " + " ".join(rng.sample(WORDS, 6)) + f" in drawer {rng.randrange(10**9)}"
+
+
+def check_file(db: Path, acked: dict[str, str]) -> int:
+    """Assert the file is whole and holds every acknowledged save; the number of memories."""
+    conn = apsw.Connection(str(db))
+    try:
+        assert [r[0] for r in conn.execute("PRAGMA integrity_check")] == ["ok"]
+        rows = list(conn.execute("SELECT rowid, id, content FROM memories"))
+        vectors = {r[0] for r in conn.execute("SELECT rowid FROM memory_vectors")}
+        assert {r[0] for r in rows} == vectors, "a memory without its vector (or the reverse)"
+        stored = {mid: content for _, mid, content in rows}
+        missing = {mid for mid in acked if mid not in stored}
+        assert not missing, f"{len(missing)} acknowledged saves lost: {sorted(missing)[:5]}"
+        for mid, content in acked.items():
+            assert stored[mid] == content
+        for rowid, _, content in rows:  # every row findable by its exact text
+            phrase = '"' + content.replace('"', '""') + '"'
+            found = {
+                r[0]
+                for r in conn.execute(
+                    "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?", (phrase,)
+                )
+            }
+            assert rowid in found, f"memory {rowid} has no full-text entry"
+        fts_rows = next(conn.execute("SELECT count(*) FROM memories_fts"))[0]
+        assert fts_rows == len(rows)
+        history_adds = next(
+            conn.execute("SELECT count(DISTINCT memory_id) FROM history WHERE kind = 'ADD'")
+        )[0]
+        assert history_adds == len(rows)
+        return len(rows)
+    finally:
+        conn.close()
+
+
+def _serve(db: Path, port: int) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "MEMORYBANK_AI_WRITE_RATE_PER_MINUTE": "1000000"}
+    return subprocess.Popen(
+        [str(BIN), "serve", "--port", str(port), "--db", f"sqlite:///{db}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+
+
+@pytest.mark.slow
+def test_server_survives_sigkill(tmp_path: Path) -> None:
+    db = tmp_path / "crash.db"
+    rng = random.Random(20240601)
+    acked: dict[str, str] = {}
+    lock = threading.Lock()
+    per_run: list[int] = []
+    for _ in range(SERVER_KILLS):
+        port = _free_port()
+        proc = _serve(db, port)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            assert proc.poll() is None, "the server exited on its own"
+            try:
+                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "the server did not come up"
+            time.sleep(0.05)
+        stop = threading.Event()
+        counts = [0]
+
+        def client(
+            seed: int, stop: threading.Event = stop, counts: list[int] = counts, url: str = url
+        ) -> None:
+            local = random.Random(seed)
+            with httpx.Client(base_url=url, timeout=5) as http:
+                while not stop.is_set():
+                    fact = _fact(local)
+                    try:
+                        response = http.post("/api/memory/user", json={"fact": fact})
+                    except httpx.TransportError:
+                        return  # killed mid-request: not acknowledged
+                    if response.status_code == 201:
+                        memory = response.json()["memory"]
+                        with lock:
+                            acked[memory["id"]] = memory["content"]
+                            counts[0] += 1
+                    else:
+                        assert response.status_code == 409, response.text  # a near-duplicate
+
+        threads = [threading.Thread(target=client, args=(rng.randrange(10**9),)) for _ in range(3)]
+        for t in threads:
+            t.start()
+        time.sleep(rng.uniform(0.05, 0.6))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        stop.set()
+        for t in threads:
+            t.join(10)
+        per_run.append(counts[0])
+        assert check_file(db, acked) >= len(acked)
+    assert sum(per_run) > SERVER_KILLS * 5, f"too few saves to mean anything: {per_run}"
+    print(f"\nserver: {SERVER_KILLS} kills, {len(acked)} acknowledged saves, per run {per_run}")
+
+
+@pytest.mark.slow
+def test_library_survives_sigkill(tmp_path: Path) -> None:
+    db = tmp_path / "lib.db"
+    rng = random.Random(7)
+    acked: dict[str, str] = {}
+    for run in range(LIBRARY_KILLS):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", LIBRARY_CHILD, f"sqlite:///{db}", " ".join(WORDS), str(run)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        lines: list[str] = []
+        reader = threading.Thread(target=lines.extend, args=(proc.stdout,))
+        reader.start()
+        time.sleep(rng.uniform(0.2, 1.0))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        reader.join(10)
+        for line in lines:
+            if line.endswith("\n") and "\t" in line:  # a whole line: acknowledged
+                mid, content = line.rstrip("\n").split("\t", 1)
+                acked[mid] = content
+        proc.stdout.close()
+        check_file(db, acked)
+    assert len(acked) > LIBRARY_KILLS * 5
+    print(f"\nlibrary: {LIBRARY_KILLS} kills, {len(acked)} acknowledged saves")
