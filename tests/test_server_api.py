@@ -368,7 +368,9 @@ def test_export_import_and_stats(client: TestClient, world: World) -> None:
     exported = client.get("/api/export", headers=h)
     assert exported.headers["content-disposition"].startswith("attachment;")
     md = client.get("/api/export", params={"format": "markdown"}, headers=h)
-    assert "tabs" in md.text and md.headers["content-disposition"].endswith('.md"')
+    assert "tabs" in md.text
+    assert 'filename="memorybank-owner.md"' in md.headers["content-disposition"]
+    assert md.headers["content-disposition"].endswith("filename*=UTF-8''memorybank-owner.md")
     assert client.get("/api/export", params={"format": "xml"}, headers=h).status_code == 422
     r = client.post("/api/import", content=exported.content, headers=world.auth("admin"))
     assert r.json() == {"imported": 1, "skipped": 0}
