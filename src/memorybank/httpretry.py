@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import httpx
@@ -38,3 +39,21 @@ def retry_after(response: httpx.Response) -> float | None:
     if not math.isfinite(seconds) or seconds < 0:
         return None
     return min(seconds, MAX_RETRY_AFTER)
+
+
+def provider_message(response: httpx.Response) -> str:
+    """The error message an OpenAI-compatible provider put in its answer (``error.message``,
+    or a bare ``error``/``detail``/``message`` string, as Ollama, vLLM and TEI do), else the
+    raw body. Not redacted: callers remove their key before showing it."""
+    try:
+        payload = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        payload = None
+    if isinstance(payload, dict):
+        error = payload.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return str(error["message"])
+        for key in ("error", "detail", "message"):
+            if isinstance(payload.get(key), str):
+                return str(payload[key])
+    return response.text.strip() or response.reason_phrase or "no details"

@@ -18,7 +18,7 @@ import numpy as np
 
 from memorybank.embedders.base import Vectors, normalise
 from memorybank.errors import ConfigurationError, ProviderError, ValidationError
-from memorybank.httpretry import RetryableError, retry_after, shorten
+from memorybank.httpretry import RetryableError, provider_message, retry_after, shorten
 
 
 class OpenAIEmbedder:
@@ -249,20 +249,4 @@ class OpenAIEmbedder:
 
     def _error_text(self, response: httpx.Response) -> str:
         """The provider's own error message (redacted and shortened), else the raw body."""
-        try:
-            payload = response.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            payload = None
-        text: str | None = None
-        if isinstance(payload, dict):
-            error = payload.get("error")
-            if isinstance(error, dict) and isinstance(error.get("message"), str):
-                text = error["message"]
-            else:
-                for key in ("error", "detail", "message"):
-                    if isinstance(payload.get(key), str):
-                        text = payload[key]
-                        break
-        if text is None:
-            text = response.text.strip() or response.reason_phrase or "no details"
-        return shorten(self._redact(text))
+        return shorten(self._redact(provider_message(response)))

@@ -25,7 +25,7 @@ from pydantic import ValidationError as PydanticValidationError
 from memorybank.errors import ConfigurationError, ProviderError
 
 # The embedder and this client share retry rules: same statuses, same Retry-After cap.
-from memorybank.httpretry import RetryableError, retry_after, shorten
+from memorybank.httpretry import RetryableError, provider_message, retry_after, shorten
 from memorybank.tools.schema import strict_schema
 
 Message = Mapping[str, str]
@@ -247,22 +247,7 @@ class ChatClient:
 
     def _error_text(self, response: httpx.Response) -> str:
         """The provider's own error message (redacted and shortened), else the raw body."""
-        try:
-            payload = response.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            payload = None
-        text: str | None = None
-        if isinstance(payload, dict):
-            error = payload.get("error")
-            if isinstance(error, dict) and isinstance(error.get("message"), str):
-                text = error["message"]
-            elif isinstance(error, str):
-                text = error
-            elif isinstance(payload.get("detail"), str):
-                text = payload["detail"]
-        if text is None:
-            text = response.text.strip() or response.reason_phrase or "no details"
-        return shorten(self._redact(text))
+        return shorten(self._redact(provider_message(response)))
 
 
 def parse_json_object(text: str, redact: Callable[[str], str] = str) -> dict[str, Any]:
