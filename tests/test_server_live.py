@@ -4,13 +4,17 @@ and the `serve` / `admin` commands."""
 from __future__ import annotations
 
 import logging
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import psutil
 import pytest
 import uvicorn
 from fastapi.testclient import TestClient
@@ -185,3 +189,57 @@ def test_admin_commands(tmp_path: Path) -> None:
     assert again.exit_code == 3
     dup = runner.invoke(cli_app, ["admin", "create-user", "bob", "--db", db], env=env)
     assert dup.exit_code == 2 and "exists" in dup.output
+
+
+@pytest.mark.slow
+def test_serve_with_two_workers(tmp_path: Path) -> None:
+    """`serve --workers 2`: two processes answer on one port over one database, and each
+    worker reads what the other wrote."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {
+        **os.environ,
+        "MEMORYBANK_HOME": str(tmp_path),
+        "MEMORYBANK_AI_WRITE_RATE_PER_MINUTE": "100000",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from memorybank.cli import main; main()", "serve",
+         "--port", str(port), "--workers", "2", "--db", f"sqlite:///{tmp_path / 'w.db'}"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            assert proc.poll() is None, f"serve exited with {proc.returncode}"
+            try:
+                if httpx.get(base + "/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.2)
+        workers = psutil.Process(proc.pid).children(recursive=True)
+        assert len([w for w in workers if "python" in w.name().lower()]) >= 2
+        facts = [
+            "User keeps a bonsai tree on the balcony",
+            "User waters the bonsai every Sunday morning",
+            "User bought a new bonsai pot made of clay",
+            "User's bonsai is a Japanese maple",
+            "User wants to learn bonsai wiring techniques",
+            "User repotted the bonsai in April",
+        ]
+        ids = []
+        for fact in facts:  # fresh connections: the kernel spreads them over both workers
+            response = httpx.post(base + "/api/memory/user", json={"fact": fact})
+            assert response.status_code == 201, response.text
+            ids.append(response.json()["memory"]["id"])
+        for memory_id in ids:
+            assert httpx.get(f"{base}/api/memories/{memory_id}").status_code == 200
+        hits = httpx.get(base + "/api/search", params={"q": "bonsai", "limit": 10}).json()
+        assert {h["memory"]["id"] for h in hits["hits"]} == set(ids)
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    assert proc.returncode == 0

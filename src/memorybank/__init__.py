@@ -65,6 +65,7 @@ def open(url: str | None = None, **settings: Any) -> MemoryBank:  # noqa: A001
             build_llm(config),
             policy=config.policy,
             retrieval=config.retrieval,
+            query_cache_size=config.query_cache_size,
         )
     except BaseException:
         store.close()

@@ -20,6 +20,7 @@ import numpy as np
 from pydantic import ValidationError as PydanticValidationError
 
 from memorybank.embedders.base import Embedder, Vectors
+from memorybank.embedders.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryVectorCache
 from memorybank.errors import EmbeddingModelMismatch, NotFound, ValidationError
 from memorybank.model import (
     Category,
@@ -116,7 +117,9 @@ class MemoryBank:
 
     Takes its parts: a :class:`~memorybank.stores.base.Store`, an
     :class:`~memorybank.embedders.base.Embedder`, and optionally an LLM client. Use
-    :func:`memorybank.open` to build the default stack.
+    :func:`memorybank.open` to build the default stack. The vectors of the last
+    ``query_cache_size`` distinct search queries are kept (``bank.query_cache``), so a repeated
+    query skips the embedding model; 0 turns that off.
 
     >>> bank = MemoryBank(store=store, embedder=embedder)  # doctest: +SKIP
     >>> bank.save("u1", "User prefers dark mode", "preference").success  # doctest: +SKIP
@@ -132,12 +135,14 @@ class MemoryBank:
         policy: PolicySettings | None = None,
         retrieval: RetrievalSettings | None = None,
         check_model: bool = True,
+        query_cache_size: int = DEFAULT_QUERY_CACHE_SIZE,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.llm = llm
         self.policy = policy or PolicySettings()
         self.retrieval = retrieval or RetrievalSettings()
+        self.query_cache = QueryVectorCache(query_cache_size)
         if check_model:
             self._check_model()
 
@@ -412,7 +417,7 @@ class MemoryBank:
             superseded=None if include_superseded else False,
         )
         k = max(self.retrieval.candidates, limit * 3)
-        vector = self.embedder.embed([query])[0]
+        vector = self.query_cache.vector(self.embedder, query)
         vector_hits, text_hits = self.store.hybrid_candidates(scope_set, vector, query, k, filters)
         neighbours = self._neighbours(scope_set, filters, [*vector_hits, *text_hits])
         return fuse(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable
 from enum import StrEnum
@@ -653,18 +654,34 @@ def serve(
         typer.Option("--host", help="Interface to listen on (non-loopback only once users exist)."),
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="TCP port to listen on.")] = 8000,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Worker processes; each loads the embedding model. One per core under load.",
+        ),
+    ] = 1,
+    access_log: Annotated[
+        bool,
+        typer.Option(
+            "--access-log/--no-access-log",
+            help="Log every request (off by default: /metrics counts them for less CPU).",
+        ),
+    ] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Serve the REST API, MCP at /mcp and the web UI.
 
     With no users configured it runs in single-user local mode and only on a loopback address;
-    with users (see `memorybank admin`), every /api request needs an API key.
+    with users (see `memorybank admin`), every /api request needs an API key. With --workers N
+    the server runs N processes sharing the port and the database.
     """
     import uvicorn
 
     from memorybank.accounts import Accounts
-    from memorybank.server.app import create_app
+    from memorybank.server.app import SERVE_HOST_ENV, create_app
     from memorybank.settings import Settings
 
     url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
@@ -700,7 +717,31 @@ def serve(
                     " (API keys required; Ctrl+C to stop)",
                 )
             )
-        uvicorn.run(create_app(bank, accounts, settings, host=host), host=host, port=port)
+        if workers == 1:
+            uvicorn.run(
+                create_app(bank, accounts, settings, host=host),
+                host=host,
+                port=port,
+                access_log=access_log,
+            )
+            return
+    # Several workers: uvicorn starts each from an import string, and each opens the
+    # database itself; the environment carries what this process resolved.
+    os.environ["MEMORYBANK_URL"] = settings.database_url()
+    os.environ[SERVE_HOST_ENV] = host
+    # One embedder thread per core in all: N processes each spreading one query over every
+    # core would fight over them.
+    os.environ.setdefault(
+        "MEMORYBANK_EMBEDDER_THREADS", str(max(1, (os.cpu_count() or 1) // workers))
+    )
+    uvicorn.run(
+        "memorybank.server.app:app_from_environment",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        access_log=access_log,
+    )
 
 
 @app.command("mcp")
@@ -848,6 +889,19 @@ def bench_load(
     ] = None,
     seconds: Annotated[float, typer.Option("--seconds", help="How long to drive it.")] = 30.0,
     clients: Annotated[int, typer.Option("--clients", help="Concurrent clients.")] = 16,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", min=1, help="Server processes to start (default: one per core)."),
+    ] = None,
+    repeat: Annotated[
+        float,
+        typer.Option(
+            "--repeat",
+            min=0.0,
+            max=1.0,
+            help="Share of a client's searches that repeat one of its recent questions.",
+        ),
+    ] = 0.3,
     api_key: Annotated[
         str | None,
         typer.Option(
@@ -862,7 +916,15 @@ def bench_load(
     from memorybank.bench.load import run_load
 
     console = _stdout()
-    report = run_load(url=url, seconds=seconds, clients=clients, api_key=api_key, console=console)
+    report = run_load(
+        url=url,
+        seconds=seconds,
+        clients=clients,
+        workers=workers,
+        repeat=repeat,
+        api_key=api_key,
+        console=console,
+    )
     console.print(report.table())
     for sample in report.error_samples:
         console.print(Text(sample, style="red"))

@@ -34,7 +34,11 @@ def build_embedder(settings: Settings) -> Embedder:
         )
     from memorybank.embedders.local import LocalEmbedder
 
-    return LocalEmbedder(model_dir=settings.model_dir, model_id=settings.model_id)
+    return LocalEmbedder(
+        model_dir=settings.model_dir,
+        model_id=settings.model_id,
+        intra_op_num_threads=settings.embedder_threads,
+    )
 
 
 def build_llm(settings: Settings) -> ChatClient | None:

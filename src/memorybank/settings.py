@@ -51,6 +51,10 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = "FULL"
     vector_cache_mb: int = Field(1024, ge=16)
+    # Vectors of recent search queries kept per process (0: off), and the embedder's CPU
+    # threads per forward pass (default: every core; one per worker process under load).
+    query_cache_size: int = Field(2048, ge=0)
+    embedder_threads: int | None = Field(None, ge=1)
 
     # The server: the key encrypting users' provider keys (else the key file, default
     # $MEMORYBANK_HOME/master.key, created with mode 0600), the largest request body, and how

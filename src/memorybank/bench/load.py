@@ -2,8 +2,16 @@
 
 The mix is 80% search, 15% save, 5% other (recent, get by id, history). Without ``url`` a
 ``memorybank serve`` subprocess is started on a free loopback port over a temporary database
-(local mode, write rate limit lifted) and seeded first; with ``url`` the given server is used
-as it is (in auth mode pass ``api_key``; its write rate limit applies to the saves).
+(local mode, write rate limit lifted, one worker process per core) and seeded first; with
+``url`` the given server is used as it is (in auth mode pass ``api_key``; its write rate limit
+applies to the saves).
+
+Each client is a conversation: most of its searches are new questions, and a share
+(``repeat``, default 0.3) asks again one of its own last few questions, as assistants do when
+a topic comes back over several turns. The report says how many searches were distinct, so a
+result is never read as raw embedding throughput when it leaned on repeats. Clients use the
+standard library's ``http.client`` with keep-alive connections: the load generator shares
+the machine with the server and must spend as little CPU as it can.
 
 >>> report = run_load(seconds=30, clients=16)  # doctest: +SKIP
 >>> console.print(report.table())  # doctest: +SKIP
@@ -11,6 +19,8 @@ as it is (in auth mode pass ``api_key``; its write rate limit applies to the sav
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
 import random
 import socket
@@ -19,13 +29,15 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
+import psutil
 from rich.console import Console
 from rich.table import Table
 
@@ -34,6 +46,9 @@ __all__ = ["LoadReport", "OpStats", "run_load"]
 TARGET_SEARCH_PER_S = 300.0
 TARGET_SEARCH_P95_MS = 100.0
 MIX = (("search", 0.80), ("save", 0.15), ("other", 0.05))
+#: Share of a client's searches that repeat one of its own recent questions.
+DEFAULT_REPEAT = 0.3
+_RECENT_QUESTIONS = 8
 _WORDS = (
     "amber basil cedar delta ember fjord garnet harbor indigo juniper kestrel lagoon meadow "
     "nectar orchid pebble quartz raven saffron tundra umber violet willow yarrow zephyr acorn "
@@ -47,15 +62,15 @@ _TOPICS = (
     "uses the {a} editor with the {b} theme",
     "is allergic to {a} and avoids {b}",
 )
-_QUERIES = (
-    "what does the user drink",
-    "where is the user travelling",
-    "which project is the user working on",
-    "tell me about the user's pet",
-    "what editor does the user like",
-    "food allergies",
-    "{a}",
-    "{a} {b}",
+_QUESTIONS = (
+    "what does the user drink with {a}",
+    "where is the user travelling, {a} or {b}",
+    "which {a} project is the user working on with {c}",
+    "tell me about the user's pet and {a}",
+    "what editor theme like {a} does the user like",
+    "food allergies to {a} or {b}",
+    "{a} {b} {c}",
+    "{a} and {b}",
 )
 
 
@@ -64,9 +79,61 @@ def _fact(rng: random.Random) -> str:
     return f"User {rng.choice(_TOPICS).format(a=a, b=b)} (note {rng.randrange(10**9)})"
 
 
-def _query(rng: random.Random) -> str:
-    a, b = rng.sample(_WORDS, 2)
-    return rng.choice(_QUERIES).format(a=a, b=b)
+def _question(rng: random.Random) -> str:
+    a, b, c = rng.sample(_WORDS, 3)
+    return rng.choice(_QUESTIONS).format(a=a, b=b, c=c)
+
+
+class _Asker:
+    """One client's questions: new ones, and with probability ``repeat`` a recent one again."""
+
+    def __init__(self, rng: random.Random, repeat: float) -> None:
+        self.rng = rng
+        self.repeat = repeat
+        self.recent: deque[str] = deque(maxlen=_RECENT_QUESTIONS)
+
+    def next(self) -> str:
+        if self.recent and self.rng.random() < self.repeat:
+            return self.rng.choice(self.recent)
+        question = _question(self.rng)
+        self.recent.append(question)
+        return question
+
+
+class _Http:
+    """A keep-alive HTTP/1.1 connection that reconnects once when the server closed it."""
+
+    def __init__(self, base: str, headers: dict[str, str]) -> None:
+        parsed = urllib.parse.urlsplit(base)
+        self.host = parsed.hostname or "127.0.0.1"
+        self.port = parsed.port or 80
+        self.headers = {"Connection": "keep-alive", **headers}
+        self.conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
+
+    def request(
+        self, method: str, path: str, params: dict[str, Any] | None = None, body: Any = None
+    ) -> tuple[int, bytes]:
+        if params:
+            path = f"{path}?{urllib.parse.urlencode(params)}"
+        headers = dict(self.headers)
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        for attempt in (0, 1):
+            try:
+                self.conn.request(method, path, body=data, headers=headers)
+                response = self.conn.getresponse()
+                return response.status, response.read()
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                self.conn.close()
+                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        self.conn.close()
 
 
 def _percentile(sorted_ms: list[float], q: float) -> float:
@@ -101,6 +168,10 @@ class LoadReport:
     ops: list[OpStats]
     errors: int
     error_samples: list[str] = field(default_factory=list)
+    workers: int | None = None
+    repeat: float = DEFAULT_REPEAT
+    distinct_searches: int = 0
+    server_cpu_ms_per_request: float | None = None
 
     def op(self, name: str) -> OpStats:
         return next(o for o in self.ops if o.name == name)
@@ -119,9 +190,12 @@ class LoadReport:
         verdict = "met" if self.meets_target else "MISSED"
         table = Table(
             title=f"memorybank load: {self.clients} clients, {self.seconds:.1f} s, {self.url}",
-            caption=(
-                f"target: ≥ {TARGET_SEARCH_PER_S:g} searches/s at p95 ≤ "
-                f"{TARGET_SEARCH_P95_MS:g} ms, 0 errors: {verdict}"
+            caption="\n".join(
+                self.notes()
+                + [
+                    f"target: ≥ {TARGET_SEARCH_PER_S:g} searches/s at p95 ≤ "
+                    f"{TARGET_SEARCH_P95_MS:g} ms, 0 errors: {verdict}"
+                ]
             ),
         )
         for name in ("op", "count", "per s", "p50 ms", "p95 ms", "p99 ms", "max ms", "errors"):
@@ -139,12 +213,29 @@ class LoadReport:
             )
         return table
 
+    def notes(self) -> list[str]:
+        """What the numbers rest on: distinct queries, workers, server CPU per request."""
+        searches = self.op("search").count
+        lines = [
+            f"{self.distinct_searches:,} of {searches:,} searches were distinct questions "
+            f"(repeat share {self.repeat:.0%})"
+        ]
+        if self.workers is not None:
+            lines.append(f"server: {self.workers} worker process(es) started here")
+        if self.server_cpu_ms_per_request is not None:
+            lines.append(f"server CPU per request: {self.server_cpu_ms_per_request:.2f} ms")
+        return lines
+
     def as_dict(self) -> dict[str, Any]:
         """JSON-serialisable form."""
         return {
             "url": self.url,
             "seconds": self.seconds,
             "clients": self.clients,
+            "workers": self.workers,
+            "repeat": self.repeat,
+            "distinct_searches": self.distinct_searches,
+            "server_cpu_ms_per_request": self.server_cpu_ms_per_request,
             "seeded": self.seeded,
             "errors": self.errors,
             "error_samples": self.error_samples,
@@ -168,22 +259,26 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes] | None, timeout: float
     while True:
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"the server exited with code {proc.returncode} while starting")
+        probe = _Http(url, {})
         try:
-            if httpx.get(url + "/healthz", timeout=2).status_code == 200:
+            if probe.request("GET", "/healthz")[0] == 200:
                 return
-        except httpx.TransportError:
+        except OSError:
             pass
+        finally:
+            probe.close()
         if time.monotonic() > deadline:
             raise RuntimeError(f"the server at {url} did not answer /healthz")
         time.sleep(0.1)
 
 
 @contextmanager
-def _server(url: str | None) -> Iterator[tuple[str, bool]]:
-    """``(url, started)``: the given server, or a fresh local one for the duration."""
+def _server(url: str | None, workers: int) -> Iterator[tuple[str, psutil.Process | None]]:
+    """``(url, process)``: the given server (no process), or a fresh local one for the
+    duration, with its process to account its CPU."""
     if url is not None:
         _wait_healthy(url.rstrip("/"), None, timeout=10)
-        yield url.rstrip("/"), False
+        yield url.rstrip("/"), None
         return
     with tempfile.TemporaryDirectory(prefix="memorybank-load-") as tmp:
         port = _free_port()
@@ -199,6 +294,8 @@ def _server(url: str | None) -> Iterator[tuple[str, bool]]:
             "serve",
             "--port",
             str(port),
+            "--workers",
+            str(workers),
             "--db",
             f"sqlite:///{Path(tmp) / 'load.db'}",
         ]
@@ -208,7 +305,7 @@ def _server(url: str | None) -> Iterator[tuple[str, bool]]:
         try:
             base = f"http://127.0.0.1:{port}"
             _wait_healthy(base, proc)
-            yield base, True
+            yield base, psutil.Process(proc.pid)
         finally:
             proc.terminate()
             try:
@@ -218,12 +315,26 @@ def _server(url: str | None) -> Iterator[tuple[str, bool]]:
                 proc.wait()
 
 
-def _seed(client: httpx.Client, count: int, rng: random.Random) -> list[str]:
+def _cpu_seconds(process: psutil.Process | None) -> float | None:
+    """User + system CPU of the server and its worker processes so far."""
+    if process is None:
+        return None
+    total = 0.0
+    for p in [process, *process.children(recursive=True)]:
+        try:
+            times = p.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
+
+
+def _seed(client: _Http, count: int, rng: random.Random) -> list[str]:
     ids: list[str] = []
     for _ in range(count):
-        response = client.post("/api/memory/user", json={"fact": _fact(rng)})
-        if response.status_code == 201:
-            ids.append(response.json()["memory"]["id"])
+        status, body = client.request("POST", "/api/memory/user", body={"fact": _fact(rng)})
+        if status == 201:
+            ids.append(json.loads(body)["memory"]["id"])
     return ids
 
 
@@ -234,59 +345,75 @@ def run_load(
     clients: int = 16,
     seed: int = 200,
     api_key: str | None = None,
+    workers: int | None = None,
+    repeat: float = DEFAULT_REPEAT,
     console: Console | None = None,
 ) -> LoadReport:
-    """Drive a server with ``clients`` concurrent clients for ``seconds``; the report."""
+    """Drive a server with ``clients`` concurrent clients for ``seconds``; the report.
+
+    ``workers`` is the number of server processes started here (default: one per core);
+    ``repeat`` the share of a client's searches that ask one of its recent questions again.
+    """
+    if not 0.0 <= repeat <= 1.0:
+        raise ValueError(f"repeat must be between 0 and 1, got {repeat}")
     console = console or Console(stderr=True)
+    workers = workers or max(1, os.cpu_count() or 1)
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     samples: dict[str, list[float]] = {name: [] for name, _ in MIX}
     errors: dict[str, int] = {name: 0 for name, _ in MIX}
     error_samples: list[str] = []
+    questions: set[str] = set()
     lock = threading.Lock()
-    with _server(url) as (base, started):
-        console.print(f"Load on {base} ({'started here' if started else 'given'}).")
-        with httpx.Client(base_url=base, headers=headers, timeout=30) as client:
-            ids = _seed(client, seed if started else min(seed, 20), random.Random(1))
+    with _server(url, workers) as (base, process):
+        console.print(f"Load on {base} ({'started here' if process else 'given'}).")
+        client = _Http(base, headers)
+        try:
+            ids = _seed(client, seed if process else min(seed, 20), random.Random(1))
+        finally:
+            client.close()
         known = list(ids)
         barrier = threading.Barrier(clients + 1)
         stop_at = [0.0]
 
-        def one(kind: str, http: httpx.Client, rng: random.Random) -> httpx.Response:
+        def one(kind: str, conn: _Http, rng: random.Random, asker: _Asker) -> tuple[int, bytes]:
             if kind == "search":
-                return http.get("/api/search", params={"q": _query(rng), "limit": 10})
+                question = asker.next()
+                with lock:
+                    questions.add(question)
+                return conn.request("GET", "/api/search", {"q": question, "limit": 10})
             if kind == "save":
-                response = http.post("/api/memory/user", json={"fact": _fact(rng)})
-                if response.status_code == 201:
+                status, body = conn.request("POST", "/api/memory/user", body={"fact": _fact(rng)})
+                if status == 201:
                     with lock:
-                        known.append(response.json()["memory"]["id"])
-                return response
+                        known.append(json.loads(body)["memory"]["id"])
+                return status, body
             pick = rng.random()
             if pick < 0.5 or not known:
-                return http.get("/api/recent", params={"limit": 20})
+                return conn.request("GET", "/api/recent", {"limit": 20})
             with lock:
                 memory_id = rng.choice(known)
             if pick < 0.8:
-                return http.get(f"/api/memories/{memory_id}")
-            return http.get(f"/api/memories/{memory_id}/history")
+                return conn.request("GET", f"/api/memories/{memory_id}")
+            return conn.request("GET", f"/api/memories/{memory_id}/history")
 
         def worker(index: int) -> None:
             rng = random.Random(1000 + index)
+            asker = _Asker(random.Random(5000 + index), repeat)
             names = [name for name, _ in MIX]
             weights = [w for _, w in MIX]
             mine: dict[str, list[float]] = {name: [] for name in names}
             bad: dict[str, int] = dict.fromkeys(names, 0)
-            with httpx.Client(base_url=base, headers=headers, timeout=30) as http:
+            conn = _Http(base, headers)
+            try:
                 barrier.wait()
                 while time.perf_counter() < stop_at[0]:
                     kind = rng.choices(names, weights)[0]
                     start = time.perf_counter()
                     try:
-                        response = one(kind, http, rng)
-                        ok = response.status_code < 400 or (
-                            kind == "save" and response.status_code == 409  # near-duplicate
-                        )
-                        problem = "" if ok else f"{kind}: {response.status_code} {response.text}"
-                    except httpx.HTTPError as exc:
+                        status, body = one(kind, conn, rng, asker)
+                        ok = status < 400 or (kind == "save" and status == 409)  # near-duplicate
+                        problem = "" if ok else f"{kind}: {status} {body[:200]!r}"
+                    except (OSError, http.client.HTTPException) as exc:
                         ok, problem = False, f"{kind}: {type(exc).__name__}: {exc}"
                     mine[kind].append((time.perf_counter() - start) * 1000)
                     if not ok:
@@ -294,6 +421,8 @@ def run_load(
                         with lock:
                             if len(error_samples) < 10:
                                 error_samples.append(problem[:300])
+            finally:
+                conn.close()
             with lock:
                 for name in names:
                     samples[name].extend(mine[name])
@@ -303,11 +432,13 @@ def run_load(
         for thread in threads:
             thread.start()
         stop_at[0] = time.perf_counter() + seconds
+        cpu_before = _cpu_seconds(process)
         began = time.perf_counter()
         barrier.wait()
         for thread in threads:
             thread.join()
         elapsed = time.perf_counter() - began
+        cpu_after = _cpu_seconds(process)
 
     ops = []
     for name in [*samples, "all"]:
@@ -325,6 +456,10 @@ def run_load(
                 max_ms=values[-1] if values else 0.0,
             )
         )
+    requests = ops[-1].count
+    cpu_ms = None
+    if cpu_before is not None and cpu_after is not None and requests:
+        cpu_ms = (cpu_after - cpu_before) * 1000 / requests
     return LoadReport(
         url=base,
         seconds=elapsed,
@@ -333,4 +468,8 @@ def run_load(
         ops=ops,
         errors=sum(errors.values()),
         error_samples=error_samples,
+        workers=workers if process else None,
+        repeat=repeat,
+        distinct_searches=len(questions),
+        server_cpu_ms_per_request=cpu_ms,
     )

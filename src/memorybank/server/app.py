@@ -21,6 +21,7 @@ Endpoints are plain ``def`` functions run in the thread pool: the store is threa
 from __future__ import annotations
 
 import copy
+import os
 import re
 import urllib.parse
 from collections.abc import AsyncIterator, Iterator
@@ -35,6 +36,7 @@ from starlette.datastructures import Headers
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+import memorybank
 from memorybank import __version__, tools
 from memorybank.accounts import Accounts, ProviderKind, Role, Thread
 from memorybank.bank import MemoryBank
@@ -168,21 +170,45 @@ class _McpGate:
         await self.app(scope, receive, send)
 
 
+#: Where ``memorybank serve --workers N`` tells its worker processes the address it serves.
+SERVE_HOST_ENV = "MEMORYBANK_SERVE_HOST"
+
+
+def app_from_environment() -> FastAPI:
+    """The app over the database and settings of the ``MEMORYBANK_*`` environment, owning
+    its bank: what each worker process of ``memorybank serve --workers N`` runs.
+
+    >>> uvicorn.run("memorybank.server.app:app_from_environment", factory=True, workers=2)
+    ... # doctest: +SKIP
+    """
+    settings = Settings()
+    bank = memorybank.open(settings.database_url())
+    try:
+        accounts = Accounts.open(bank, settings)
+        host = os.environ.get(SERVE_HOST_ENV, "127.0.0.1")
+        return create_app(bank, accounts, settings, host=host, owns_bank=True)
+    except BaseException:
+        bank.close()
+        raise
+
+
 def create_app(
     bank: MemoryBank,
     accounts: Accounts,
     settings: Settings | None = None,
     *,
     host: str = "127.0.0.1",
+    owns_bank: bool = False,
 ) -> FastAPI:
     """The app serving ``bank`` with ``accounts``. The caller owns both and closes the bank
-    after serving. ``host`` is where clients reach the server (MCP's DNS-rebinding check)."""
+    after serving, unless ``owns_bank``: then the app closes it when it shuts down. ``host``
+    is where clients reach the server (MCP's DNS-rebinding check)."""
     from memorybank.mcp import mcp_http_app
 
     settings = settings or Settings()
     limiter = RateLimiter(settings.ai_write_rate_per_minute)
     confirmations = ConfirmTokens()
-    metrics = Metrics(lambda: float(bank.stats().get("memories", 0)))
+    metrics = Metrics(lambda: float(bank.stats().get("memories", 0)), bank.query_cache)
 
     def tool_context(caller: Caller, thread: Thread | None) -> ToolContext:
         project_id = thread.project_id if thread else None
@@ -209,8 +235,12 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with mcp_app.router.lifespan_context(mcp_app):
-            yield
+        try:
+            async with mcp_app.router.lifespan_context(mcp_app):
+                yield
+        finally:
+            if owns_bank:
+                bank.close()
 
     app = FastAPI(
         title="memorybank",

@@ -5,10 +5,13 @@ route templates (``/api/memories/{memory_id}``), anything unrouted is ``other``.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, Metric
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from memorybank.embedders.query_cache import QueryVectorCache
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -16,7 +19,9 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 class Metrics:
     """One registry per app (several apps may live in one process, as in tests)."""
 
-    def __init__(self, memories: Callable[[], float]) -> None:
+    def __init__(
+        self, memories: Callable[[], float], query_cache: QueryVectorCache | None = None
+    ) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
             "memorybank_http_requests",
@@ -34,10 +39,31 @@ class Metrics:
             "memorybank_memories_stored", "Memories stored (all users).", registry=self.registry
         )
         stored.set_function(memories)
+        if query_cache is not None:
+            self.registry.register(_QueryCacheCollector(query_cache))
 
     def render(self) -> bytes:
         """The text exposition format."""
         return generate_latest(self.registry)
+
+
+class _QueryCacheCollector:
+    """Hits and misses of the search-query vector cache, read when scraped."""
+
+    def __init__(self, cache: QueryVectorCache) -> None:
+        self.cache = cache
+
+    def collect(self) -> Iterator[Metric]:
+        yield CounterMetricFamily(
+            "memorybank_query_cache_hits",
+            "Searches whose query vector came from the cache (no embedding pass).",
+            value=self.cache.hits,
+        )
+        yield CounterMetricFamily(
+            "memorybank_query_cache_misses",
+            "Searches that embedded their query.",
+            value=self.cache.misses,
+        )
 
 
 def _route_of(scope: Scope) -> str:
