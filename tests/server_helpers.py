@@ -26,8 +26,44 @@ class World:
         return {"Authorization": f"Bearer {self.keys[user]}"}
 
 
+def bank_url(bank: MemoryBank) -> str:
+    """The database URL of a bank on SQLite or PostgreSQL."""
+    from memorybank.stores.postgres import PostgresStore
+
+    if isinstance(bank.store, PostgresStore):
+        return bank.store.url
+    return f"sqlite:///{bank.store.path}"  # type: ignore[attr-defined]
+
+
 def settings_for(bank: MemoryBank, **more: object) -> Settings:
-    return Settings(url=f"sqlite:///{bank.store.path}", master_key=MASTER, **more)  # type: ignore[attr-defined,arg-type]
+    return Settings(url=bank_url(bank), master_key=MASTER, **more)  # type: ignore[arg-type]
+
+
+def stored_bytes(bank: MemoryBank) -> bytes:
+    """Everything the database holds on disk that a leak could hide in: the SQLite file and
+    its WAL, or every row of every PostgreSQL table as text."""
+    from pathlib import Path
+
+    from memorybank.stores.postgres import PostgresStore
+
+    if isinstance(bank.store, PostgresStore):
+        import psycopg
+
+        with psycopg.connect(bank.store.url) as conn:
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+                ).fetchall()
+            ]
+            dump = [
+                str(conn.execute(f"SELECT string_agg(t::text, '|') FROM {t} AS t").fetchone())
+                for t in tables
+            ]
+        return "\n".join(dump).encode()
+    path = Path(bank.store.path)  # type: ignore[attr-defined]
+    wal = Path(f"{path}-wal")
+    return path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
 
 
 def make_world(bank: MemoryBank, *, users: bool = True, **more: object) -> World:

@@ -10,13 +10,35 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Literal, Protocol
+from datetime import UTC, datetime
+from typing import Literal, Protocol, overload
 
 from memorybank.embedders.base import Vectors
 from memorybank.model import ForgetPlan, HistoryEvent, Memory, MemoryFilter, Scope, ScopeSet
 
 Order = Literal["created_desc", "created_asc", "importance_desc"]
+
+
+def to_us(value: datetime | None) -> int | None:
+    """A time as integer microseconds since the epoch, as the stores keep it (naive = UTC)."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return int(value.timestamp() * 1_000_000)
+
+
+@overload
+def from_us(value: int) -> datetime: ...
+@overload
+def from_us(value: None) -> None: ...
+@overload
+def from_us(value: int | None) -> datetime | None: ...
+def from_us(value: int | None) -> datetime | None:
+    """The aware UTC time of :func:`to_us`'s microseconds."""
+    if value is None:
+        return None
+    return datetime.fromtimestamp(value / 1_000_000, UTC)
 
 
 @dataclass(frozen=True)

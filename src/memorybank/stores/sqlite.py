@@ -48,7 +48,7 @@ from memorybank.model import (
     ScopeSet,
     Source,
 )
-from memorybank.stores.base import Candidate, InsertOutcome, Order, PlanOutcome
+from memorybank.stores.base import Candidate, InsertOutcome, Order, PlanOutcome, from_us, to_us
 from memorybank.stores.sqlite_schema import MIGRATIONS
 from memorybank.stores.vector_index import RowIds, ScopeMatrix, VectorCache
 from memorybank.textsearch import query_terms
@@ -70,18 +70,8 @@ _ORDERS: dict[str, str] = {
 }
 
 
-def _us(value: datetime | None) -> int | None:
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return int(value.timestamp() * 1_000_000)
-
-
-def _dt(value: int | None) -> datetime | None:
-    if value is None:
-        return None
-    return datetime.fromtimestamp(value / 1_000_000, UTC)
+_us = to_us
+_dt = from_us
 
 
 def _scope_token(scope_key: str) -> str:
