@@ -225,24 +225,9 @@ class Accounts:
     @classmethod
     def open(cls, bank: MemoryBank, settings: Settings) -> Accounts:
         """Accounts in the same database as ``bank``'s memories (SQLite file or PostgreSQL)."""
-        from memorybank.stores.postgres import PostgresStore
-        from memorybank.stores.sqlite import SQLiteStore
+        from memorybank.stores.accounts_sql import sql_accounts
 
-        store: AccountStore
-        if isinstance(bank.store, SQLiteStore):
-            from memorybank.stores.sqlite_accounts import SQLiteAccountStore
-
-            store = SQLiteAccountStore(bank.store)
-        elif isinstance(bank.store, PostgresStore):
-            from memorybank.stores.postgres_accounts import PostgresAccountStore
-
-            store = PostgresAccountStore(bank.store)
-        else:
-            raise ConfigurationError(
-                f"accounts need a SQLite or PostgreSQL store, not {type(bank.store).__name__}: "
-                "set MEMORYBANK_URL to sqlite:///… or postgresql://…"
-            )
-        return cls(store, load_master_key(settings))
+        return cls(sql_accounts(bank.store), load_master_key(settings))
 
     # -- users and keys ---------------------------------------------------------------------
 

@@ -25,7 +25,8 @@ from memorybank.accounts import (
     Thread,
     User,
 )
-from memorybank.stores.base import from_us, to_us
+from memorybank.errors import ConfigurationError
+from memorybank.stores.base import Store, from_us, to_us
 
 _us = to_us
 _dt = from_us
@@ -93,25 +94,30 @@ def _project(row: tuple[Any, ...]) -> Project:
 
 class SqlAccountStore(ABC):
     """An :class:`~memorybank.accounts.AccountStore` over SQL tables; subclasses run the
-    statements in their database."""
+    statements in their database. :meth:`fetch`, :meth:`execute` and :meth:`execute_many` take
+    ``?`` placeholders; :mod:`memorybank.migrate` also uses them to copy tables."""
 
     @abstractmethod
-    def _all(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    def fetch(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """The rows of one query, read in one snapshot."""
 
     @abstractmethod
-    def _exec(self, sql: str, params: tuple[Any, ...] = ()) -> int:
+    def execute(self, sql: str, params: tuple[Any, ...] = ()) -> int:
         """Run one statement in a write transaction; the number of rows it changed."""
 
+    @abstractmethod
+    def execute_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        """Run one statement once per parameter row, all in one write transaction."""
+
     def _one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
-        rows = self._all(sql, params)
+        rows = self.fetch(sql, params)
         return rows[0] if rows else None
 
     # -- users ------------------------------------------------------------------------------
 
     def add_user(self, user: User) -> None:
         """Insert a user."""
-        self._exec(
+        self.execute(
             "INSERT INTO users (id, name, created_us) VALUES (?, ?, ?)",
             (user.id, user.name, _us(user.created_at)),
         )
@@ -123,7 +129,7 @@ class SqlAccountStore(ABC):
 
     def list_users(self) -> list[User]:
         """Every user, by id."""
-        rows = self._all("SELECT id, name, created_us FROM users ORDER BY id")
+        rows = self.fetch("SELECT id, name, created_us FROM users ORDER BY id")
         return [User(id=r[0], name=r[1], created_at=_dt(r[2])) for r in rows]
 
     def count_users(self) -> int:
@@ -135,7 +141,7 @@ class SqlAccountStore(ABC):
 
     def add_project(self, project: Project) -> None:
         """Insert a project."""
-        self._exec(
+        self.execute(
             "INSERT INTO projects (id, name, org_id, created_us) VALUES (?, ?, ?, ?)",
             (project.id, project.name, project.org_id, _us(project.created_at)),
         )
@@ -149,7 +155,7 @@ class SqlAccountStore(ABC):
 
     def set_member(self, membership: Membership) -> None:
         """Add a member or change their role."""
-        self._exec(
+        self.execute(
             "INSERT INTO project_members (project_id, user_id, role, added_us) "
             "VALUES (?, ?, ?, ?) ON CONFLICT (project_id, user_id) DO UPDATE SET role = "
             "excluded.role",
@@ -166,7 +172,7 @@ class SqlAccountStore(ABC):
 
     def user_projects(self, user_id: str) -> list[tuple[Project, Role]]:
         """The user's projects with roles, by project id."""
-        rows = self._all(
+        rows = self.fetch(
             "SELECT p.id, p.name, p.org_id, p.created_us, m.role FROM projects p "
             "JOIN project_members m ON m.project_id = p.id WHERE m.user_id = ? ORDER BY p.id",
             (user_id,),
@@ -177,7 +183,7 @@ class SqlAccountStore(ABC):
 
     def add_key(self, key: ApiKey) -> None:
         """Insert a key record (its hash only)."""
-        self._exec(
+        self.execute(
             "INSERT INTO api_keys (id, user_id, key_hash, label, created_us) "
             "VALUES (?, ?, ?, ?, ?)",
             (key.id, key.user_id, key.key_hash, key.label, _us(key.created_at)),
@@ -190,7 +196,7 @@ class SqlAccountStore(ABC):
 
     def revoke_key(self, key_id: str, at: datetime) -> bool:
         """Mark an active key revoked; whether there was one."""
-        changed = self._exec(
+        changed = self.execute(
             "UPDATE api_keys SET revoked_us = ? WHERE id = ? AND revoked_us IS NULL",
             (_us(at), key_id),
         )
@@ -198,7 +204,7 @@ class SqlAccountStore(ABC):
 
     def list_keys(self, user_id: str) -> list[ApiKey]:
         """The user's key records, oldest first."""
-        rows = self._all(
+        rows = self.fetch(
             f"SELECT {KEY_COLUMNS} FROM api_keys WHERE user_id = ? ORDER BY created_us",
             (user_id,),
         )
@@ -208,7 +214,7 @@ class SqlAccountStore(ABC):
 
     def set_org_member(self, org_id: str, user_id: str, role: OrgRole) -> None:
         """Add an org member or change their org role."""
-        self._exec(
+        self.execute(
             "INSERT INTO org_members (org_id, user_id, added_us, role) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (org_id, user_id) DO UPDATE SET role = excluded.role",
             (org_id, user_id, _us(datetime.now(UTC)), role),
@@ -216,7 +222,7 @@ class SqlAccountStore(ABC):
 
     def user_orgs(self, user_id: str) -> list[tuple[str, OrgRole]]:
         """The user's orgs with roles, by org id."""
-        rows = self._all(
+        rows = self.fetch(
             "SELECT org_id, role FROM org_members WHERE user_id = ? ORDER BY org_id", (user_id,)
         )
         return [(str(r[0]), cast(OrgRole, r[1])) for r in rows]
@@ -225,7 +231,7 @@ class SqlAccountStore(ABC):
 
     def save_thread(self, thread: Thread) -> None:
         """Insert or replace a thread."""
-        self._exec(
+        self.execute(
             _SAVE_THREAD,
             (
                 thread.id,
@@ -246,7 +252,7 @@ class SqlAccountStore(ABC):
 
     def list_threads(self, user_id: str) -> list[Thread]:
         """The user's threads, newest first."""
-        rows = self._all(
+        rows = self.fetch(
             f"SELECT {THREAD_COLUMNS} FROM threads WHERE user_id = ? "
             "ORDER BY created_us DESC, id DESC",
             (user_id,),
@@ -257,7 +263,7 @@ class SqlAccountStore(ABC):
 
     def save_provider(self, settings: ProviderSettings) -> None:
         """Insert or replace a provider setting (the key already encrypted)."""
-        self._exec(
+        self.execute(
             _SAVE_PROVIDER,
             (
                 settings.user_id,
@@ -281,7 +287,7 @@ class SqlAccountStore(ABC):
 
     def list_providers(self, user_id: str) -> list[ProviderSettings]:
         """The user's provider settings, by kind."""
-        rows = self._all(
+        rows = self.fetch(
             f"SELECT {PROVIDER_COLUMNS} FROM provider_settings WHERE user_id = ? ORDER BY kind",
             (user_id,),
         )
@@ -289,7 +295,7 @@ class SqlAccountStore(ABC):
 
     def delete_provider(self, user_id: str, kind: ProviderKind) -> bool:
         """Delete one provider setting; whether there was one."""
-        changed = self._exec(
+        changed = self.execute(
             "DELETE FROM provider_settings WHERE user_id = ? AND kind = ?", (user_id, kind)
         )
         return changed > 0
@@ -302,4 +308,29 @@ class SqlAccountStore(ABC):
         return (False, None) if row is None else (True, row[0])
 
 
-__all__ = ["KEY_COLUMNS", "PROVIDER_COLUMNS", "THREAD_COLUMNS", "SqlAccountStore"]
+def sql_accounts(store: Store) -> SqlAccountStore:
+    """The account tables in the database of ``store`` (a SQLite or PostgreSQL store)."""
+    from memorybank.stores.postgres import PostgresStore
+    from memorybank.stores.sqlite import SQLiteStore
+
+    if isinstance(store, SQLiteStore):
+        from memorybank.stores.sqlite_accounts import SQLiteAccountStore
+
+        return SQLiteAccountStore(store)
+    if isinstance(store, PostgresStore):
+        from memorybank.stores.postgres_accounts import PostgresAccountStore
+
+        return PostgresAccountStore(store)
+    raise ConfigurationError(
+        f"accounts need a SQLite or PostgreSQL store, not {type(store).__name__}: "
+        "set MEMORYBANK_URL to sqlite:///… or postgresql://…"
+    )
+
+
+__all__ = [
+    "KEY_COLUMNS",
+    "PROVIDER_COLUMNS",
+    "THREAD_COLUMNS",
+    "SqlAccountStore",
+    "sql_accounts",
+]

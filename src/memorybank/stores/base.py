@@ -89,13 +89,15 @@ class Store(Protocol):
         dedup_threshold: float | None,
         dedup: Sequence[bool],
         actor: str | None,
+        record: bool = True,
     ) -> list[InsertOutcome]:
         """Insert memories with their vectors in one transaction.
 
         Items whose ``dedup`` flag is set are skipped when an existing memory of the same scope
         (or an earlier item of this batch) has cosine similarity above ``dedup_threshold``; the
         check and the insert are serialised per scope so concurrent writers cannot both insert.
-        Each inserted memory gets an ADD history event.
+        Each inserted memory gets an ADD history event unless ``record`` is false (a migration,
+        which copies the history as it was).
         """
         ...
 
@@ -167,6 +169,10 @@ class Store(Protocol):
 
     def iter_memories(self, batch_size: int = 500) -> Iterator[list[Memory]]:
         """Every memory of every user, in batches (for reindex and migration)."""
+        ...
+
+    def vectors_of(self, memory_ids: Sequence[str]) -> dict[str, Vectors]:
+        """The stored vectors of these memories, by id (for migration and checks)."""
         ...
 
     def set_vectors(self, memory_ids: Sequence[str], vectors: Vectors, model_id: str) -> None:

@@ -178,7 +178,8 @@ def _translate(exc: psycopg.Error) -> StoreError:
     return StoreError(f"database error: {exc.__class__.__name__}: {exc}")
 
 
-def _redact(url: str) -> str:
+def redact_url(url: str) -> str:
+    """``url`` with its password (URL or ``password=`` form) replaced by ``***``."""
     url = re.sub(r"://([^:/@]*):[^@]*@", r"://\1:***@", url)
     return re.sub(r"(password=)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", url)
 
@@ -334,6 +335,7 @@ class PostgresStore:
         dedup_threshold: float | None,
         dedup: Sequence[bool],
         actor: str | None,
+        record: bool = True,
     ) -> list[InsertOutcome]:
         """Insert memories with their vectors in one transaction (see :class:`Store`)."""
         vecs = self._check_vectors(vectors, len(memories))
@@ -358,18 +360,19 @@ class PostgresStore:
                         outcomes.append(InsertOutcome(memory, False, found[0], found[1]))
                         continue
                 self._insert_row(conn, memory, literal)
-                self._record(
-                    conn,
-                    HistoryEvent(
-                        memory_id=memory.id,
-                        user_id=memory.user_id,
-                        project_id=memory.project_id,
-                        kind=EventKind.ADD,
-                        new_content=memory.content,
-                        actor=actor,
-                        created_at=memory.created_at,
-                    ),
-                )
+                if record:
+                    self._record(
+                        conn,
+                        HistoryEvent(
+                            memory_id=memory.id,
+                            user_id=memory.user_id,
+                            project_id=memory.project_id,
+                            kind=EventKind.ADD,
+                            new_content=memory.content,
+                            actor=actor,
+                            created_at=memory.created_at,
+                        ),
+                    )
                 (checked if check else unchecked).append(memory.id)
                 outcomes.append(InsertOutcome(memory, True))
         return outcomes
@@ -738,7 +741,7 @@ class PostgresStore:
 
             return {
                 "backend": "postgres",
-                "url": _redact(self.url),
+                "url": redact_url(self.url),
                 "memories": one("SELECT count(*) FROM memories"),
                 "users": one("SELECT count(DISTINCT user_id) FROM memories"),
                 "scopes": one("SELECT count(DISTINCT scope_key) FROM memories"),

@@ -28,12 +28,16 @@ class PostgresAccountStore(SqlAccountStore):
     def __init__(self, store: PostgresStore) -> None:
         self.store = store
 
-    def _all(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    def fetch(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         return self.store._read(lambda c: c.execute(_pg(sql), params).fetchall())
 
-    def _exec(self, sql: str, params: tuple[Any, ...] = ()) -> int:
+    def execute(self, sql: str, params: tuple[Any, ...] = ()) -> int:
         with self.store._write() as conn:
             return conn.execute(_pg(sql), params).rowcount
+
+    def execute_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        with self.store._write() as conn, conn.cursor() as cur:
+            cur.executemany(_pg(sql), rows)
 
 
 __all__ = ["PostgresAccountStore"]

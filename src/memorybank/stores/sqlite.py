@@ -390,6 +390,7 @@ class SQLiteStore:
         dedup_threshold: float | None,
         dedup: Sequence[bool],
         actor: str | None,
+        record: bool = True,
     ) -> list[InsertOutcome]:
         """Insert memories with their vectors in one transaction (see :class:`Store`)."""
         vecs = self._check_vectors(vectors, len(memories))
@@ -407,18 +408,19 @@ class SQLiteStore:
                         outcomes.append(InsertOutcome(memory, False, existing, float(found[1])))
                         continue
                 rowid = self._insert_row(conn, memory, vector)
-                self._record(
-                    conn,
-                    HistoryEvent(
-                        memory_id=memory.id,
-                        user_id=memory.user_id,
-                        project_id=memory.project_id,
-                        kind=EventKind.ADD,
-                        new_content=memory.content,
-                        actor=actor,
-                        created_at=memory.created_at,
-                    ),
-                )
+                if record:
+                    self._record(
+                        conn,
+                        HistoryEvent(
+                            memory_id=memory.id,
+                            user_id=memory.user_id,
+                            project_id=memory.project_id,
+                            kind=EventKind.ADD,
+                            new_content=memory.content,
+                            actor=actor,
+                            created_at=memory.created_at,
+                        ),
+                    )
                 ids = np.array([rowid], dtype=np.int64)
                 row = vector.reshape(1, -1).copy()
                 txn.touch(key, functools.partial(ScopeMatrix.add, row_ids=ids, vectors=row))
@@ -928,6 +930,23 @@ class SQLiteStore:
                 )
             )
             found.update(str(r[0]) for r in rows)
+        return found
+
+    def vectors_of(self, memory_ids: Sequence[str]) -> dict[str, Vectors]:
+        """The stored vectors of these memories, by id (for migration and checks)."""
+        found: dict[str, Vectors] = {}
+        for start in range(0, len(memory_ids), 500):
+            chunk = list(memory_ids[start : start + 500])
+            rows = self._read(
+                lambda c, ids=chunk: list(  # type: ignore[misc]
+                    c.execute(
+                        "SELECT m.id, v.embedding FROM memories m JOIN memory_vectors v "
+                        f"ON v.rowid = m.rowid WHERE m.id IN ({','.join('?' * len(ids))})",
+                        ids,
+                    )
+                )
+            )
+            found.update((str(r[0]), np.frombuffer(r[1], dtype=np.float32)) for r in rows)
         return found
 
     def history(self, memory_id: str, scopes: ScopeSet) -> list[HistoryEvent]:

@@ -20,13 +20,17 @@ class SQLiteAccountStore(SqlAccountStore):
     def __init__(self, store: SQLiteStore) -> None:
         self.store = store
 
-    def _all(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    def fetch(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         return self.store._read(lambda c: [tuple(row) for row in c.execute(sql, params)])
 
-    def _exec(self, sql: str, params: tuple[Any, ...] = ()) -> int:
+    def execute(self, sql: str, params: tuple[Any, ...] = ()) -> int:
         with self.store._write() as txn:
             txn.conn.execute(sql, params)
             return int(txn.conn.changes())
+
+    def execute_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        with self.store._write() as txn:
+            txn.conn.executemany(sql, rows)
 
 
 __all__ = ["SQLiteAccountStore"]
