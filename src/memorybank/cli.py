@@ -857,6 +857,14 @@ def bench_latency(
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Also write the report as JSON to this file.")
     ] = None,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url",
+            help="Measure on this PostgreSQL database (postgresql://…), grown in place; also "
+            "reports the HNSW index's recall@10 against exact search.",
+        ),
+    ] = None,
 ) -> None:
     """Measure search, save and list latency at growing database sizes."""
     from memorybank.bench.latency import run_latency
@@ -869,6 +877,7 @@ def bench_latency(
         samples=samples,
         workdir=workdir,
         console=console,
+        url=url,
     )
     console.print(report.table())
     if json_out is not None:

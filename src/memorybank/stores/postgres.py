@@ -890,12 +890,15 @@ def _text_candidates(
     if not tsquery:
         return []
     where, params = _filter_sql(filters)
+    # One equality per scope (not "= ANY"): only equalities reach the (scope_key, body) GIN
+    # index as conditions, so other scopes' matches never leave the index.
+    scoped = " OR ".join("m.scope_key = %s" for _ in keys)
     rows = conn.execute(
         f"SELECT {_M_COLUMNS}, ts_rank_cd(m.body, q.q) AS score "
         "FROM memories m, to_tsquery('english', %s) AS q(q) "
-        f"WHERE m.scope_key = ANY(%s::text[]) AND m.body @@ q.q AND {where} "
+        f"WHERE ({scoped}) AND m.body @@ q.q AND {where} "
         "ORDER BY score DESC, m.rid LIMIT %s",
-        [tsquery, list(keys), *params, k],
+        [tsquery, *keys, *params, k],
     ).fetchall()
     return [Candidate(_row_to_memory(r), float(r[21])) for r in rows]
 
