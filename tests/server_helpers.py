@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from fastapi import FastAPI
 
@@ -42,8 +47,6 @@ def settings_for(bank: MemoryBank, **more: object) -> Settings:
 def stored_bytes(bank: MemoryBank) -> bytes:
     """Everything the database holds on disk that a leak could hide in: the SQLite file and
     its WAL, or every row of every PostgreSQL table as text."""
-    from pathlib import Path
-
     from memorybank.stores.postgres import PostgresStore
 
     if isinstance(bank.store, PostgresStore):
@@ -78,3 +81,41 @@ def make_world(bank: MemoryBank, *, users: bool = True, **more: object) -> World
         accounts.add_member("apollo", "admin", "admin")
         accounts.add_member("apollo", "member", "member")
     return world
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def spawn_server(db_url: str, port: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """A real ``memorybank serve`` subprocess in local mode on ``db_url`` (write rate limit
+    lifted), once it answers ``/healthz``: the process and its base URL."""
+    import httpx
+
+    port = port or free_port()
+    env = {**os.environ, "MEMORYBANK_AI_WRITE_RATE_PER_MINUTE": "1000000"}
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "memorybank"), "serve", "--port", str(port)]
+        + ["--db", db_url],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        assert proc.poll() is None, "the server exited on its own"
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                return proc, url
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError("the server did not come up")
+        time.sleep(0.05)
