@@ -88,3 +88,48 @@ def postgres_url(postgres_server_url: str) -> Iterator[str]:
     yield make_conninfo(postgres_server_url, dbname=name)
     with psycopg.connect(postgres_server_url, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def as_url(conninfo: str) -> str:
+    """A ``postgresql://`` URL (what ``--db`` takes) for a libpq connection string."""
+    from urllib.parse import quote, urlencode
+
+    from psycopg.conninfo import conninfo_to_dict
+
+    params = {k: str(v) for k, v in conninfo_to_dict(conninfo).items()}
+    user = quote(params.pop("user", ""), safe="")
+    password = params.pop("password", None)
+    auth = f"{user}:{quote(password, safe='')}@" if password else (f"{user}@" if user else "")
+    host = params.pop("host", "")
+    netloc = host if host and not host.startswith("/") else ""
+    if netloc and "port" in params:
+        netloc += f":{params.pop('port')}"
+    elif host.startswith("/"):
+        params["host"] = host
+    dbname = quote(params.pop("dbname", ""), safe="")
+    query = urlencode(params)
+    return f"postgresql://{auth}{netloc}/{dbname}" + (f"?{query}" if query else "")
+
+
+@pytest.fixture
+def postgres_db_url(postgres_url: str) -> str:
+    """The fresh database of ``postgres_url`` as a ``postgresql://`` URL."""
+    return as_url(postgres_url)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def any_bank(
+    request: pytest.FixtureRequest, db_path: Path, embedder: LocalEmbedder
+) -> Iterator[MemoryBank]:
+    """A bank on each backend: a SQLite file, then a fresh PostgreSQL database."""
+    from memorybank.stores.base import Store
+
+    store: Store
+    if request.param == "postgres":
+        from memorybank.stores.postgres import PostgresStore
+
+        store = PostgresStore(request.getfixturevalue("postgres_url"), dimension=embedder.dimension)
+    else:
+        store = SQLiteStore(db_path, dimension=embedder.dimension)
+    with MemoryBank(store, embedder) as b:
+        yield b

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from fastapi import FastAPI
 
@@ -26,8 +31,42 @@ class World:
         return {"Authorization": f"Bearer {self.keys[user]}"}
 
 
+def bank_url(bank: MemoryBank) -> str:
+    """The database URL of a bank on SQLite or PostgreSQL."""
+    from memorybank.stores.postgres import PostgresStore
+
+    if isinstance(bank.store, PostgresStore):
+        return bank.store.url
+    return f"sqlite:///{bank.store.path}"  # type: ignore[attr-defined]
+
+
 def settings_for(bank: MemoryBank, **more: object) -> Settings:
-    return Settings(url=f"sqlite:///{bank.store.path}", master_key=MASTER, **more)  # type: ignore[attr-defined,arg-type]
+    return Settings(url=bank_url(bank), master_key=MASTER, **more)  # type: ignore[arg-type]
+
+
+def stored_bytes(bank: MemoryBank) -> bytes:
+    """Everything the database holds on disk that a leak could hide in: the SQLite file and
+    its WAL, or every row of every PostgreSQL table as text."""
+    from memorybank.stores.postgres import PostgresStore
+
+    if isinstance(bank.store, PostgresStore):
+        import psycopg
+
+        with psycopg.connect(bank.store.url) as conn:
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+                ).fetchall()
+            ]
+            dump = [
+                str(conn.execute(f"SELECT string_agg(t::text, '|') FROM {t} AS t").fetchone())
+                for t in tables
+            ]
+        return "\n".join(dump).encode()
+    path = Path(bank.store.path)  # type: ignore[attr-defined]
+    wal = Path(f"{path}-wal")
+    return path.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
 
 
 def make_world(bank: MemoryBank, *, users: bool = True, **more: object) -> World:
@@ -42,3 +81,41 @@ def make_world(bank: MemoryBank, *, users: bool = True, **more: object) -> World
         accounts.add_member("apollo", "admin", "admin")
         accounts.add_member("apollo", "member", "member")
     return world
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def spawn_server(db_url: str, port: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """A real ``memorybank serve`` subprocess in local mode on ``db_url`` (write rate limit
+    lifted), once it answers ``/healthz``: the process and its base URL."""
+    import httpx
+
+    port = port or free_port()
+    env = {**os.environ, "MEMORYBANK_AI_WRITE_RATE_PER_MINUTE": "1000000"}
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "memorybank"), "serve", "--port", str(port)]
+        + ["--db", db_url],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        assert proc.poll() is None, "the server exited on its own"
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                return proc, url
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError("the server did not come up")
+        time.sleep(0.05)

@@ -9,14 +9,12 @@ and the WAL keeps old records until it is recycled, so the on-disk guarantee on 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from memorybank import MemoryBank, NotFound
 from memorybank.embedders.local import LocalEmbedder
-from memorybank.stores.base import Store
 from memorybank.stores.sqlite import SQLiteStore
 
 SECRETS = {
@@ -25,21 +23,6 @@ SECRETS = {
     ("alice", "apollo"): "Apollo launch codes are Vexmoria 1177",
     ("bob", "zeus"): "Zeus staging key is Plorvanth 9043",
 }
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def any_bank(
-    request: pytest.FixtureRequest, db_path: Path, embedder: LocalEmbedder
-) -> Iterator[MemoryBank]:
-    store: Store
-    if request.param == "postgres":
-        from memorybank.stores.postgres import PostgresStore
-
-        store = PostgresStore(request.getfixturevalue("postgres_url"), dimension=embedder.dimension)
-    else:
-        store = SQLiteStore(db_path, dimension=embedder.dimension)
-    with MemoryBank(store, embedder) as b:
-        yield b
 
 
 @pytest.fixture

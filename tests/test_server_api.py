@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
 from memorybank import MemoryBank
-from server_helpers import World, make_world
+from server_helpers import World, make_world, stored_bytes
 
 
 @pytest.fixture
-def world(bank: MemoryBank) -> World:
-    return make_world(bank)
+def world(any_bank: MemoryBank) -> World:
+    return make_world(any_bank)
 
 
 @pytest.fixture
@@ -76,10 +75,13 @@ def test_me(client: TestClient, world: World) -> None:
     assert client.get("/api/me", headers=world.auth("admin")).json()["org_admin"] is True
 
 
-def test_api_keys_stored_only_as_hashes(client: TestClient, world: World, db_path: Path) -> None:
+def test_api_keys_stored_only_as_hashes(
+    client: TestClient, world: World, any_bank: MemoryBank
+) -> None:
     raw = world.keys["owner"]
     assert raw.startswith("mb_") and len(raw) > 40
-    data = db_path.read_bytes() + Path(f"{db_path}-wal").read_bytes()
+    data = stored_bytes(any_bank)
+    assert world.accounts.keys("owner")[0].key_hash.encode() in data
     assert raw.encode() not in data
     assert world.accounts.keys("owner")[0].key_hash != raw
 
@@ -562,8 +564,8 @@ def test_metrics_carry_no_content(client: TestClient, world: World) -> None:
 # -- local mode --------------------------------------------------------------------------------
 
 
-def test_local_mode(bank: MemoryBank) -> None:
-    world = make_world(bank, users=False)
+def test_local_mode(any_bank: MemoryBank) -> None:
+    world = make_world(any_bank, users=False)
     with TestClient(world.app) as client:
         me = client.get("/api/me").json()
         assert me == {

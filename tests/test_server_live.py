@@ -22,14 +22,14 @@ from typer.testing import CliRunner
 
 from memorybank import MemoryBank
 from memorybank.cli import app as cli_app
-from server_helpers import World, make_world
+from server_helpers import World, make_world, stored_bytes
 
 PROVIDER_KEY = "sk-byok-PLAINTEXT-0123456789abcd"
 
 
 @pytest.fixture
-def world(bank: MemoryBank) -> World:
-    return make_world(bank)
+def world(any_bank: MemoryBank) -> World:
+    return make_world(any_bank)
 
 
 @pytest.fixture
@@ -88,7 +88,7 @@ def test_mcp_needs_the_same_auth(base_url: str, world: World) -> None:
 
 
 def test_byok_key_encrypted_never_returned_never_logged(
-    world: World, db_path: Path, caplog: pytest.LogCaptureFixture
+    world: World, any_bank: MemoryBank, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
     h = world.auth("owner")
@@ -137,7 +137,9 @@ def test_byok_key_encrypted_never_returned_never_logged(
         )
         stored = world.accounts.provider("owner", "llm")
         assert stored is not None and world.accounts.provider_secret(stored) == PROVIDER_KEY
-        raw = db_path.read_bytes() + Path(f"{db_path}-wal").read_bytes()
+        raw = stored_bytes(any_bank)
+        cipher = stored.key_ciphertext
+        assert cipher is not None and (cipher in raw or cipher.hex().encode() in raw)
         assert PROVIDER_KEY.encode() not in raw
         assert client.delete("/api/settings/providers/llm", headers=h).status_code == 204
         assert client.delete("/api/settings/providers/llm", headers=h).status_code == 404
@@ -167,8 +169,12 @@ def test_serve_refuses_non_loopback_without_users(tmp_path: Path) -> None:
     assert "local mode" in result.output and "create-user" in result.output
 
 
-def test_admin_commands(tmp_path: Path) -> None:
-    db = f"sqlite:///{tmp_path / 'x.db'}"
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_admin_commands(tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> None:
+    if backend == "postgres":
+        db = request.getfixturevalue("postgres_db_url")
+    else:
+        db = f"sqlite:///{tmp_path / 'x.db'}"
     env = {"MEMORYBANK_HOME": str(tmp_path)}
     runner = CliRunner()
 

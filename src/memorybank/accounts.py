@@ -2,8 +2,10 @@
 bring-your-own provider settings.
 
 :class:`Accounts` is the service; it keeps no state of its own and stores everything through an
-:class:`AccountStore` (SQLite: :class:`memorybank.stores.sqlite_accounts.SQLiteAccountStore`,
-in the same file as the memories).
+:class:`AccountStore` in the same database as the memories
+(:class:`memorybank.stores.sqlite_accounts.SQLiteAccountStore`,
+:class:`memorybank.stores.postgres_accounts.PostgresAccountStore`; both run the statements of
+:class:`memorybank.stores.accounts_sql.SqlAccountStore`).
 
 * API keys are ``mb_`` + 32 random bytes (urlsafe base64), shown once by
   :meth:`Accounts.create_key` and stored only as their SHA-256 (the keys have 256 bits of
@@ -222,17 +224,10 @@ class Accounts:
 
     @classmethod
     def open(cls, bank: MemoryBank, settings: Settings) -> Accounts:
-        """Accounts in the same SQLite file as ``bank``'s memories."""
-        from memorybank.stores.sqlite import SQLiteStore
-        from memorybank.stores.sqlite_accounts import SQLiteAccountStore
+        """Accounts in the same database as ``bank``'s memories (SQLite file or PostgreSQL)."""
+        from memorybank.stores.accounts_sql import sql_accounts
 
-        if not isinstance(bank.store, SQLiteStore):
-            raise ConfigurationError(
-                "accounts (users, projects, API keys, threads) are only stored in SQLite so "
-                "far: the PostgreSQL store has no accounts tables yet, so multi-user server "
-                "mode needs MEMORYBANK_URL=sqlite:///…"
-            )
-        return cls(SQLiteAccountStore(bank.store), load_master_key(settings))
+        return cls(sql_accounts(bank.store), load_master_key(settings))
 
     # -- users and keys ---------------------------------------------------------------------
 

@@ -56,6 +56,8 @@ from memorybank.factory import build_embedder
 from memorybank.model import Category, Memory, MemoryFilter, Ring, ScopeSet, Source, new_id, utcnow
 from memorybank.policy import score_importance
 from memorybank.settings import Settings
+from memorybank.stores.base import Store
+from memorybank.stores.postgres import PostgresStore
 from memorybank.stores.sqlite import SQLiteStore
 
 #: Bumped whenever the generator or the filler layout changes, so old caches are not reused.
@@ -361,16 +363,24 @@ class Targets:
     save_p50_ms: float = 20.0
     bulk_ratio: float = 0.85
     peak_rss_mib: float = 2048.0
+    recall: float = 0.95
 
     def check(self, row: LatencyRow) -> dict[str, bool]:
         """Each target's name → whether ``row`` meets it."""
-        return {
+        checks = {
             "search p50": row.search.p50 <= self.search_p50_ms,
             "search p95": row.search.p95 <= self.search_p95_ms,
             "save p50": row.save.p50 <= self.save_p50_ms,
             "bulk import": row.bulk_ratio >= self.bulk_ratio,
             "peak RSS": row.peak_rss_mib <= self.peak_rss_mib,
         }
+        if row.recall is not None:
+            checks["HNSW recall"] = row.recall >= self.recall
+        return checks
+
+
+#: The PostgreSQL targets: a network round trip per query, so more latency is allowed.
+POSTGRES_TARGETS = Targets(search_p50_ms=25.0, search_p95_ms=60.0)
 
 
 @dataclass(frozen=True)
@@ -402,6 +412,8 @@ class BuildStats:
     seconds: float = 0.0
     reused: bool = False
     copied_from: str | None = None
+    #: PostgreSQL: time spent (re)building the search indexes after a bulk load.
+    index_seconds: float = 0.0
 
     @property
     def rows_per_s(self) -> float:
@@ -427,6 +439,8 @@ class LatencyRow:
     build: BuildStats
     #: 1-minute load average when the size was measured (other work skews the numbers).
     load_avg: float = 0.0
+    #: PostgreSQL: mean recall@10 of the HNSW vector search against exact search.
+    recall: float | None = None
 
     @property
     def bulk_ratio(self) -> float:
@@ -511,8 +525,12 @@ class LatencyReport:
             "peak RSS MiB",
         ):
             table.add_column(name, justify="right")
+        with_recall = any(row.recall is not None for row in self.rows)
+        if with_recall:
+            table.add_column("HNSW recall@10", justify="right")
         table.add_column("targets")
         for row in self.rows:
+            recall = [f"{row.recall:.3f}" if row.recall is not None else "–"] if with_recall else []
             table.add_row(
                 f"{row.n:,}",
                 f"{row.in_scope:,}",
@@ -523,6 +541,7 @@ class LatencyReport:
                 f"{row.bulk_per_s:,.0f}",
                 f"{row.bulk_ratio:.0%}",
                 f"{row.peak_rss_mib:,.0f}",
+                *recall,
                 self._mark(row),
             )
         return table
@@ -733,7 +752,7 @@ def _copy_database(source: Path, target: Path) -> None:
     partial.rename(target)
 
 
-def resume_point(store: SQLiteStore, n: int, plan: FillPlan) -> int:
+def resume_point(store: Store, n: int, plan: FillPlan) -> int:
     """How many filler rows (a prefix of the plan's order) the database already holds."""
     only_filler = MemoryFilter(source=(_FILL_SOURCE,))
     done = 0
@@ -914,8 +933,14 @@ def measure_size(
     user = plan.user_id((plan.users(n) - 1) // 2)
     _remove_leftovers(bank, user)
     in_scope = bank.count(user)
-    queries = FactGenerator(f"queries-{n}")
-    search = measure_search(bank, user, [queries.query() for _ in range(samples + WARMUP_SEARCHES)])
+    gen = FactGenerator(f"queries-{n}")
+    queries = [gen.query() for _ in range(samples + WARMUP_SEARCHES)]
+    search = measure_search(bank, user, queries)
+    recall = None
+    if isinstance(bank.store, PostgresStore):
+        from memorybank.bench.latency_pg import measure_recall
+
+        recall = measure_recall(bank.store, user, bank.embedder.embed(queries))
     facts = FactGenerator(f"saves-{n}")
     save_times, duplicates = measure_saves(bank, user, [facts.fact() for _ in range(samples)])
     bulk_per_s, raw_per_s = measure_bulk(bank, pool, FactGenerator(f"bulk-{n}"), str(n))
@@ -931,13 +956,16 @@ def measure_size(
         raw_embed_per_s=raw_per_s,
         peak_rss_mib=peak_rss_mib(),
         rss_mib=current_rss_mib(),
-        db_bytes=_db_bytes(Path(build.path)),
+        db_bytes=_db_bytes(bank, Path(build.path)),
         build=build,
         load_avg=os.getloadavg()[0],
+        recall=recall,
     )
 
 
-def _db_bytes(path: Path) -> int:
+def _db_bytes(bank: MemoryBank, path: Path) -> int:
+    if isinstance(bank.store, PostgresStore):
+        return int(bank.store.stats()["database_bytes"])
     return sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
 
 
@@ -968,9 +996,13 @@ def run_latency(
     samples: int = 200,
     workdir: Path | None = None,
     console: Console | None = None,
+    url: str | None = None,
 ) -> LatencyReport:
     """Build databases of each size in ``sizes`` (smallest first, each grown from the last)
     and measure ``search``/``save`` latency, bulk import rate and peak RSS at each.
+
+    With ``url`` (``postgresql://…``) the database is that PostgreSQL one, grown in place
+    (:mod:`memorybank.bench.latency_pg`), and each size also reports the HNSW index's recall.
 
     ``per_user`` memories go to each filler user (the searched user has that many in scope);
     ``pool_size`` really-embedded texts are reused by the filler rows; ``samples`` searches
@@ -987,13 +1019,22 @@ def run_latency(
         plan = FillPlan(per_user, pool_size, pool_embedder.model_id)
     finally:
         pool_embedder.close()
+    postgres = url is not None and url.startswith(("postgresql://", "postgres://"))
+    if url is not None and not postgres:
+        raise ValueError(f"--url must be a postgresql:// URL, not {url!r}")
     rows = []
     for n in sorted(set(sizes)):
-        build = ensure_database(workdir, n, plan, pool, console)
+        if url is not None:
+            from memorybank.bench.latency_pg import ensure_pg_database
+
+            build = ensure_pg_database(url, n, plan, pool, console)
+        else:
+            build = ensure_database(workdir, n, plan, pool, console)
         console.print(f"measuring N={n:,} …")
-        with memorybank.open(f"sqlite:///{build.path}") as bank:
+        with memorybank.open(url or f"sqlite:///{build.path}") as bank:
             rows.append(measure_size(bank, n, plan, pool, samples, build))
     report = LatencyReport(
+        targets=POSTGRES_TARGETS if postgres else Targets(),
         rows=rows,
         settings={
             "sizes": sorted(set(sizes)),
@@ -1003,6 +1044,7 @@ def run_latency(
             "bulk_items": BULK_ITEMS,
             "bulk_batch": BULK_BATCH,
             "workdir": str(workdir),
+            "backend": "postgres" if postgres else "sqlite",
         },
     )
     (workdir / "latency-report.json").write_text(json.dumps(report.as_dict(), indent=2))

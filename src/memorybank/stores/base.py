@@ -10,13 +10,35 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Literal, Protocol
+from datetime import UTC, datetime
+from typing import Literal, Protocol, overload
 
 from memorybank.embedders.base import Vectors
 from memorybank.model import ForgetPlan, HistoryEvent, Memory, MemoryFilter, Scope, ScopeSet
 
 Order = Literal["created_desc", "created_asc", "importance_desc"]
+
+
+def to_us(value: datetime | None) -> int | None:
+    """A time as integer microseconds since the epoch, as the stores keep it (naive = UTC)."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return int(value.timestamp() * 1_000_000)
+
+
+@overload
+def from_us(value: int) -> datetime: ...
+@overload
+def from_us(value: None) -> None: ...
+@overload
+def from_us(value: int | None) -> datetime | None: ...
+def from_us(value: int | None) -> datetime | None:
+    """The aware UTC time of :func:`to_us`'s microseconds."""
+    if value is None:
+        return None
+    return datetime.fromtimestamp(value / 1_000_000, UTC)
 
 
 @dataclass(frozen=True)
@@ -67,13 +89,15 @@ class Store(Protocol):
         dedup_threshold: float | None,
         dedup: Sequence[bool],
         actor: str | None,
+        record: bool = True,
     ) -> list[InsertOutcome]:
         """Insert memories with their vectors in one transaction.
 
         Items whose ``dedup`` flag is set are skipped when an existing memory of the same scope
         (or an earlier item of this batch) has cosine similarity above ``dedup_threshold``; the
         check and the insert are serialised per scope so concurrent writers cannot both insert.
-        Each inserted memory gets an ADD history event.
+        Each inserted memory gets an ADD history event unless ``record`` is false (a migration,
+        which copies the history as it was).
         """
         ...
 
@@ -145,6 +169,10 @@ class Store(Protocol):
 
     def iter_memories(self, batch_size: int = 500) -> Iterator[list[Memory]]:
         """Every memory of every user, in batches (for reindex and migration)."""
+        ...
+
+    def vectors_of(self, memory_ids: Sequence[str]) -> dict[str, Vectors]:
+        """The stored vectors of these memories, by id (for migration and checks)."""
         ...
 
     def set_vectors(self, memory_ids: Sequence[str], vectors: Vectors, model_id: str) -> None:

@@ -55,7 +55,7 @@ from memorybank.model import (
     ScopeSet,
     Source,
 )
-from memorybank.stores.base import Candidate, InsertOutcome, Order, PlanOutcome
+from memorybank.stores.base import Candidate, InsertOutcome, Order, PlanOutcome, from_us, to_us
 from memorybank.stores.postgres_schema import MIGRATIONS
 from memorybank.textsearch import query_terms
 
@@ -80,18 +80,8 @@ _ORDERS: dict[str, str] = {
 _PLAN_RETENTION = timedelta(days=7)
 
 
-def _us(value: datetime | None) -> int | None:
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return int(value.timestamp() * 1_000_000)
-
-
-def _dt(value: int | None) -> datetime | None:
-    if value is None:
-        return None
-    return datetime.fromtimestamp(value / 1_000_000, UTC)
+_us = to_us
+_dt = from_us
 
 
 def _vector_literal(vector: Vectors) -> str:
@@ -188,7 +178,8 @@ def _translate(exc: psycopg.Error) -> StoreError:
     return StoreError(f"database error: {exc.__class__.__name__}: {exc}")
 
 
-def _redact(url: str) -> str:
+def redact_url(url: str) -> str:
+    """``url`` with its password (URL or ``password=`` form) replaced by ``***``."""
     url = re.sub(r"://([^:/@]*):[^@]*@", r"://\1:***@", url)
     return re.sub(r"(password=)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", url)
 
@@ -344,6 +335,7 @@ class PostgresStore:
         dedup_threshold: float | None,
         dedup: Sequence[bool],
         actor: str | None,
+        record: bool = True,
     ) -> list[InsertOutcome]:
         """Insert memories with their vectors in one transaction (see :class:`Store`)."""
         vecs = self._check_vectors(vectors, len(memories))
@@ -368,18 +360,19 @@ class PostgresStore:
                         outcomes.append(InsertOutcome(memory, False, found[0], found[1]))
                         continue
                 self._insert_row(conn, memory, literal)
-                self._record(
-                    conn,
-                    HistoryEvent(
-                        memory_id=memory.id,
-                        user_id=memory.user_id,
-                        project_id=memory.project_id,
-                        kind=EventKind.ADD,
-                        new_content=memory.content,
-                        actor=actor,
-                        created_at=memory.created_at,
-                    ),
-                )
+                if record:
+                    self._record(
+                        conn,
+                        HistoryEvent(
+                            memory_id=memory.id,
+                            user_id=memory.user_id,
+                            project_id=memory.project_id,
+                            kind=EventKind.ADD,
+                            new_content=memory.content,
+                            actor=actor,
+                            created_at=memory.created_at,
+                        ),
+                    )
                 (checked if check else unchecked).append(memory.id)
                 outcomes.append(InsertOutcome(memory, True))
         return outcomes
@@ -748,7 +741,7 @@ class PostgresStore:
 
             return {
                 "backend": "postgres",
-                "url": _redact(self.url),
+                "url": redact_url(self.url),
                 "memories": one("SELECT count(*) FROM memories"),
                 "users": one("SELECT count(DISTINCT user_id) FROM memories"),
                 "scopes": one("SELECT count(DISTINCT scope_key) FROM memories"),
@@ -897,12 +890,15 @@ def _text_candidates(
     if not tsquery:
         return []
     where, params = _filter_sql(filters)
+    # One equality per scope (not "= ANY"): only equalities reach the (scope_key, body) GIN
+    # index as conditions, so other scopes' matches never leave the index.
+    scoped = " OR ".join("m.scope_key = %s" for _ in keys)
     rows = conn.execute(
         f"SELECT {_M_COLUMNS}, ts_rank_cd(m.body, q.q) AS score "
         "FROM memories m, to_tsquery('english', %s) AS q(q) "
-        f"WHERE m.scope_key = ANY(%s::text[]) AND m.body @@ q.q AND {where} "
+        f"WHERE ({scoped}) AND m.body @@ q.q AND {where} "
         "ORDER BY score DESC, m.rid LIMIT %s",
-        [tsquery, list(keys), *params, k],
+        [tsquery, *keys, *params, k],
     ).fetchall()
     return [Candidate(_row_to_memory(r), float(r[21])) for r in rows]
 

@@ -48,7 +48,7 @@ from memorybank.model import (
     ScopeSet,
     Source,
 )
-from memorybank.stores.base import Candidate, InsertOutcome, Order, PlanOutcome
+from memorybank.stores.base import Candidate, InsertOutcome, Order, PlanOutcome, from_us, to_us
 from memorybank.stores.sqlite_schema import MIGRATIONS
 from memorybank.stores.vector_index import RowIds, ScopeMatrix, VectorCache
 from memorybank.textsearch import query_terms
@@ -70,18 +70,8 @@ _ORDERS: dict[str, str] = {
 }
 
 
-def _us(value: datetime | None) -> int | None:
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return int(value.timestamp() * 1_000_000)
-
-
-def _dt(value: int | None) -> datetime | None:
-    if value is None:
-        return None
-    return datetime.fromtimestamp(value / 1_000_000, UTC)
+_us = to_us
+_dt = from_us
 
 
 def _scope_token(scope_key: str) -> str:
@@ -400,6 +390,7 @@ class SQLiteStore:
         dedup_threshold: float | None,
         dedup: Sequence[bool],
         actor: str | None,
+        record: bool = True,
     ) -> list[InsertOutcome]:
         """Insert memories with their vectors in one transaction (see :class:`Store`)."""
         vecs = self._check_vectors(vectors, len(memories))
@@ -417,18 +408,19 @@ class SQLiteStore:
                         outcomes.append(InsertOutcome(memory, False, existing, float(found[1])))
                         continue
                 rowid = self._insert_row(conn, memory, vector)
-                self._record(
-                    conn,
-                    HistoryEvent(
-                        memory_id=memory.id,
-                        user_id=memory.user_id,
-                        project_id=memory.project_id,
-                        kind=EventKind.ADD,
-                        new_content=memory.content,
-                        actor=actor,
-                        created_at=memory.created_at,
-                    ),
-                )
+                if record:
+                    self._record(
+                        conn,
+                        HistoryEvent(
+                            memory_id=memory.id,
+                            user_id=memory.user_id,
+                            project_id=memory.project_id,
+                            kind=EventKind.ADD,
+                            new_content=memory.content,
+                            actor=actor,
+                            created_at=memory.created_at,
+                        ),
+                    )
                 ids = np.array([rowid], dtype=np.int64)
                 row = vector.reshape(1, -1).copy()
                 txn.touch(key, functools.partial(ScopeMatrix.add, row_ids=ids, vectors=row))
@@ -938,6 +930,23 @@ class SQLiteStore:
                 )
             )
             found.update(str(r[0]) for r in rows)
+        return found
+
+    def vectors_of(self, memory_ids: Sequence[str]) -> dict[str, Vectors]:
+        """The stored vectors of these memories, by id (for migration and checks)."""
+        found: dict[str, Vectors] = {}
+        for start in range(0, len(memory_ids), 500):
+            chunk = list(memory_ids[start : start + 500])
+            rows = self._read(
+                lambda c, ids=chunk: list(  # type: ignore[misc]
+                    c.execute(
+                        "SELECT m.id, v.embedding FROM memories m JOIN memory_vectors v "
+                        f"ON v.rowid = m.rowid WHERE m.id IN ({','.join('?' * len(ids))})",
+                        ids,
+                    )
+                )
+            )
+            found.update((str(r[0]), np.frombuffer(r[1], dtype=np.float32)) for r in rows)
         return found
 
     def history(self, memory_id: str, scopes: ScopeSet) -> list[HistoryEvent]:
