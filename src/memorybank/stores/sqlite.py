@@ -32,9 +32,6 @@ import numpy as np
 from memorybank.embedders.base import Vectors
 from memorybank.errors import ConfigurationError, NotFound, StoreError, ValidationError
 from memorybank.model import (
-    Category,
-    Decision,
-    Domain,
     EventKind,
     ForgetAction,
     ForgetPlan,
@@ -43,12 +40,18 @@ from memorybank.model import (
     Memory,
     MemoryFilter,
     PlanStatus,
-    Ring,
     Scope,
     ScopeSet,
-    Source,
 )
-from memorybank.stores.base import Candidate, InsertOutcome, Order, PlanOutcome, from_us, to_us
+from memorybank.stores.base import (
+    Candidate,
+    InsertOutcome,
+    Order,
+    PlanOutcome,
+    from_us,
+    memory_from_row,
+    to_us,
+)
 from memorybank.stores.sqlite_schema import MIGRATIONS
 from memorybank.stores.vector_index import RowIds, ScopeMatrix, VectorCache
 from memorybank.textsearch import query_terms
@@ -80,29 +83,10 @@ def _scope_token(scope_key: str) -> str:
 
 
 def _row_to_memory(row: Sequence[Any]) -> Memory:
-    # Rows were validated on the way in; building them without a second validation pass
-    # halves the cost of a search's candidates (200 rows each).
-    return Memory.model_construct(
-        id=row[1],
-        user_id=row[2],
-        project_id=row[3],
-        content=row[4],
-        category=Category(row[5]),
-        ring=Ring(row[6]),
-        domain=None if row[7] is None else Domain(row[7]),
-        tags=() if row[8] == "[]" else tuple(json.loads(row[8])),
-        metadata={} if row[9] == "{}" else json.loads(row[9]),
-        importance=row[10],
-        source=Source(row[11]),
-        created_by=row[12],
-        reasoning=row[13],
-        session_id=row[14],
-        created_at=datetime.fromtimestamp(row[15] / 1_000_000, UTC),
-        updated_at=datetime.fromtimestamp(row[16] / 1_000_000, UTC),
-        occurred_at=_dt(row[17]),
-        embedding_model=row[18],
-        decision=None if row[19] is None else Decision.model_validate_json(row[19]),
-        superseded_by=row[20],
+    return memory_from_row(
+        row,
+        () if row[8] == "[]" else tuple(json.loads(row[8])),
+        {} if row[9] == "{}" else json.loads(row[9]),
     )
 
 
