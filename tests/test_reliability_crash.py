@@ -4,24 +4,27 @@ A real ``memorybank serve`` subprocess (local mode, tmp ``--db``) is killed with
 random moments while clients save in a loop; after each kill the file is checked: every save the
 server acknowledged (201) is there, every memory row has its vector and its full-text entry, and
 ``PRAGMA integrity_check`` is ok. The same for the library: a child process saving through
-``memorybank.open`` and printing acknowledged ids.
+``memorybank.open`` and printing acknowledged ids. And the server on PostgreSQL: after each
+kill every acknowledged save is in the database with its vector, its generated tsvector matches
+its content, and it has its ADD event.
 """
 
 from __future__ import annotations
 
-import os
 import random
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import apsw
 import httpx
 import pytest
+
+from server_helpers import spawn_server
 
 SERVER_KILLS = 20
 LIBRARY_KILLS = 5
@@ -43,12 +46,6 @@ with memorybank.open(sys.argv[1]) as bank:
         if result.success:
             print(result.memory_id, result.content, sep="\t", flush=True)
 """
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _fact(rng: random.Random) -> str:
@@ -88,37 +85,15 @@ def check_file(db: Path, acked: dict[str, str]) -> int:
         conn.close()
 
 
-def _serve(db: Path, port: int) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "MEMORYBANK_AI_WRITE_RATE_PER_MINUTE": "1000000"}
-    return subprocess.Popen(
-        [str(BIN), "serve", "--port", str(port), "--db", f"sqlite:///{db}"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
-
-
-@pytest.mark.slow
-def test_server_survives_sigkill(tmp_path: Path) -> None:
-    db = tmp_path / "crash.db"
+def _kill_server_repeatedly(db_url: str, check: Callable[[dict[str, str]], int]) -> list[int]:
+    """Start, load and SIGKILL the server ``SERVER_KILLS`` times, running ``check`` on the
+    acknowledged saves after each kill; the acknowledged saves per run."""
     rng = random.Random(20240601)
     acked: dict[str, str] = {}
     lock = threading.Lock()
     per_run: list[int] = []
     for _ in range(SERVER_KILLS):
-        port = _free_port()
-        proc = _serve(db, port)
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            assert proc.poll() is None, "the server exited on its own"
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the server did not come up"
-            time.sleep(0.05)
+        proc, url = spawn_server(db_url)
         stop = threading.Event()
         counts = [0]
 
@@ -151,9 +126,55 @@ def test_server_survives_sigkill(tmp_path: Path) -> None:
         for t in threads:
             t.join(10)
         per_run.append(counts[0])
-        assert check_file(db, acked) >= len(acked)
+        assert check(acked) >= len(acked)
     assert sum(per_run) > SERVER_KILLS * 5, f"too few saves to mean anything: {per_run}"
-    print(f"\nserver: {SERVER_KILLS} kills, {len(acked)} acknowledged saves, per run {per_run}")
+    return per_run
+
+
+@pytest.mark.slow
+def test_server_survives_sigkill(tmp_path: Path) -> None:
+    db = tmp_path / "crash.db"
+    per_run = _kill_server_repeatedly(f"sqlite:///{db}", lambda acked: check_file(db, acked))
+    print(f"\nserver: {SERVER_KILLS} kills, {sum(per_run)} acknowledged saves, per run {per_run}")
+
+
+def check_postgres(url: str, acked: dict[str, str]) -> int:
+    """Assert every acknowledged save is stored whole in PostgreSQL; the number of memories."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT id, content, vector_dims(embedding), "
+            "body = to_tsvector('english'::regconfig, content || ' ' || tags_text(tags)), "
+            "body @@ plainto_tsquery('english', content) FROM memories"
+        ).fetchall()
+        stored = {r[0]: r[1] for r in rows}
+        missing = {mid for mid in acked if mid not in stored}
+        assert not missing, f"{len(missing)} acknowledged saves lost: {sorted(missing)[:5]}"
+        for mid, content in acked.items():
+            assert stored[mid] == content
+        for mid, _, dims, body_ok, found in rows:
+            assert dims == 384 and body_ok and found, f"memory {mid} is half-written"
+        adds = conn.execute(
+            "SELECT count(DISTINCT memory_id) FROM history WHERE kind = 'ADD'"
+        ).fetchone()
+        assert adds is not None and adds[0] == len(rows)
+        for mid in stored:  # the HNSW index finds every row by its own vector
+            nearest = conn.execute(
+                "SELECT id FROM memories ORDER BY embedding <=> "
+                "(SELECT embedding FROM memories WHERE id = %s) LIMIT 1",
+                (mid,),
+            ).fetchone()
+            assert nearest == (mid,), f"memory {mid} is missing from the vector index"
+    return len(rows)
+
+
+@pytest.mark.slow
+def test_server_on_postgres_survives_sigkill(postgres_db_url: str) -> None:
+    per_run = _kill_server_repeatedly(
+        postgres_db_url, lambda acked: check_postgres(postgres_db_url, acked)
+    )
+    print(f"\npostgres: {SERVER_KILLS} kills, {sum(per_run)} acknowledged saves, per run {per_run}")
 
 
 @pytest.mark.slow
