@@ -38,7 +38,7 @@ def test_fuse_normalises_and_weighs() -> None:
     hits = fuse(
         [Candidate(a, 0.9), Candidate(b, 0.5)],
         [Candidate(b, 4.0), Candidate(c, 2.0)],
-        RetrievalSettings(),
+        RetrievalSettings(vector_weight=0.3, text_weight=0.7),
         NOW,
         10,
     )

@@ -46,14 +46,14 @@ class RetrievalSettings(BaseModel):
     relevance_weight: float = Field(default=0.60, ge=0)
     importance_weight: float = Field(default=0.25, ge=0)
     recency_weight: float = Field(default=0.15, ge=0)
-    vector_weight: float = Field(default=0.3, ge=0)
-    text_weight: float = Field(default=0.7, ge=0)
+    vector_weight: float = Field(default=0.5, ge=0)
+    text_weight: float = Field(default=0.5, ge=0)
     # A turn of a conversation inherits this share of the best relevance of the turns within
     # ``context_window`` places of it: an answer often lives next to the turn that matches.
     context_weight: float = Field(default=0.5, ge=0)
     context_window: int = Field(default=2, ge=0)
     # Added when the query names the memory's speaker (``metadata["speaker"]``).
-    speaker_weight: float = Field(default=0.3, ge=0)
+    speaker_weight: float = Field(default=0.5, ge=0)
     # Added when the memory happened (``occurred_at``, else ``created_at``) inside a period
     # the query names ("in May 2023", "on 3 May, 2023", "last week").
     time_weight: float = Field(default=0.5, ge=0)
