@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from memorybank import MemoryBank
+from memorybank.embedders.base import Vectors
 from memorybank.embedders.local import LocalEmbedder
 from memorybank.model import Category, Memory
-from memorybank.retrieval import RetrievalSettings, fuse, recency
+from memorybank.retrieval import (
+    RetrievalSettings,
+    fuse,
+    neutral_query,
+    recency,
+    speakers_named,
+)
 from memorybank.stores.base import Candidate
 from memorybank.stores.sqlite import SQLiteStore
 
@@ -38,7 +46,7 @@ def test_fuse_normalises_and_weighs() -> None:
     hits = fuse(
         [Candidate(a, 0.9), Candidate(b, 0.5)],
         [Candidate(b, 4.0), Candidate(c, 2.0)],
-        RetrievalSettings(),
+        RetrievalSettings(vector_weight=0.3, text_weight=0.7),
         NOW,
         10,
     )
@@ -92,6 +100,73 @@ def test_context_spreads_to_session_neighbours_and_speaker_counts() -> None:
     assert {h.memory.content: h.relevance for h in boosted}[tagged.content] == pytest.approx(
         settings.speaker_weight
     )
+
+
+def test_named_speakers_are_found_and_left_out_of_the_query_text() -> None:
+    turns = [
+        m("Caroline: hi").model_copy(update={"metadata": {"speaker": "Caroline"}}),
+        m("Mary Ann: hi").model_copy(update={"metadata": {"speaker": "Mary Ann"}}),
+        m("Anna: hi").model_copy(update={"metadata": {"speaker": "Anna"}}),
+        m("no speaker"),
+    ]
+    query = "What did caroline's sister tell Mary  Ann and Annabel?"
+    assert speakers_named(query, turns) == ["Caroline", "Mary Ann"]  # not Anna in Annabel
+    assert neutral_query(query, ["Caroline", "Mary Ann"]) == (
+        "What did their sister tell they and Annabel?"
+    )
+    assert neutral_query("Where did Anna go?", []) == "Where did Anna go?"
+
+
+class _Recording:
+    """The real embedder, noting what it is asked to embed."""
+
+    def __init__(self, inner: LocalEmbedder) -> None:
+        self.inner = inner
+        self.texts: list[str] = []
+        self.model_id = inner.model_id
+        self.dimension = inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.texts += texts
+        return self.inner.embed(texts)
+
+    def close(self) -> None:
+        pass
+
+
+def test_search_matches_a_named_speaker_by_metadata_not_by_name(
+    tmp_path: Path, embedder: LocalEmbedder
+) -> None:
+    recording = _Recording(embedder)
+    store = SQLiteStore(tmp_path / "s.db", dimension=embedder.dimension)
+    bank = MemoryBank(store, recording)
+    said = [
+        ("Melanie", "Caroline, I painted a sunset over the lake last weekend"),
+        ("Caroline", "Melanie, that is lovely! I bought new running shoes"),
+        ("Melanie", "Caroline, you always pick the best colours"),
+        ("Caroline", "Thanks Melanie! See you soon, Melanie"),
+    ]
+    bank.save_many(
+        "u",
+        [
+            {
+                "content": f"{who}: {text}",
+                "ring": "episodic",
+                "source": "conversation",
+                "metadata": {"speaker": who},
+                "session_id": "s1",
+            }
+            for who, text in said
+        ],
+    )
+    recording.texts.clear()
+    hits = bank.search("u", "What did Caroline buy?", limit=2)
+    assert recording.texts == ["What did they buy?"]
+    assert hits[0].memory.content.startswith("Caroline: Melanie, that is lovely")
+    recording.texts.clear()
+    bank.search("u", "What did Rosa paint?", limit=2)  # nobody of that name spoke
+    assert recording.texts == ["What did Rosa paint?"]
+    store.close()
 
 
 def test_weights_are_settings() -> None:

@@ -48,7 +48,7 @@ from memorybank.policy import (
     validate_memory,
 )
 from memorybank.portability import export_json, export_markdown, parse_export
-from memorybank.retrieval import RetrievalSettings, fuse
+from memorybank.retrieval import RetrievalSettings, fuse, neutral_query, speakers_named
 from memorybank.stores.base import Candidate, Order, Store
 from memorybank.tools.base import ToolContext
 
@@ -417,8 +417,7 @@ class MemoryBank:
             superseded=None if include_superseded else False,
         )
         k = max(self.retrieval.candidates, limit * 3)
-        vector = self.query_cache.vector(self.embedder, query)
-        vector_hits, text_hits = self.store.hybrid_candidates(scope_set, vector, query, k, filters)
+        vector_hits, text_hits = self._candidates(scope_set, query, k, filters)
         neighbours = self._neighbours(scope_set, filters, [*vector_hits, *text_hits])
         return fuse(
             vector_hits,
@@ -429,6 +428,23 @@ class MemoryBank:
             query=query,
             neighbours=neighbours,
         )
+
+    def _candidates(
+        self, scope_set: ScopeSet, query: str, k: int, filters: MemoryFilter
+    ) -> tuple[builtins.list[Candidate], builtins.list[Candidate]]:
+        """Vector and text candidates for ``query`` with the speakers it names left out.
+
+        Which speakers those are is learnt from a text search of the query as asked: a
+        speaker's memories contain their name, so some of them are among its matches. The
+        speaker boost in :func:`~memorybank.retrieval.fuse` still reads the original query.
+        """
+        names: builtins.list[str] = []
+        if self.retrieval.speaker_weight:
+            probe = self.store.text_search(scope_set, query, k, filters)
+            names = speakers_named(query, (c.memory for c in probe))
+        asked = neutral_query(query, names) if names else query
+        vector = self.query_cache.vector(self.embedder, asked)
+        return self.store.hybrid_candidates(scope_set, vector, asked, k, filters)
 
     def _neighbours(
         self, scope_set: ScopeSet, filters: MemoryFilter, hits: Sequence[Candidate]

@@ -16,9 +16,10 @@ same candidates the same way.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -45,14 +46,14 @@ class RetrievalSettings(BaseModel):
     relevance_weight: float = Field(default=0.60, ge=0)
     importance_weight: float = Field(default=0.25, ge=0)
     recency_weight: float = Field(default=0.15, ge=0)
-    vector_weight: float = Field(default=0.3, ge=0)
-    text_weight: float = Field(default=0.7, ge=0)
+    vector_weight: float = Field(default=0.5, ge=0)
+    text_weight: float = Field(default=0.5, ge=0)
     # A turn of a conversation inherits this share of the best relevance of the turns within
     # ``context_window`` places of it: an answer often lives next to the turn that matches.
     context_weight: float = Field(default=0.5, ge=0)
     context_window: int = Field(default=2, ge=0)
     # Added when the query names the memory's speaker (``metadata["speaker"]``).
-    speaker_weight: float = Field(default=0.3, ge=0)
+    speaker_weight: float = Field(default=0.5, ge=0)
     # Added when the memory happened (``occurred_at``, else ``created_at``) inside a period
     # the query names ("in May 2023", "on 3 May, 2023", "last week").
     time_weight: float = Field(default=0.5, ge=0)
@@ -131,14 +132,50 @@ def _add_context(
         fused.relevance = fused.base + settings.context_weight * best.get(key, 0.0)
 
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+def _speaker(memory: Memory) -> str | None:
+    speaker = memory.metadata.get("speaker")
+    return speaker.strip() if isinstance(speaker, str) and speaker.strip() else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _name_pattern(name: str) -> re.Pattern[str]:
+    """``name`` as whole words, with an optional possessive ("Caroline", "Caroline's")."""
+    words = r"\s+".join(re.escape(part) for part in name.split())
+    return re.compile(rf"(?<![^\W_])({words})(['’]s)?(?![^\W_])", re.IGNORECASE)
+
+
+def speakers_named(query: str, memories: Iterable[Memory]) -> list[str]:
+    """The speakers (``metadata["speaker"]``) of ``memories`` that ``query`` names.
+
+    >>> m = Memory(user_id="u", content="Caroline: hi", category="context",
+    ...            metadata={"speaker": "Caroline"})
+    >>> speakers_named("What did Caroline's sister paint?", [m])
+    ['Caroline']
+    """
+    speakers = dict.fromkeys(s for s in map(_speaker, memories) if s is not None)
+    return [s for s in speakers if _name_pattern(s).search(query)]
+
+
+def neutral_query(query: str, names: Sequence[str]) -> str:
+    """``query`` with the people it names replaced by "they"/"their".
+
+    Who is asked about is matched through the memories' speaker (see ``speaker_weight``);
+    the name in the text would match every turn that person said (stored as
+    ``"<speaker>: …"``) and every greeting to them, and pull the query's embedding towards
+    that person rather than towards what it asks.
+
+    >>> neutral_query("What did Caroline's sister tell Melanie?", ["Caroline", "Melanie"])
+    'What did their sister tell they?'
+    """
+    for name in names:
+        query = _name_pattern(name).sub(lambda m: "their" if m.group(2) else "they", query)
+    return query
 
 
 def _add_speaker(merged: dict[str, _Fused], query: str, settings: RetrievalSettings) -> None:
-    words = {w.lower() for w in _WORD.findall(query)}
+    named = set(speakers_named(query, (f.memory for f in merged.values())))
     for fused in merged.values():
-        speaker = fused.memory.metadata.get("speaker")
-        if isinstance(speaker, str) and speaker.strip().lower() in words:
+        if _speaker(fused.memory) in named:
             fused.relevance += settings.speaker_weight
 
 
