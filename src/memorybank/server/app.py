@@ -717,7 +717,7 @@ def create_app(
             )
         tool = offered.tool(body.name)
         if tool is not None:
-            authorize_tool(ctx.role, ctx.project_id, tool.name)
+            authorize_tool(ctx.role, ctx.project_id, tool.name, body.arguments)
             if tool.tier == tools.SafetyTier.SIDE_EFFECTING:
                 limiter.hit(caller.user_id)
         with bank_for(caller) as own:
