@@ -2,14 +2,13 @@
 library and the tool dispatcher, never show a memory to anyone outside its scope, and deleted
 text never comes back (search, recent, export, history, the system-prompt block, recall).
 
-Every saved fact carries a unique token (``zq<n>k``), so a leak is a token in the wrong place.
-Callers only name projects they belong to (membership is the host's job, as in the server).
+Every saved fact carries a unique token (``zq<n>k``, see ``isolation_helpers``), so a leak is a
+token in the wrong place. Callers only name projects they belong to (membership is the host's
+job, as in the server; ``test_reliability_isolation_rest.py`` drives the server itself).
 """
 
 from __future__ import annotations
 
-import itertools
-import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from isolation_helpers import TOPICS, Ledger
 from memorybank import MemoryBank, NotFound
 from memorybank.embedders.local import LocalEmbedder
 from memorybank.forget import forget_confirm, forget_preview
@@ -35,8 +35,6 @@ from memorybank.tools import call as tool_call
 
 USERS = ("ann", "bob", "cy")
 PROJECTS = {"apollo": {"ann", "bob"}, "zeus": {"bob", "cy"}}
-TOPICS = ("hiking trips", "green tea", "the Rust compiler", "jazz records", "sailing boats")
-TOKEN = re.compile(r"zq\d+k")
 EMBEDDER: list[LocalEmbedder] = []
 
 
@@ -58,10 +56,7 @@ class Isolation(RuleBasedStateMachine):
         self.tmp = tempfile.TemporaryDirectory()
         path = Path(self.tmp.name) / "iso.db"
         self.bank = MemoryBank(SQLiteStore(path, dimension=embedder.dimension), embedder)
-        self.counter = itertools.count()
-        # token -> (owner, project, memory id); deleted tokens separately
-        self.live: dict[str, tuple[str, str | None, str]] = {}
-        self.deleted: set[str] = set()
+        self.ledger = Ledger()
         self.default = profile("default")
 
     def teardown(self) -> None:
@@ -74,35 +69,27 @@ class Isolation(RuleBasedStateMachine):
     # -- what a caller may see --------------------------------------------------------------
 
     def visible(self, user: str, project: str | None) -> set[str]:
-        return {
-            token
-            for token, (owner, proj, _) in self.live.items()
-            if (proj is None and owner == user) or (proj is not None and proj == project)
-        }
+        return self.ledger.where(
+            lambda f: (
+                (f.project is None and f.owner == user)
+                or (f.project is not None and f.project == project)
+            )
+        )
 
     def check_text(self, user: str, project: str | None, text: str, where: str) -> None:
-        tokens = set(TOKEN.findall(text))
-        leaked = tokens - self.visible(user, project)
-        assert not leaked, f"{where} for {user}/{project} shows {leaked}"
-        assert not tokens & self.deleted, f"{where} shows deleted {tokens & self.deleted}"
+        self.ledger.check(text, self.visible(user, project), f"{where} for {user}/{project}")
 
     def note(self, user: str, project: str | None, memory_id: str, content: str) -> None:
-        tokens = TOKEN.findall(content)
-        assert len(tokens) == 1
         memory = self.bank.get(memory_id, user, project_id=project)
         assert memory.user_id == user and memory.project_id in (None, project)
-        self.live[tokens[0]] = (user, memory.project_id, memory_id)
-
-    def fact(self, topic: str) -> tuple[str, str]:
-        token = f"zq{next(self.counter)}k"
-        return token, f"User likes {topic} a lot, remembered as {token}"
+        self.ledger.add(user, memory.project_id, memory_id, content)
 
     # -- operations -------------------------------------------------------------------------
 
     @rule(target=memories, who=caller, topic=st.sampled_from(TOPICS))
     def save(self, who: tuple[str, str | None], topic: str) -> Any:
         user, project = who
-        token, text = self.fact(topic)
+        token, text = self.ledger.fact(topic)
         result = self.bank.save(user, text, "preference", project_id=project)
         if not result.success:
             return None
@@ -112,7 +99,7 @@ class Isolation(RuleBasedStateMachine):
     @rule(target=memories, who=caller, topic=st.sampled_from(TOPICS))
     def remember_tool(self, who: tuple[str, str | None], topic: str) -> Any:
         user, project = who
-        token, text = self.fact(topic)
+        token, text = self.ledger.fact(topic)
         ctx = ToolContext(user_id=user, project_id=project)
         result = tool_call(self.bank, self.default, "remember", {"fact": text}, ctx)
         if not result.get("success"):
@@ -150,9 +137,10 @@ class Isolation(RuleBasedStateMachine):
 
     @rule(token=memories, who=caller, topic=st.sampled_from(TOPICS))
     def update(self, token: str | None, who: tuple[str, str | None], topic: str) -> None:
-        if token is None or token not in self.live:
+        if token is None or token not in self.ledger.live:
             return
-        owner, proj, memory_id = self.live[token]
+        fact = self.ledger.live[token]
+        owner, proj, memory_id = fact.owner, fact.project, fact.memory_id
         user, project = who
         allowed = (proj is None and user == owner) or (proj is not None and proj == project)
         new = f"User now likes {topic} even more, remembered as {token}"
@@ -160,15 +148,16 @@ class Isolation(RuleBasedStateMachine):
             with pytest.raises(NotFound):
                 self.bank.update(memory_id, user, project_id=project, content=new)
             return
-        self.bank.update(memory_id, user, project_id=project, content=new)
+        fact.content = self.bank.update(memory_id, user, project_id=project, content=new).content
         events = self.bank.history(memory_id, user, project_id=project)
         self.check_text(user, project, str([e.model_dump() for e in events]), "history")
 
     @rule(token=consumes(memories), who=caller, via_tool=st.booleans())
     def delete(self, token: str | None, who: tuple[str, str | None], via_tool: bool) -> None:
-        if token is None or token not in self.live:
+        if token is None or token not in self.ledger.live:
             return
-        owner, proj, memory_id = self.live[token]
+        fact = self.ledger.live[token]
+        owner, proj, memory_id = fact.owner, fact.project, fact.memory_id
         user, project = who
         allowed = (proj is None and user == owner) or (proj is not None and proj == project)
         if via_tool:
@@ -181,8 +170,7 @@ class Isolation(RuleBasedStateMachine):
             with pytest.raises(NotFound):
                 self.bank.delete(memory_id, user, project_id=project)
         if allowed:
-            del self.live[token]
-            self.deleted.add(token)
+            self.ledger.drop(token)
             events = self.bank.history(memory_id, owner if proj is None else user, project_id=proj)
             self.check_text(user, project, str([e.model_dump() for e in events]), "history")
 
@@ -195,14 +183,13 @@ class Isolation(RuleBasedStateMachine):
             self.check_text(user, project, item.memory.content, "forget preview")
         result = forget_confirm(self.bank, ctx, preview.plan.id)
         gone = set(result.forgotten)
-        for token, (_, _, memory_id) in list(self.live.items()):
-            if memory_id in gone:
-                del self.live[token]
-                self.deleted.add(token)
+        for token, fact in list(self.ledger.live.items()):
+            if fact.memory_id in gone:
+                self.ledger.drop(token)
 
     @invariant()
     def deleted_text_is_gone(self) -> None:
-        if not self.deleted:
+        if not self.ledger.deleted:
             return
         for user in USERS:
             for project in member_projects(user):

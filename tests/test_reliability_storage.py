@@ -9,6 +9,7 @@ what happened (REST: a 503/507 JSON error) and reads keep working.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ import memorybank
 from memorybank import MemoryBank, StoreError
 from memorybank.accounts import Accounts
 from memorybank.embedders.local import LocalEmbedder
+from memorybank.model import MemoryFilter, ScopeSet
 from memorybank.server.app import create_app
 from memorybank.settings import Settings
 from memorybank.stores.sqlite import SQLiteStore
@@ -44,7 +46,7 @@ def readonly_bank(
 ) -> Iterator[MemoryBank]:
     db = tmp_path / "ro.db"
     _seed(db, embedder)
-    monkeypatch.chdir(tmp_path)  # SQLiteStore mkdirs the URI's "parent" (see docs/reliability.md)
+    monkeypatch.chdir(tmp_path)  # where a URI taken for a path would leave a "file:" folder
     store = SQLiteStore(f"file:{db}?mode=ro", dimension=embedder.dimension)
     with MemoryBank(store, embedder) as bank:
         yield bank
@@ -93,7 +95,10 @@ def _reads_work(bank: MemoryBank) -> None:
     assert "green tea" in bank.export("local")
 
 
-def test_readonly_database_refuses_writes_clearly(readonly_bank: MemoryBank) -> None:
+def test_readonly_database_refuses_writes_clearly(
+    readonly_bank: MemoryBank, tmp_path: Path
+) -> None:
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == []  # no stray "file:"
     with pytest.raises(StoreError, match="read-only"):
         readonly_bank.save("local", "User drinks coffee after lunch", "preference")
     memory = readonly_bank.list("local")[0]
@@ -155,3 +160,23 @@ def test_memorybank_open_on_missing_directory_permissions(tmp_path: Path) -> Non
     """A path that cannot be a database (a directory) is a clear StoreError, not a crash."""
     with pytest.raises(memorybank.MemoryBankError):
         memorybank.open(f"sqlite:///{tmp_path}")
+
+
+def test_in_memory_store_is_one_database_for_every_thread(embedder: LocalEmbedder) -> None:
+    """``:memory:`` is shared by the store's threads (memdb VFS) and private to the store."""
+    with MemoryBank(SQLiteStore(":memory:", dimension=embedder.dimension), embedder) as bank:
+        other = SQLiteStore(":memory:", dimension=embedder.dimension)
+        assert bank.save("local", FACTS[0], "preference").success
+        seen: list[Any] = []
+
+        def worker() -> None:
+            seen.append([m.content for m in bank.list("local")])
+            seen.append(bank.save("local", FACTS[1], "preference").success)
+
+        thread = threading.Thread(target=worker)
+        thread.start()
+        thread.join()
+        assert seen == [[FACTS[0]], True]
+        assert {m.content for m in bank.list("local")} == set(FACTS)
+        assert other.count(ScopeSet(user_id="local"), MemoryFilter()) == 0
+        other.close()

@@ -119,6 +119,9 @@ def test_user_memory_bad_input(client: TestClient, world: World) -> None:
     )
     assert broken.status_code == 400 and broken.json()["error"]
     assert client.get("/api/memory/user", params={"limit": 0}, headers=h).status_code == 422
+    # beyond the 64-bit integers the stores bind: a 422, not a 500 (found by schemathesis)
+    huge = client.get("/api/memory/drive/apollo", params={"offset": 2**63}, headers=h)
+    assert huge.status_code == 422 and "offset" in huge.json()["error"]
 
 
 def test_second_user_sees_nothing_of_the_first(client: TestClient, world: World) -> None:
@@ -223,6 +226,39 @@ def test_drive_ai_delete_needs_admin(
         headers=world.auth(user),
     )
     assert r.status_code == status, r.text
+
+
+@pytest.mark.parametrize(
+    ("user", "arguments", "status"),
+    [
+        ("member", {"id": "MID", "fact": "The team deploys on Fridays"}, 403),
+        ("member", '{"id": "MID", "fact": "The team deploys on Fridays"}', 403),
+        ("member", {"fact": "The team uses Python 3.12 everywhere"}, 200),
+        ("admin", {"id": "MID", "fact": "The team deploys on Fridays"}, 200),
+    ],
+)
+def test_drive_ai_replace_needs_admin(
+    client: TestClient, world: World, user: str, arguments: object, status: int
+) -> None:
+    """``remember`` with an id edits the fact: in a project, like a manual edit, only for
+    admins and owners (a new fact is fine for every member)."""
+    mid = add_drive_fact(client, world, "The team deploys every Tuesday afternoon")
+    if isinstance(arguments, dict):
+        arguments = {k: v.replace("MID", mid) for k, v in arguments.items()}
+    else:
+        arguments = str(arguments).replace("MID", mid)
+    thread = client.post("/api/threads", json={"project_id": "apollo"}, headers=world.auth(user))
+    r = client.post(
+        "/api/tools/default/call",
+        json={"name": "remember", "arguments": arguments, "thread_id": thread.json()["id"]},
+        headers=world.auth(user),
+    )
+    assert r.status_code == status, r.text
+    stored = client.get(f"/api/memories/{mid}", headers=world.auth("owner")).json()
+    replaced = status == 200 and "id" in str(arguments)
+    assert stored["content"] == (
+        "The team deploys on Fridays" if replaced else "The team deploys every Tuesday afternoon"
+    )
 
 
 def test_user_memory_rows(client: TestClient, world: World) -> None:

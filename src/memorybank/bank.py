@@ -502,8 +502,9 @@ class MemoryBank:
         **filters: Any,
     ) -> builtins.list[Memory]:
         """Memories in the caller's scopes, newest first by default, a page at a time."""
-        if not 1 <= limit <= 10_000 or offset < 0:
-            raise ValidationError("limit must be 1–10000 and offset ≥ 0", field="limit")
+        # The stores bind offset as a 64-bit integer: a larger one is the caller's mistake.
+        if not 1 <= limit <= 10_000 or not 0 <= offset < 2**63:
+            raise ValidationError("limit must be 1–10000 and offset 0 to 2^63-1", field="limit")
         if order not in ("created_desc", "created_asc", "importance_desc"):
             raise ValidationError(f"unknown order {order!r}", field="order")
         return self.store.list_memories(

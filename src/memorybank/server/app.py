@@ -31,7 +31,7 @@ from typing import Annotated, Any, Literal
 import anyio.to_thread
 from fastapi import Body, Depends, FastAPI, Query, Request, Response
 from fastapi.exceptions import HTTPException, RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 from starlette.datastructures import Headers
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -74,6 +74,7 @@ from memorybank.server.permissions import (
 from memorybank.server.schemas import (
     AddFact,
     ClearRequest,
+    ErrorBody,
     ForgetRequest,
     Me,
     MemoryPatch,
@@ -96,6 +97,26 @@ class Conflict(MemoryBankError):
     def __init__(self, message: str, **extra: Any) -> None:
         super().__init__(message)
         self.extra = extra
+
+
+#: The error answers, documented once for every operation of the OpenAPI schema (each route
+#: gives a subset; which one depends on the caller and the data, so none is left out).
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody, "description": description}
+    for code, description in (
+        (400, "The request body is not valid JSON"),
+        (401, "No valid API key (auth mode only)"),
+        (403, "The caller's role does not allow this (org-wide search: org admins only)"),
+        (404, "No such memory, plan, thread, profile or project, or not the caller's"),
+        (409, "Already remembered, or memory is off for the thread"),
+        (413, "The request body is over the size limit"),
+        (422, "A parameter or field is invalid"),
+        (429, "Too many AI writes: retry after Retry-After seconds"),
+        (502, "The model provider failed"),
+        (503, "The database refused the write (read-only, or locked for too long)"),
+        (507, "The disk is full"),
+    )
+}
 
 
 def status_code(exc: MemoryBankError) -> int:
@@ -247,6 +268,7 @@ def create_app(
         version=__version__,
         description='Long-term memory for LLM assistants. Errors are {"error": …}.',
         lifespan=lifespan,
+        responses=ERROR_RESPONSES,
     )
     app.state.bank = bank
     app.state.accounts = accounts
@@ -378,7 +400,7 @@ def create_app(
         """Liveness, with the number of stored memories (no auth)."""
         return {"status": "ok", "memories": int(bank.stats().get("memories", 0))}
 
-    @app.get("/metrics", tags=["ops"])
+    @app.get("/metrics", tags=["ops"], response_class=PlainTextResponse)
     def prometheus() -> Response:
         """Prometheus metrics: request counts and latencies by route, memories stored."""
         return Response(metrics.render(), media_type=CONTENT_TYPE)
@@ -573,7 +595,16 @@ def create_app(
 
     # -- moving data ------------------------------------------------------------------------
 
-    @app.get("/api/export", tags=["data"])
+    @app.get(
+        "/api/export",
+        tags=["data"],
+        responses={
+            200: {
+                "description": "A JSON export document, or Markdown with format=markdown",
+                "content": {"text/markdown": {"schema": {"type": "string"}}},
+            }
+        },
+    )
     def export(
         caller: CallerDep,
         format: Literal["json", "markdown"] = "json",
@@ -747,7 +778,7 @@ def create_app(
             )
         tool = offered.tool(body.name)
         if tool is not None:
-            authorize_tool(ctx.role, ctx.project_id, tool.name)
+            authorize_tool(ctx.role, ctx.project_id, tool.name, body.arguments)
             if tool.tier == tools.SafetyTier.SIDE_EFFECTING:
                 limiter.hit(caller.user_id)
         with bank_for(caller) as own:
@@ -846,4 +877,4 @@ def create_app(
     return app
 
 
-__all__ = ["Conflict", "create_app", "error_response", "status_code"]
+__all__ = ["ERROR_RESPONSES", "Conflict", "create_app", "error_response", "status_code"]

@@ -12,7 +12,9 @@ A user's private memory is only ever reached through the caller's own id, so "ow
 structural: nobody can name another user's private scope. For projects, non-members get
 :class:`~memorybank.NotFound` (404), exactly as for a project that does not exist, so the API
 never reveals which projects exist; members lacking the role get
-:class:`~memorybank.PermissionDenied` (403).
+:class:`~memorybank.PermissionDenied` (403). In a project conversation the AI's tool calls that
+change or delete facts (:data:`CHANGING_TOOLS`, and ``remember`` given the ``id`` of a fact to
+replace) need admin or owner too.
 
 Callers come from :func:`resolve_caller`: in local mode (no users configured) everyone is the
 single user ``local``, owner of every project; otherwise a valid ``Authorization: Bearer``
@@ -21,6 +23,7 @@ API key is required.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
@@ -49,6 +52,9 @@ class Action(StrEnum):
 CHANGING_TOOLS = frozenset(
     {"forget", "forget_confirm", "memory_update", "memory_delete", "remove_memory"}
 )
+#: Tools that save a new fact, or replace the stored fact whose ``id`` they are given: a
+#: replacement is an edit, so it needs admin or owner in a project conversation too.
+REPLACING_TOOLS = frozenset({"remember"})
 _MANAGERS: frozenset[str] = frozenset({"owner", "admin"})
 
 
@@ -107,14 +113,28 @@ def authorize(accounts: Accounts, caller: Caller, action: Action, project_id: st
     )
 
 
-def authorize_tool(role: Role | None, project_id: str | None, tool_name: str) -> None:
-    """An AI tool call: saving is fine for every member; changing or deleting project memory
+def authorize_tool(
+    role: Role | None, project_id: str | None, tool_name: str, arguments: object = None
+) -> None:
+    """An AI tool call with the model's ``arguments`` (a dict or its JSON text): saving is
+    fine for every member; changing or deleting project memory, or replacing a fact by id,
     needs admin or owner, like doing it by hand."""
-    if project_id is not None and tool_name in CHANGING_TOOLS and role not in _MANAGERS:
+    if project_id is None or role in _MANAGERS:
+        return
+    if tool_name in CHANGING_TOOLS or (tool_name in REPLACING_TOOLS and _names_a_fact(arguments)):
         raise PermissionDenied(
             f"{tool_name} changes the project's shared memory, which only its owners and "
             "admins may do; ask one of them"
         )
+
+
+def _names_a_fact(arguments: object) -> bool:
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:  # the dispatcher refuses it with a clear message
+            return False
+    return isinstance(arguments, dict) and arguments.get("id") is not None
 
 
 def org_admin_of(accounts: Accounts, caller: Caller) -> str | None:
@@ -135,6 +155,7 @@ def require_org_admin(accounts: Accounts, caller: Caller) -> str:
 
 __all__ = [
     "CHANGING_TOOLS",
+    "REPLACING_TOOLS",
     "Action",
     "Caller",
     "Unauthorized",

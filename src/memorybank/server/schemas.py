@@ -11,6 +11,15 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class ErrorBody(BaseModel):
+    """Every error answer: ``{"error": "<what to fix>"}``; a duplicate (409) adds
+    ``duplicate`` and the ``existing`` memory."""
+
+    model_config = ConfigDict(extra="allow")
+
+    error: str
+
+
 class AddFact(_Body):
     """``POST /api/memory/user`` and ``/api/memory/drive/{driveId}``."""
 

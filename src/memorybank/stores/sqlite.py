@@ -20,6 +20,7 @@ import functools
 import hashlib
 import json
 import threading
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -154,7 +155,8 @@ def _filter_sql(filters: MemoryFilter) -> tuple[str, list[Any]]:
 class SQLiteStore:
     """Memories in one SQLite file. Thread-safe; several processes may share the file.
 
-    ``path`` is a file path or ``":memory:"`` (one private database per store, for tests).
+    ``path`` is a file path (its folder is created), a ``file:`` URI (used as given), or
+    ``":memory:"`` (one private database per store, shared by its threads; for tests).
     ``dimension`` is the vector length; vectors of another length are refused.
 
     >>> with SQLiteStore("/tmp/mb.db", dimension=384) as store:  # doctest: +SKIP
@@ -180,10 +182,12 @@ class SQLiteStore:
         self._connections_lock = threading.Lock()
         self._closed = False
         self.vectors = VectorCache(cache_bytes)
-        if self.path == ":memory:":
-            # A shared-cache in-memory URI so every thread's connection sees one database.
-            self.path = f"file:memorybank-{id(self)}?mode=memory&cache=shared"
-        else:
+        self._in_memory = self.path == ":memory:"
+        if self._in_memory:
+            # apsw's SQLite omits shared cache, so "mode=memory&cache=shared" would give each
+            # thread its own empty database; the memdb VFS shares a "/"-named one instead.
+            self.path = f"file:/memorybank-{uuid.uuid4().hex}?vfs=memdb"
+        elif not self.path.startswith("file:"):
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._keepalive = self._connect()
         self._migrate()
@@ -195,7 +199,7 @@ class SQLiteStore:
         try:
             conn = apsw.Connection(self.path, flags=flags)
             conn.set_busy_timeout(self._busy_timeout_ms)
-            if not self.path.startswith("file:memorybank-"):
+            if not self._in_memory:  # memdb has no WAL
                 conn.execute("PRAGMA journal_mode=WAL")
             conn.execute(f"PRAGMA synchronous={self._synchronous}")
             conn.execute("PRAGMA secure_delete=ON")
