@@ -400,9 +400,12 @@ def test_postgres_url_selects_postgres_store_and_dimension_is_fixed(postgres_url
     auth = f"{user}:{quote(password, safe='')}@" if password else (f"{user}@" if user else "")
     dbname = quote(parts.pop("dbname"), safe="")
     url = f"postgresql://{auth}/{dbname}?{urlencode(parts)}"
-    store = build_store(Settings(url=url), DIM)
+    store = build_store(Settings(url=url, pg_pool_size=3, pg_ef_search=64), DIM)
     try:
         assert isinstance(store, PostgresStore)
+        with store._connection() as conn:  # the operator's settings reach every connection
+            assert conn.execute("SHOW hnsw.ef_search").fetchone() == ("64",)
+        assert store._pool.max_size == 3
         put(store, [mem("alice", "a fact")], [vec(1)])
         assert store.stats()["memories"] == 1
         assert password == "" or password not in str(store.stats()["url"])
@@ -410,3 +413,5 @@ def test_postgres_url_selects_postgres_store_and_dimension_is_fixed(postgres_url
         store.close()
     with pytest.raises(ConfigurationError, match="dimension"):
         PostgresStore(postgres_url, dimension=DIM + 1)
+    with pytest.raises(ConfigurationError, match="ef_search must be 1-1000"):
+        PostgresStore(postgres_url, dimension=DIM, ef_search=0)

@@ -438,11 +438,17 @@ class MemoryBank:
         speaker's memories contain their name, so some of them are among its matches. The
         speaker boost in :func:`~memorybank.retrieval.fuse` still reads the original query.
         """
-        names: builtins.list[str] = []
-        if self.retrieval.speaker_weight:
-            probe = self.store.text_search(scope_set, query, k, filters)
-            names = speakers_named(query, (c.memory for c in probe))
-        asked = neutral_query(query, names) if names else query
+        if not self.retrieval.speaker_weight:
+            vector = self.query_cache.vector(self.embedder, query)
+            return self.store.hybrid_candidates(scope_set, vector, query, k, filters)
+        probe = self.store.text_search(scope_set, query, k, filters)
+        names = speakers_named(query, (c.memory for c in probe))
+        if not names:
+            # The probe is the text search of the query as asked: keep it rather than run
+            # it twice (most memories have no speaker, so this is the common case).
+            vector = self.query_cache.vector(self.embedder, query)
+            return self.store.vector_search(scope_set, vector, k, filters), probe
+        asked = neutral_query(query, names)
         vector = self.query_cache.vector(self.embedder, asked)
         return self.store.hybrid_candidates(scope_set, vector, asked, k, filters)
 

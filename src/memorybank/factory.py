@@ -74,7 +74,12 @@ def build_store(settings: Settings, dimension: int) -> Store:
     if url.startswith(("postgresql://", "postgres://")):
         from memorybank.stores.postgres import PostgresStore
 
-        return PostgresStore(url, dimension=dimension)
+        return PostgresStore(
+            url,
+            dimension=dimension,
+            max_connections=settings.pg_pool_size,
+            ef_search=settings.pg_ef_search,
+        )
     raise ConfigurationError(
         f"unsupported database URL {url!r}: use sqlite:///path/to/file.db "
         "or postgresql://user:password@host/dbname"

@@ -51,6 +51,10 @@ class Settings(BaseSettings):
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = "FULL"
     vector_cache_mb: int = Field(1024, ge=16)
+    # PostgreSQL connections one process may hold (each replica or worker has its own pool).
+    pg_pool_size: int = Field(10, ge=1, le=1000)
+    # HNSW candidate list of a vector search (pgvector's hnsw.ef_search): recall against speed.
+    pg_ef_search: int = Field(100, ge=1, le=1000)
     # Vectors of recent search queries kept per process (0: off), and the embedder's CPU
     # threads per forward pass (default: every core; one per worker process under load).
     query_cache_size: int = Field(2048, ge=0)
