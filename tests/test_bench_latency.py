@@ -90,3 +90,19 @@ def test_run_latency_small(tmp_path: Path, embedder: LocalEmbedder) -> None:
     with SQLiteStore(grown.path, dimension=embedder.dimension) as store:
         assert store.count(ScopeSet(user_id="fill-000002"), MemoryFilter()) == 500
         assert resume_point(store, 2500, plan) == 2500
+
+
+def test_postgres_filler_rows_get_distinct_vectors_near_their_text() -> None:
+    from memorybank.bench.latency_pg import distinct_vectors
+
+    rng = np.random.default_rng(7)
+    pool = rng.normal(size=(5000, 16)).astype(np.float32) + 0.5  # correlated, like embeddings
+    pool /= np.linalg.norm(pool, axis=1, keepdims=True)
+    chunk = [(f"fill-{u:06d}", row, 0.0) for u in range(40) for row in (3, 17)]
+    vectors = distinct_vectors(pool, chunk)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    # the same text for 40 users: 40 different vectors, each still close to the text's own
+    assert len({v.tobytes() for v in vectors}) == len(chunk)
+    own = pool[[row for _, row, _ in chunk]]
+    assert float((vectors * own).sum(axis=1).min()) > 0.9
+    assert np.array_equal(vectors, distinct_vectors(pool, chunk))  # deterministic
