@@ -106,3 +106,20 @@ def test_postgres_filler_rows_get_distinct_vectors_near_their_text() -> None:
     own = pool[[row for _, row, _ in chunk]]
     assert float((vectors * own).sum(axis=1).min()) > 0.9
     assert np.array_equal(vectors, distinct_vectors(pool, chunk))  # deterministic
+
+
+@pytest.mark.slow
+def test_run_latency_on_postgres(tmp_path: Path, postgres_db_url: str) -> None:
+    report = run_latency(
+        sizes=[1200], per_user=600, pool_size=300, samples=10, workdir=tmp_path, url=postgres_db_url
+    )
+    (row,) = report.rows
+    assert row.n == 1200 and row.users == 2 and row.in_scope == 600
+    assert row.build.rows_written == 1200
+    assert _positive(row.search.p50) and _positive(row.save.p50)
+    # Scopes this small are read exactly; the HNSW index alone is measured beside it.
+    assert row.recall == 1.0
+    assert row.hnsw_recall is not None and 0.5 < row.hnsw_recall <= 1.0
+    console = Console(record=True, width=200)
+    console.print(report.table())
+    assert f"1.000 / {row.hnsw_recall:.3f}" in console.export_text()

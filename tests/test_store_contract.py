@@ -415,3 +415,32 @@ def test_postgres_url_selects_postgres_store_and_dimension_is_fixed(postgres_url
         PostgresStore(postgres_url, dimension=DIM + 1)
     with pytest.raises(ConfigurationError, match="ef_search must be 1-1000"):
         PostgresStore(postgres_url, dimension=DIM, ef_search=0)
+
+
+def test_postgres_vector_search_reads_small_scopes_exactly_and_large_ones_by_hnsw(
+    postgres_url: str,
+) -> None:
+    from memorybank.stores.postgres import PostgresStore
+
+    rng = np.random.default_rng(3)
+    vectors = [v / np.linalg.norm(v) for v in rng.normal(size=(300, DIM)).astype(np.float32)]
+    with (
+        PostgresStore(postgres_url, dimension=DIM) as exact,
+        PostgresStore(postgres_url, dimension=DIM, exact_scan_max=0) as hnsw,
+    ):
+        put(exact, [mem("alice", f"fact number {i}") for i in range(300)], vectors)
+        put(exact, [mem("bob", "bob's own fact")], [vectors[0]])
+        scopes = ScopeSet(user_id="alice")
+        for query in vectors[:20]:
+            by_scan = exact.vector_search(scopes, query, 10, MemoryFilter())
+            by_index = hnsw.vector_search(scopes, query, 10, MemoryFilter())
+            assert all(c.memory.user_id == "alice" for c in by_scan + by_index)
+            scores = [c.score for c in by_scan]
+            assert scores == sorted(scores, reverse=True) and len(by_scan) == 10
+            # 300 rows: the graph finds the same neighbours as the scan
+            assert [c.memory.id for c in by_index] == [c.memory.id for c in by_scan]
+        with exact._connection() as conn:
+            index = conn.execute(
+                "SELECT indexdef FROM pg_indexes WHERE indexname = 'memories_embedding'"
+            ).fetchone()
+        assert index is not None and "hnsw" in index[0]  # what serves scopes too large to scan

@@ -160,6 +160,11 @@ def _translate(exc: psycopg.Error) -> StoreError:
     return StoreError(f"database error: {exc.__class__.__name__}: {exc}")
 
 
+#: Vector searches over scopes holding at most this many memories compare every row exactly
+#: instead of walking the HNSW index (see ``PostgresStore._vector_candidates``).
+EXACT_SCAN_MAX = 20_000
+
+
 def redact_url(url: str) -> str:
     """``url`` with its password (URL or ``password=`` form) replaced by ``***``."""
     url = re.sub(r"://([^:/@]*):[^@]*@", r"://\1:***@", url)
@@ -183,12 +188,14 @@ class PostgresStore:
         max_connections: int = 10,
         connect_timeout: float = 30.0,
         ef_search: int = 100,
+        exact_scan_max: int = EXACT_SCAN_MAX,
     ) -> None:
         if not 1 <= ef_search <= 1000:
             raise ConfigurationError(f"ef_search must be 1-1000 (pgvector), not {ef_search}")
         self.url = url
         self.dimension = dimension
         self.ef_search = ef_search
+        self.exact_scan_max = exact_scan_max
         self._closed = False
         self._pool: ConnectionPool[Conn] = ConnectionPool(
             url,
@@ -589,7 +596,7 @@ class PostgresStore:
         keys = _scope_keys(scopes)
         if not keys or k <= 0:
             return []
-        return self._read(lambda c: _vector_candidates(c, keys, query, k, filters))
+        return self._read(lambda c: self._vector_candidates(c, keys, query, k, filters))
 
     def text_search(
         self, scopes: ScopeSet, query: str, k: int, filters: MemoryFilter
@@ -609,10 +616,36 @@ class PostgresStore:
             return [], []
         return self._read(
             lambda c: (
-                _vector_candidates(c, keys, vector, k, filters),
+                self._vector_candidates(c, keys, vector, k, filters),
                 _text_candidates(c, keys, query, k, filters),
             )
         )
+
+    def _vector_candidates(
+        self, conn: Conn, keys: Sequence[str], query: Vectors, k: int, filters: MemoryFilter
+    ) -> list[Candidate]:
+        literal = _vector_literal(np.asarray(query, dtype=np.float32))
+        where, params = _filter_sql(filters)
+        # Scopes are small next to the table (a user's 10,000 memories among 1,000,000), and
+        # an HNSW graph of the whole table filtered to 1 % of it finds 0.74 of the exact top 10
+        # in 70 ms; reading the scope's rows through the scope index and comparing them all
+        # finds every one in 15 ms. So small scopes are searched exactly ("+ 0" keeps the
+        # planner off the HNSW index) and the index serves scopes too large to read whole.
+        limit = self.exact_scan_max + 1
+        counted = conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM memories WHERE scope_key = ANY(%s::text[]) "
+            "LIMIT %s) AS s",
+            [list(keys), limit],
+        ).fetchone()
+        exact = counted is not None and int(counted[0]) < limit
+        order = "(m.embedding <=> %s::vector) + 0" if exact else "m.embedding <=> %s::vector"
+        rows = conn.execute(
+            f"SELECT {_M_COLUMNS}, 1 - (m.embedding <=> %s::vector) FROM memories m "
+            f"WHERE m.scope_key = ANY(%s::text[]) AND {where} "
+            f"ORDER BY {order}, m.rid LIMIT %s",
+            [literal, list(keys), *params, literal, k],
+        ).fetchall()
+        return [Candidate(_row_to_memory(r), float(r[21])) for r in rows]
 
     def neighbours(
         self, memory_ids: Sequence[str], scopes: ScopeSet, window: int
@@ -855,20 +888,6 @@ class PostgresStore:
             ).fetchall()
         )
         return [str(r[0]) for r in rows]
-
-
-def _vector_candidates(
-    conn: Conn, keys: Sequence[str], query: Vectors, k: int, filters: MemoryFilter
-) -> list[Candidate]:
-    literal = _vector_literal(np.asarray(query, dtype=np.float32))
-    where, params = _filter_sql(filters)
-    rows = conn.execute(
-        f"SELECT {_M_COLUMNS}, 1 - (m.embedding <=> %s::vector) FROM memories m "
-        f"WHERE m.scope_key = ANY(%s::text[]) AND {where} "
-        "ORDER BY m.embedding <=> %s::vector, m.rid LIMIT %s",
-        [literal, list(keys), *params, literal, k],
-    ).fetchall()
-    return [Candidate(_row_to_memory(r), float(r[21])) for r in rows]
 
 
 def _text_candidates(
