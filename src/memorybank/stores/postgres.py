@@ -11,10 +11,12 @@ and the insert are serialised per scope across threads, processes and replicas (
 after the lock is held, so its statement snapshot sees every earlier commit). Reads that issue
 several statements (``hybrid_candidates``, ``neighbours``) run in one REPEATABLE READ snapshot.
 
-Vector search orders by cosine distance with ``hnsw.iterative_scan = strict_order`` so scope and
-filter conditions do not starve the approximate index of rows. Text search ORs the query's
-content words (:func:`memorybank.textsearch.query_terms`) into a ``to_tsquery`` and ranks with
-``ts_rank_cd`` (≥ 0), as the SQLite store ORs them into an FTS5 query ranked by BM25.
+Vector search compares every row of scopes holding at most :data:`EXACT_SCAN_MAX` memories
+(exact, through the scope index) and walks the HNSW index for larger ones, with
+``hnsw.iterative_scan = strict_order`` so scope and filter conditions do not starve it of rows.
+Text search ORs the query's content words (:func:`memorybank.textsearch.query_terms`) into a
+``to_tsquery`` and ranks with ``ts_rank_cd`` (≥ 0), as the SQLite store ORs them into an FTS5
+query ranked by BM25.
 
 Deletion: rows are deleted for real and history keeps only a tombstone. PostgreSQL keeps dead
 tuples (and so the old text) in table and index pages until VACUUM reclaims them; autovacuum
