@@ -277,3 +277,33 @@ def test_hybrid_beats_either_signal_alone(tmp_path: Path, embedder: LocalEmbedde
     store.close()
     assert scores["hybrid"] > scores["vector"], scores
     assert scores["hybrid"] > scores["text"], scores
+
+
+def test_named_speaker_search_on_every_store(any_bank: MemoryBank) -> None:
+    # On PostgreSQL the speaker probe runs beside the vector search (remote_reads).
+    said = [
+        ("Melanie", "Caroline, I painted a sunset over the lake last weekend"),
+        ("Caroline", "Melanie, that is lovely! I bought new running shoes"),
+        ("Melanie", "Caroline, you always pick the best colours"),
+        ("Caroline", "Thanks Melanie! See you soon, Melanie"),
+    ]
+    any_bank.save_many(
+        "u",
+        [
+            {
+                "content": f"{who}: {text}",
+                "ring": "episodic",
+                "source": "conversation",
+                "metadata": {"speaker": who},
+                "session_id": "s1",
+            }
+            for who, text in said
+        ],
+    )
+    named = any_bank.search("u", "What did Caroline buy?", limit=2)
+    assert named[0].memory.content.startswith("Caroline: Melanie, that is lovely")
+    plain = any_bank.search("u", "sunset painting by the lake", limit=1)
+    assert plain[0].memory.content.startswith("Melanie: Caroline, I painted")
+    assert any_bank.search("someone-else", "What did Caroline buy?") == []
+    any_bank.close()
+    assert any_bank._probes is None  # the probe threads are gone with the bank

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import builtins
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -143,6 +145,8 @@ class MemoryBank:
         self.policy = policy or PolicySettings()
         self.retrieval = retrieval or RetrievalSettings()
         self.query_cache = QueryVectorCache(query_cache_size)
+        self._probes: ThreadPoolExecutor | None = None
+        self._probe_lock = threading.Lock()
         if check_model:
             self._check_model()
 
@@ -154,8 +158,18 @@ class MemoryBank:
         elif stored != self.embedder.model_id:
             raise EmbeddingModelMismatch(stored, self.embedder.model_id)
 
+    def _probe_pool(self) -> ThreadPoolExecutor:
+        with self._probe_lock:
+            if self._probes is None:
+                self._probes = ThreadPoolExecutor(4, thread_name_prefix="memorybank-probe")
+            return self._probes
+
     def close(self) -> None:
         """Release the store's files and the embedder's session."""
+        with self._probe_lock:
+            probes, self._probes = self._probes, None
+        if probes is not None:
+            probes.shutdown(wait=True)
         self.store.close()
         self.embedder.close()
 
@@ -441,13 +455,29 @@ class MemoryBank:
         if not self.retrieval.speaker_weight:
             vector = self.query_cache.vector(self.embedder, query)
             return self.store.hybrid_candidates(scope_set, vector, query, k, filters)
-        probe = self.store.text_search(scope_set, query, k, filters)
+        if self.store.remote_reads:
+            # The probe runs beside the query's embedding and vector search, which the common
+            # case (no speaker named) needs as they are: on PostgreSQL each is a round trip of
+            # several milliseconds, so a search waits for the longer, not their sum. (In-process
+            # SQLite reads take about a millisecond; there the thread handoff costs more.)
+            job = self._probe_pool().submit(self.store.text_search, scope_set, query, k, filters)
+            try:
+                vector = self.query_cache.vector(self.embedder, query)
+                vector_hits = self.store.vector_search(scope_set, vector, k, filters)
+            except BaseException:
+                job.cancel()
+                raise
+            probe: builtins.list[Candidate] = job.result()
+        else:
+            probe, vector_hits = self.store.text_search(scope_set, query, k, filters), None
         names = speakers_named(query, (c.memory for c in probe))
         if not names:
             # The probe is the text search of the query as asked: keep it rather than run
             # it twice (most memories have no speaker, so this is the common case).
-            vector = self.query_cache.vector(self.embedder, query)
-            return self.store.vector_search(scope_set, vector, k, filters), probe
+            if vector_hits is None:
+                vector = self.query_cache.vector(self.embedder, query)
+                vector_hits = self.store.vector_search(scope_set, vector, k, filters)
+            return vector_hits, probe
         asked = neutral_query(query, names)
         vector = self.query_cache.vector(self.embedder, asked)
         return self.store.hybrid_candidates(scope_set, vector, asked, k, filters)

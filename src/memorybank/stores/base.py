@@ -123,6 +123,10 @@ class PlanOutcome:
 class Store(Protocol):
     """Persistence for memories. See :mod:`memorybank.stores.sqlite` for the default."""
 
+    #: Whether reads are round trips to a database server, so that a search gains by running
+    #: its text and vector reads side by side (in-process SQLite would only pay the threads).
+    remote_reads: bool
+
     def get_meta(self, key: str) -> str | None:
         """A value from the store's own settings table (e.g. the embedding model id)."""
         ...

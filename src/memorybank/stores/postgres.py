@@ -181,6 +181,8 @@ class PostgresStore:
     length (fixed per database: opening one made for another length is refused).
     """
 
+    remote_reads = True
+
     def __init__(
         self,
         url: str,

@@ -164,6 +164,8 @@ class SQLiteStore:
     0
     """
 
+    remote_reads = False
+
     def __init__(
         self,
         path: str | Path,
