@@ -630,14 +630,12 @@ class MemoryBank:
         self.store.replace(
             changed,
             vector,
-            HistoryEvent(
-                memory_id=old.id,
-                user_id=old.user_id,
-                project_id=old.project_id,
-                kind=EventKind.UPDATE,
+            HistoryEvent.about(
+                old,
+                EventKind.UPDATE,
+                actor or user_id,
                 old_content=old.content,
                 new_content=new_content,
-                actor=actor or user_id,
             ),
         )
         return changed

@@ -291,6 +291,32 @@ class HistoryEvent(BaseModel):
     actor: str | None = None
     created_at: datetime = Field(default_factory=utcnow)
 
+    @classmethod
+    def about(
+        cls,
+        memory: Memory,
+        kind: EventKind,
+        actor: str | None,
+        *,
+        old_content: str | None = None,
+        new_content: str | None = None,
+        created_at: datetime | None = None,
+    ) -> HistoryEvent:
+        """An event of ``kind`` on ``memory`` (its id and scope), now unless ``created_at``.
+
+        >>> HistoryEvent.about(memory, EventKind.ADD, "alice")  # doctest: +SKIP
+        """
+        return cls(
+            memory_id=memory.id,
+            user_id=memory.user_id,
+            project_id=memory.project_id,
+            kind=kind,
+            old_content=old_content,
+            new_content=new_content,
+            actor=actor,
+            created_at=created_at or utcnow(),
+        )
+
 
 class ForgetAction(StrEnum):
     """What a forget plan does to one memory (seed 003's forget_preview)."""

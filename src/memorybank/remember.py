@@ -517,13 +517,7 @@ def _supersede(
     marked = old.model_copy(update={"superseded_by": new.id, "updated_at": utcnow()})
     # The event names no text: the link is ``superseded_by``, and forgetting the new memory
     # must not leave its words in the old one's history.
-    event = HistoryEvent(
-        memory_id=old.id,
-        user_id=old.user_id,
-        project_id=old.project_id,
-        kind=EventKind.SUPERSEDE,
-        actor=ctx.user_id,
-    )
+    event = HistoryEvent.about(old, EventKind.SUPERSEDE, ctx.user_id)
     bank.store.replace(marked, None, event)
     result.superseded.append(
         Superseded(old_id=old.id, new_id=new.id, old_content=old.content, new_content=new.content)

@@ -362,13 +362,11 @@ class PostgresStore:
                 if record:
                     self._record(
                         conn,
-                        HistoryEvent(
-                            memory_id=memory.id,
-                            user_id=memory.user_id,
-                            project_id=memory.project_id,
-                            kind=EventKind.ADD,
+                        HistoryEvent.about(
+                            memory,
+                            EventKind.ADD,
+                            actor,
                             new_content=memory.content,
-                            actor=actor,
                             created_at=memory.created_at,
                         ),
                     )
@@ -863,13 +861,8 @@ class PostgresStore:
                     memory = rewrites[step.memory_id][0]
                     # The old text must leave history too: one UPDATE event without it stays.
                     conn.execute("DELETE FROM history WHERE memory_id = %s", (memory.id,))
-                    event = HistoryEvent(
-                        memory_id=memory.id,
-                        user_id=memory.user_id,
-                        project_id=memory.project_id,
-                        kind=EventKind.UPDATE,
-                        new_content=memory.content,
-                        actor=actor,
+                    event = HistoryEvent.about(
+                        memory, EventKind.UPDATE, actor, new_content=memory.content
                     )
                     self._replace_row(conn, memory, vectors[step.memory_id], event)
                     rewritten.append(step.memory_id)

@@ -401,13 +401,11 @@ class SQLiteStore:
                 if record:
                     self._record(
                         conn,
-                        HistoryEvent(
-                            memory_id=memory.id,
-                            user_id=memory.user_id,
-                            project_id=memory.project_id,
-                            kind=EventKind.ADD,
+                        HistoryEvent.about(
+                            memory,
+                            EventKind.ADD,
+                            actor,
                             new_content=memory.content,
-                            actor=actor,
                             created_at=memory.created_at,
                         ),
                     )
@@ -1095,14 +1093,7 @@ class SQLiteStore:
         """Replace a memory's text for a forget request: the old text must leave history too,
         so earlier events go and one UPDATE event without the old text stays."""
         txn.conn.execute("DELETE FROM history WHERE memory_id = ?", (memory.id,))
-        event = HistoryEvent(
-            memory_id=memory.id,
-            user_id=memory.user_id,
-            project_id=memory.project_id,
-            kind=EventKind.UPDATE,
-            new_content=memory.content,
-            actor=actor,
-        )
+        event = HistoryEvent.about(memory, EventKind.UPDATE, actor, new_content=memory.content)
         self._replace_row(txn, memory, vec, event)
 
     # -- orgs -------------------------------------------------------------------------------
