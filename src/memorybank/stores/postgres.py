@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -165,6 +166,8 @@ def _translate(exc: psycopg.Error) -> StoreError:
 #: Vector searches over scopes holding at most this many memories compare every row exactly
 #: instead of walking the HNSW index (see ``PostgresStore._vector_candidates``).
 EXACT_SCAN_MAX = 20_000
+#: Seconds a scope's size class (small or not) is trusted before it is counted again.
+SCOPE_SIZE_TTL = 60.0
 
 
 def redact_url(url: str) -> str:
@@ -200,6 +203,7 @@ class PostgresStore:
         self.dimension = dimension
         self.ef_search = ef_search
         self.exact_scan_max = exact_scan_max
+        self._scope_sizes: dict[tuple[str, ...], tuple[bool, float]] = {}
         self._closed = False
         self._pool: ConnectionPool[Conn] = ConnectionPool(
             url,
@@ -623,6 +627,27 @@ class PostgresStore:
             )
         )
 
+    def _scope_is_small(self, conn: Conn, keys: Sequence[str]) -> bool:
+        """Whether the scopes hold at most :attr:`exact_scan_max` memories, counted at most
+        once a minute per process: scope sizes move slowly, and a scope just past the limit
+        is served well enough either way for that long."""
+        now = time.monotonic()
+        cache_key = tuple(keys)
+        cached = self._scope_sizes.get(cache_key)
+        if cached is not None and now - cached[1] < SCOPE_SIZE_TTL:
+            return cached[0]
+        limit = self.exact_scan_max + 1
+        counted = conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM memories WHERE scope_key = ANY(%s::text[]) "
+            "LIMIT %s) AS s",
+            [list(keys), limit],
+        ).fetchone()
+        small = counted is not None and int(counted[0]) < limit
+        if len(self._scope_sizes) >= 10_000:  # bounded: forget them all now and then
+            self._scope_sizes.clear()
+        self._scope_sizes[cache_key] = (small, now)
+        return small
+
     def _vector_candidates(
         self, conn: Conn, keys: Sequence[str], query: Vectors, k: int, filters: MemoryFilter
     ) -> list[Candidate]:
@@ -633,13 +658,7 @@ class PostgresStore:
         # in 70 ms; reading the scope's rows through the scope index and comparing them all
         # finds every one in 15 ms. So small scopes are searched exactly ("+ 0" keeps the
         # planner off the HNSW index) and the index serves scopes too large to read whole.
-        limit = self.exact_scan_max + 1
-        counted = conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM memories WHERE scope_key = ANY(%s::text[]) "
-            "LIMIT %s) AS s",
-            [list(keys), limit],
-        ).fetchone()
-        if counted is not None and int(counted[0]) < limit:
+        if self._scope_is_small(conn, keys):
             # Rank by (rid, distance) alone, each distance computed once, then read the k
             # winners' rows: sorting whole rows of the scope took twice as long.
             sql = (
