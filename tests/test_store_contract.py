@@ -406,6 +406,11 @@ def test_postgres_url_selects_postgres_store_and_dimension_is_fixed(postgres_url
         with store._connection() as conn:  # the operator's settings reach every connection
             assert conn.execute("SHOW hnsw.ef_search").fetchone() == ("64",)
         assert store._pool.max_size == 3
+        with store._connection() as conn:  # migration 4: vacuumed after 1 % dead, not 20 %
+            options = conn.execute(
+                "SELECT reloptions FROM pg_class WHERE relname = 'memories'"
+            ).fetchone()
+        assert options is not None and "autovacuum_vacuum_scale_factor=0.01" in options[0]
         put(store, [mem("alice", "a fact")], [vec(1)])
         assert store.stats()["memories"] == 1
         assert password == "" or password not in str(store.stats()["url"])
