@@ -117,6 +117,31 @@ def test_named_speakers_are_found_and_left_out_of_the_query_text() -> None:
     assert neutral_query("Where did Anna go?", []) == "Where did Anna go?"
 
 
+SAID = [
+    ("Melanie", "Caroline, I painted a sunset over the lake last weekend"),
+    ("Caroline", "Melanie, that is lovely! I bought new running shoes"),
+    ("Melanie", "Caroline, you always pick the best colours"),
+    ("Caroline", "Thanks Melanie! See you soon, Melanie"),
+]
+
+
+def _save_conversation(bank: MemoryBank) -> None:
+    """Four turns of one session by two speakers, stored as a conversation import would."""
+    bank.save_many(
+        "u",
+        [
+            {
+                "content": f"{who}: {text}",
+                "ring": "episodic",
+                "source": "conversation",
+                "metadata": {"speaker": who},
+                "session_id": "s1",
+            }
+            for who, text in SAID
+        ],
+    )
+
+
 class _Recording:
     """The real embedder, noting what it is asked to embed."""
 
@@ -140,25 +165,7 @@ def test_search_matches_a_named_speaker_by_metadata_not_by_name(
     recording = _Recording(embedder)
     store = SQLiteStore(tmp_path / "s.db", dimension=embedder.dimension)
     bank = MemoryBank(store, recording)
-    said = [
-        ("Melanie", "Caroline, I painted a sunset over the lake last weekend"),
-        ("Caroline", "Melanie, that is lovely! I bought new running shoes"),
-        ("Melanie", "Caroline, you always pick the best colours"),
-        ("Caroline", "Thanks Melanie! See you soon, Melanie"),
-    ]
-    bank.save_many(
-        "u",
-        [
-            {
-                "content": f"{who}: {text}",
-                "ring": "episodic",
-                "source": "conversation",
-                "metadata": {"speaker": who},
-                "session_id": "s1",
-            }
-            for who, text in said
-        ],
-    )
+    _save_conversation(bank)
     recording.texts.clear()
     hits = bank.search("u", "What did Caroline buy?", limit=2)
     assert recording.texts == ["What did they buy?"]
@@ -281,25 +288,7 @@ def test_hybrid_beats_either_signal_alone(tmp_path: Path, embedder: LocalEmbedde
 
 def test_named_speaker_search_on_every_store(any_bank: MemoryBank) -> None:
     # On PostgreSQL the speaker probe runs beside the vector search (remote_reads).
-    said = [
-        ("Melanie", "Caroline, I painted a sunset over the lake last weekend"),
-        ("Caroline", "Melanie, that is lovely! I bought new running shoes"),
-        ("Melanie", "Caroline, you always pick the best colours"),
-        ("Caroline", "Thanks Melanie! See you soon, Melanie"),
-    ]
-    any_bank.save_many(
-        "u",
-        [
-            {
-                "content": f"{who}: {text}",
-                "ring": "episodic",
-                "source": "conversation",
-                "metadata": {"speaker": who},
-                "session_id": "s1",
-            }
-            for who, text in said
-        ],
-    )
+    _save_conversation(any_bank)
     named = any_bank.search("u", "What did Caroline buy?", limit=2)
     assert named[0].memory.content.startswith("Caroline: Melanie, that is lovely")
     plain = any_bank.search("u", "sunset painting by the lake", limit=1)
