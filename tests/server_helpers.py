@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -92,24 +93,31 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def spawn_server(db_url: str, port: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
+def spawn_server(
+    db_url: str,
+    port: int | None = None,
+    *,
+    args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    timeout: float = 60,
+) -> tuple[subprocess.Popen[bytes], str]:
     """A real ``memorybank serve`` subprocess in local mode on ``db_url`` (write rate limit
-    lifted), once it answers ``/healthz``: the process and its base URL."""
+    lifted; more ``args`` and ``env`` if given), once it answers ``/healthz``: the process and
+    its base URL."""
     import httpx
 
     port = port or free_port()
-    env = {**os.environ, "MEMORYBANK_AI_WRITE_RATE_PER_MINUTE": "1000000"}
     proc = subprocess.Popen(
         [str(Path(sys.executable).parent / "memorybank"), "serve", "--port", str(port)]
-        + ["--db", db_url],
+        + ["--db", db_url, *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env=env,
+        env={**os.environ, "MEMORYBANK_AI_WRITE_RATE_PER_MINUTE": "1000000", **(env or {})},
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + timeout
     while True:
-        assert proc.poll() is None, "the server exited on its own"
+        assert proc.poll() is None, f"the server exited on its own ({proc.returncode})"
         try:
             if httpx.get(url + "/healthz", timeout=1).status_code == 200:
                 return proc, url
@@ -119,3 +127,17 @@ def spawn_server(db_url: str, port: int | None = None) -> tuple[subprocess.Popen
             proc.kill()
             raise AssertionError("the server did not come up")
         time.sleep(0.05)
+
+
+#: Headers and the ``initialize`` request of an MCP client over streamable HTTP (``/mcp``).
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+MCP_INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-03-26",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}

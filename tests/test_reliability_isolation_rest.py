@@ -45,6 +45,7 @@ from memorybank.portability import export_json
 from memorybank.server.app import create_app
 from memorybank.settings import Settings
 from memorybank.stores.sqlite import SQLiteStore
+from server_helpers import MCP_HEADERS, MCP_INIT
 
 MASTER = "test-master-key-not-a-secret"
 ORGS = {"acme": {"ann": "admin", "bob": "member", "cy": "member"}, "globex": {"dee": "admin"}}
@@ -55,7 +56,6 @@ PROJECTS = {  # apollo in acme, zeus in globex; cy belongs to both, frank to not
 }
 USERS = ("ann", "bob", "cy", "dee", "eve", "frank")
 WHERE = (None, "apollo", "zeus")
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 users = st.sampled_from(USERS)
 # "owner": whoever owns the fact (its project's owner for project facts), so that allowed
@@ -271,18 +271,8 @@ class RestIsolation(RuleBasedStateMachine):
 
     def mcp_session(self, user: str) -> str:
         if user not in self.sessions:
-            init = {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-03-26",
-                    "capabilities": {},
-                    "clientInfo": {"name": "isolation", "version": "1"},
-                },
-            }
             opened = self.api(
-                user, "POST", "/mcp", allowed=(), expect=200, headers=MCP_HEADERS, json=init
+                user, "POST", "/mcp", allowed=(), expect=200, headers=MCP_HEADERS, json=MCP_INIT
             )
             session = opened.headers["mcp-session-id"]
             headers = {**MCP_HEADERS, "mcp-session-id": session}

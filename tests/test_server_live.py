@@ -4,10 +4,7 @@ and the `serve` / `admin` commands."""
 from __future__ import annotations
 
 import logging
-import os
 import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -22,7 +19,7 @@ from typer.testing import CliRunner
 
 from memorybank import MemoryBank
 from memorybank.cli import app as cli_app
-from server_helpers import World, make_world, stored_bytes
+from server_helpers import MCP_HEADERS, MCP_INIT, World, make_world, spawn_server, stored_bytes
 
 PROVIDER_KEY = "sk-byok-PLAINTEXT-0123456789abcd"
 
@@ -65,24 +62,11 @@ def test_real_server_round_trip(base_url: str, world: World) -> None:
         assert client.get("/api/memory/user", headers=world.auth("outsider")).json()["count"] == 0
 
 
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-03-26",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "1"},
-    },
-}
-
-
 def test_mcp_needs_the_same_auth(base_url: str, world: World) -> None:
     with httpx.Client(base_url=base_url, timeout=30) as client:
-        refused = client.post("/mcp", json=INIT, headers=MCP_HEADERS)
+        refused = client.post("/mcp", json=MCP_INIT, headers=MCP_HEADERS)
         assert refused.status_code == 401 and "error" in refused.json()
-        ok = client.post("/mcp", json=INIT, headers={**MCP_HEADERS, **world.auth("owner")})
+        ok = client.post("/mcp", json=MCP_INIT, headers={**MCP_HEADERS, **world.auth("owner")})
         assert ok.status_code == 200, ok.text
         assert "memorybank" in ok.text
 
@@ -201,31 +185,13 @@ def test_admin_commands(tmp_path: Path, backend: str, request: pytest.FixtureReq
 def test_serve_with_two_workers(tmp_path: Path) -> None:
     """`serve --workers 2`: two processes answer on one port over one database, and each
     worker reads what the other wrote."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {
-        **os.environ,
-        "MEMORYBANK_HOME": str(tmp_path),
-        "MEMORYBANK_AI_WRITE_RATE_PER_MINUTE": "100000",
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-c", "from memorybank.cli import main; main()", "serve",
-         "--port", str(port), "--workers", "2", "--db", f"sqlite:///{tmp_path / 'w.db'}"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
+    proc, base = spawn_server(
+        f"sqlite:///{tmp_path / 'w.db'}",
+        args=["--workers", "2"],
+        env={"MEMORYBANK_HOME": str(tmp_path)},
+        timeout=90,
+    )
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert proc.poll() is None, f"serve exited with {proc.returncode}"
-            try:
-                if httpx.get(base + "/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.2)
         workers = psutil.Process(proc.pid).children(recursive=True)
         assert len([w for w in workers if "python" in w.name().lower()]) >= 2
         facts = [
