@@ -44,8 +44,8 @@ def test_recency_halves_each_half_life() -> None:
 def test_fuse_normalises_and_weighs() -> None:
     a, b, c = m("a", importance=10), m("b", importance=2), m("c", age_days=90)
     hits = fuse(
-        [Candidate(a, 0.9), Candidate(b, 0.5)],
-        [Candidate(b, 4.0), Candidate(c, 2.0)],
+        [Candidate.of(a, 0.9), Candidate.of(b, 0.5)],
+        [Candidate.of(b, 4.0), Candidate.of(c, 2.0)],
         RetrievalSettings(vector_weight=0.3, text_weight=0.7),
         NOW,
         10,
@@ -58,7 +58,7 @@ def test_fuse_normalises_and_weighs() -> None:
     assert by["c"].recency == pytest.approx(0.5)  # default half-life 90 days
     assert by["a"].score == pytest.approx(0.6 * 0.3 / 0.7 + 0.25 * 1.0 + 0.15 * 1.0)
     assert [h.memory.content for h in hits] == ["b", "a", "c"]
-    assert len(fuse([Candidate(a, 0.9)], [], RetrievalSettings(), NOW, 0)) == 0
+    assert len(fuse([Candidate.of(a, 0.9)], [], RetrievalSettings(), NOW, 0)) == 0
 
 
 def test_context_spreads_to_session_neighbours_and_speaker_counts() -> None:
@@ -67,8 +67,8 @@ def test_context_spreads_to_session_neighbours_and_speaker_counts() -> None:
     elsewhere = m("Caroline: I like lakes", importance=5)
     settings = RetrievalSettings(importance_weight=0, recency_weight=0)
     hits = fuse(
-        [Candidate(question, 0.8), Candidate(elsewhere, 0.2)],
-        [Candidate(question, 3.0), Candidate(elsewhere, 1.0)],
+        [Candidate.of(question, 0.8), Candidate.of(elsewhere, 0.2)],
+        [Candidate.of(question, 3.0), Candidate.of(elsewhere, 1.0)],
         settings,
         NOW,
         10,
@@ -79,7 +79,7 @@ def test_context_spreads_to_session_neighbours_and_speaker_counts() -> None:
     assert by[answer.content].relevance == pytest.approx(0.5 / 1.0)
     assert by[elsewhere.content].relevance == pytest.approx(0.0)
     with_speaker = fuse(
-        [Candidate(question, 0.8), Candidate(elsewhere, 0.2)],
+        [Candidate.of(question, 0.8), Candidate.of(elsewhere, 0.2)],
         [],
         settings,
         NOW,
@@ -90,7 +90,7 @@ def test_context_spreads_to_session_neighbours_and_speaker_counts() -> None:
     assert speakers[elsewhere.content] == 0  # no speaker metadata: no boost
     tagged = elsewhere.model_copy(update={"metadata": {"speaker": "Caroline"}})
     boosted = fuse(
-        [Candidate(question, 0.8), Candidate(tagged, 0.2)],
+        [Candidate.of(question, 0.8), Candidate.of(tagged, 0.2)],
         [],
         settings,
         NOW,
@@ -110,7 +110,8 @@ def test_named_speakers_are_found_and_left_out_of_the_query_text() -> None:
         m("no speaker"),
     ]
     query = "What did caroline's sister tell Mary  Ann and Annabel?"
-    assert speakers_named(query, turns) == ["Caroline", "Mary Ann"]  # not Anna in Annabel
+    speakers = [t.metadata.get("speaker") for t in turns]
+    assert speakers_named(query, speakers) == ["Caroline", "Mary Ann"]  # not Anna in Annabel
     assert neutral_query(query, ["Caroline", "Mary Ann"]) == (
         "What did their sister tell they and Annabel?"
     )
@@ -178,7 +179,7 @@ def test_search_matches_a_named_speaker_by_metadata_not_by_name(
 
 def test_weights_are_settings() -> None:
     relevance_only = RetrievalSettings(relevance_weight=1, importance_weight=0, recency_weight=0)
-    hits = fuse([Candidate(m("x"), 0.3)], [], relevance_only, NOW, 5)
+    hits = fuse([Candidate.of(m("x"), 0.3)], [], relevance_only, NOW, 5)
     assert hits[0].score == pytest.approx(1.0)
     with pytest.raises(ValueError):
         RetrievalSettings(vector_weight=0, text_weight=0)

@@ -470,7 +470,7 @@ class MemoryBank:
             probe: builtins.list[Candidate] = job.result()
         else:
             probe, vector_hits = self.store.text_search(scope_set, query, k, filters), None
-        names = speakers_named(query, (c.memory for c in probe))
+        names = speakers_named(query, (c.speaker for c in probe))
         if not names:
             # The probe is the text search of the query as asked: keep it rather than run
             # it twice (most memories have no speaker, so this is the common case).
@@ -490,7 +490,7 @@ class MemoryBank:
         settings = self.retrieval
         if not settings.context_weight or not settings.context_window:
             return {}
-        ids = sorted({h.memory.id for h in hits if h.memory.session_id is not None})
+        ids = sorted({h.id for h in hits if h.session_id is not None})
         found = self.store.neighbours(ids, scope_set, settings.context_window)
         return {
             key: [(m, off) for m, off in around if filters.matches(m)]

@@ -26,7 +26,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memorybank.model import Memory, SearchHit
-from memorybank.stores.base import Candidate
+from memorybank.stores.base import Candidate, from_us, to_us
 from memorybank.timeparse import TimeWindow, time_windows
 
 Neighbours = Mapping[str, Sequence[tuple[Memory, int]]]
@@ -72,7 +72,7 @@ class RetrievalSettings(BaseModel):
 
 @dataclass
 class _Fused:
-    memory: Memory
+    found: Candidate
     vector: float | None = None
     text: float | None = None
     base: float = 0.0
@@ -81,7 +81,11 @@ class _Fused:
 
 def recency(memory: Memory, now: datetime, half_life_days: float) -> float:
     """1.0 for a memory made now, 0.5 after one half-life, and so on (never negative)."""
-    age_days = max((now - memory.created_at).total_seconds(), 0.0) / 86_400.0
+    return _recency(to_us(memory.created_at), to_us(now), half_life_days)
+
+
+def _recency(created_us: int, now_us: int, half_life_days: float) -> float:
+    age_days = max(now_us - created_us, 0) / 86_400_000_000
     return math.exp(-math.log(2) * age_days / half_life_days)
 
 
@@ -124,17 +128,13 @@ def _add_context(
         for memory, offset in around:
             if abs(offset) > settings.context_window:
                 continue
-            merged.setdefault(memory.id, _Fused(memory))
+            if memory.id not in merged:
+                merged[memory.id] = _Fused(Candidate.of(memory, 0.0))
             # key's relevance reaches its neighbour, and the neighbour's reaches key.
             best[memory.id] = max(best.get(memory.id, 0.0), base.get(key, 0.0))
             best[key] = max(best.get(key, 0.0), base.get(memory.id, 0.0))
     for key, fused in merged.items():
         fused.relevance = fused.base + settings.context_weight * best.get(key, 0.0)
-
-
-def _speaker(memory: Memory) -> str | None:
-    speaker = memory.metadata.get("speaker")
-    return speaker.strip() if isinstance(speaker, str) and speaker.strip() else None
 
 
 @functools.lru_cache(maxsize=1024)
@@ -144,16 +144,15 @@ def _name_pattern(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![^\W_])({words})(['’]s)?(?![^\W_])", re.IGNORECASE)
 
 
-def speakers_named(query: str, memories: Iterable[Memory]) -> list[str]:
-    """The speakers (``metadata["speaker"]``) of ``memories`` that ``query`` names.
+def speakers_named(query: str, speakers: Iterable[str | None]) -> list[str]:
+    """Those of ``speakers`` (each a candidate's ``metadata["speaker"]``, or ``None``) that
+    ``query`` names, each once.
 
-    >>> m = Memory(user_id="u", content="Caroline: hi", category="context",
-    ...            metadata={"speaker": "Caroline"})
-    >>> speakers_named("What did Caroline's sister paint?", [m])
+    >>> speakers_named("What did Caroline's sister paint?", ["Melanie", "Caroline", None])
     ['Caroline']
     """
-    speakers = dict.fromkeys(s for s in map(_speaker, memories) if s is not None)
-    return [s for s in speakers if _name_pattern(s).search(query)]
+    distinct = dict.fromkeys(s for s in speakers if s is not None)
+    return [s for s in distinct if _name_pattern(s).search(query)]
 
 
 def neutral_query(query: str, names: Sequence[str]) -> str:
@@ -173,17 +172,21 @@ def neutral_query(query: str, names: Sequence[str]) -> str:
 
 
 def _add_speaker(merged: dict[str, _Fused], query: str, settings: RetrievalSettings) -> None:
-    named = set(speakers_named(query, (f.memory for f in merged.values())))
+    named = set(speakers_named(query, (f.found.speaker for f in merged.values())))
+    if not named:
+        return
     for fused in merged.values():
-        if _speaker(fused.memory) in named:
+        if fused.found.speaker in named:
             fused.relevance += settings.speaker_weight
 
 
 def _add_time(
     merged: dict[str, _Fused], windows: Sequence[TimeWindow], settings: RetrievalSettings
 ) -> None:
+    if not windows:
+        return
     for fused in merged.values():
-        when = fused.memory.occurred_at or fused.memory.created_at
+        when = from_us(fused.found.occurred_us or fused.found.created_us)
         if any(window.contains(when) for window in windows):
             fused.relevance += settings.time_weight
 
@@ -211,9 +214,9 @@ def fuse(
     text_hits = [hit for hit in text_hits if hit.score > MIN_TEXT_SCORE]
     merged: dict[str, _Fused] = {}
     for hit in vector_hits:
-        merged.setdefault(hit.memory.id, _Fused(hit.memory)).vector = hit.score
+        merged.setdefault(hit.id, _Fused(hit)).vector = hit.score
     for hit in text_hits:
-        merged.setdefault(hit.memory.id, _Fused(hit.memory)).text = hit.score
+        merged.setdefault(hit.id, _Fused(hit)).text = hit.score
     _base_relevance(merged, settings, bool(vector_hits), bool(text_hits))
     _add_context(merged, neighbours or {}, settings)
     if query and settings.speaker_weight:
@@ -221,15 +224,16 @@ def fuse(
     if query and settings.time_weight:
         _add_time(merged, time_windows(query, now), settings)
     top = max((f.relevance for f in merged.values()), default=0.0)
+    now_us = to_us(now)
     scored = [
-        _score(f, f.relevance / top if top > 0 else 0.0, settings, now) for f in merged.values()
+        _score(f, f.relevance / top if top > 0 else 0.0, settings, now_us) for f in merged.values()
     ]
-    scored.sort(key=lambda s: (-s[0], s[4].memory.id))
-    # Only the hits returned become SearchHit models: validating all 50-100 candidates was a
-    # tenth of a search's CPU.
+    scored.sort(key=lambda s: (-s[0], s[4].found.id))
+    # Only the hits returned become Memory and SearchHit models: building all 50-100
+    # candidates was a third of a search's CPU once its query vector was cached.
     return [
         SearchHit(
-            memory=fused.memory,
+            memory=fused.found.memory,
             score=score,
             relevance=relevance,
             importance=importance,
@@ -242,11 +246,11 @@ def fuse(
 
 
 def _score(
-    fused: _Fused, relevance: float, settings: RetrievalSettings, now: datetime
+    fused: _Fused, relevance: float, settings: RetrievalSettings, now_us: int
 ) -> tuple[float, float, float, float, _Fused]:
     """(score, relevance, importance, recency, the candidate) of one fused candidate."""
-    importance = fused.memory.importance / 10.0
-    fresh = recency(fused.memory, now, settings.recency_half_life_days)
+    importance = fused.found.importance / 10.0
+    fresh = _recency(fused.found.created_us, now_us, settings.recency_half_life_days)
     score = (
         settings.relevance_weight * relevance
         + settings.importance_weight * importance

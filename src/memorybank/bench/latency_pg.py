@@ -233,7 +233,7 @@ def measure_recall(store: PostgresStore, user: str, vectors: Vectors, k: int = R
     recalls: list[float] = []
     with psycopg.connect(store.url) as conn:
         for vector in np.asarray(vectors, dtype=np.float32):
-            found = {c.memory.id for c in store.vector_search(scopes, vector, k, MemoryFilter())}
+            found = {c.id for c in store.vector_search(scopes, vector, k, MemoryFilter())}
             literal = json.dumps([float(x) for x in vector])
             exact = _exact_ids(conn, key, literal, k)
             recalls.append(len(found & set(exact)) / max(1, len(exact)))

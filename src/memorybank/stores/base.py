@@ -8,7 +8,7 @@ Scoring (fusion, importance, recency) lives in :mod:`memorybank.retrieval`, not 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, overload
@@ -31,6 +31,12 @@ from memorybank.model import (
 Order = Literal["created_desc", "created_asc", "importance_desc"]
 
 
+@overload
+def to_us(value: datetime) -> int: ...
+@overload
+def to_us(value: None) -> None: ...
+@overload
+def to_us(value: datetime | None) -> int | None: ...
 def to_us(value: datetime | None) -> int | None:
     """A time as integer microseconds since the epoch, as the stores keep it (naive = UTC)."""
     if value is None:
@@ -101,12 +107,88 @@ class InsertOutcome:
     similarity: float | None = None
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """A memory returned by one retrieval signal with that signal's raw score."""
+def speaker_of(metadata: Mapping[str, Any]) -> str | None:
+    """The non-blank ``metadata["speaker"]`` of a conversation turn, stripped, else ``None``."""
+    speaker = metadata.get("speaker")
+    return speaker.strip() if isinstance(speaker, str) and speaker.strip() else None
 
-    memory: Memory
-    score: float
+
+class Candidate:
+    """A memory returned by one retrieval signal with that signal's raw score.
+
+    A search ranks 50-100 candidates and returns about ten, so a candidate made from a stored
+    row keeps the row and decodes up front only what ranking reads (id, importance, times,
+    session, speaker); the :class:`Memory` is built the first time :attr:`memory` is read.
+
+    >>> c = Candidate.of(Memory(user_id="u", content="User likes tea"), 0.8)
+    >>> (c.memory.content, c.score, c.importance)
+    ('User likes tea', 0.8, 5)
+    """
+
+    __slots__ = (
+        "_decode",
+        "_memory",
+        "_row",
+        "created_us",
+        "id",
+        "importance",
+        "occurred_us",
+        "score",
+        "session_id",
+        "speaker",
+    )
+
+    def __init__(
+        self,
+        row: Sequence[Any],
+        score: float,
+        decode: Callable[[Sequence[Any]], Memory],
+        speaker: str | None,
+    ) -> None:
+        """From a row in the stores' column order (see :func:`memory_from_row`); ``decode``
+        builds its memory when asked, ``speaker`` is what :func:`speaker_of` says of it."""
+        self._row: Sequence[Any] | None = row
+        self._decode = decode
+        self._memory: Memory | None = None
+        self.score = score
+        self.id: str = row[1]
+        self.importance: int = row[10]
+        self.session_id: str | None = row[14]
+        self.created_us: int = row[15]
+        self.occurred_us: int | None = row[17]
+        self.speaker = speaker
+
+    @classmethod
+    def of(cls, memory: Memory, score: float) -> Candidate:
+        """A candidate for a memory already built."""
+        candidate = cls.__new__(cls)
+        candidate._row, candidate._memory = None, memory
+        candidate.score = score
+        candidate.id, candidate.importance = memory.id, memory.importance
+        candidate.session_id = memory.session_id
+        candidate.created_us = to_us(memory.created_at)
+        candidate.occurred_us = to_us(memory.occurred_at)
+        candidate.speaker = speaker_of(memory.metadata)
+        return candidate
+
+    @property
+    def memory(self) -> Memory:
+        """The whole memory (built from the row on first use)."""
+        if self._memory is None:
+            assert self._row is not None
+            self._memory, self._row = self._decode(self._row), None
+        return self._memory
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Candidate):
+            return NotImplemented
+        return (self.id, self.score) == (other.id, other.score)
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.score))
+
+    def __repr__(self) -> str:
+        return f"Candidate(id={self.id!r}, score={self.score!r})"
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,7 @@ from memorybank.stores.base import (
     PlanOutcome,
     from_us,
     memory_from_row,
+    speaker_of,
     to_us,
 )
 from memorybank.stores.postgres_schema import MIGRATIONS
@@ -678,7 +679,7 @@ class PostgresStore:
             )
             args = [literal, list(keys), *params, literal, k]
         rows = conn.execute(sql, args).fetchall()
-        return [Candidate(_row_to_memory(r), float(r[21])) for r in rows]
+        return [Candidate(r, float(r[21]), _row_to_memory, speaker_of(r[9])) for r in rows]
 
     def neighbours(
         self, memory_ids: Sequence[str], scopes: ScopeSet, window: int
@@ -935,7 +936,7 @@ def _text_candidates(
         "ORDER BY score DESC, m.rid LIMIT %s",
         [tsquery, *keys, *params, k],
     ).fetchall()
-    return [Candidate(_row_to_memory(r), float(r[21])) for r in rows]
+    return [Candidate(r, float(r[21]), _row_to_memory, speaker_of(r[9])) for r in rows]
 
 
 def _steps_json(steps: Sequence[ForgetStep]) -> str:

@@ -51,6 +51,7 @@ from memorybank.stores.base import (
     PlanOutcome,
     from_us,
     memory_from_row,
+    speaker_of,
     to_us,
 )
 from memorybank.stores.sqlite_schema import MIGRATIONS
@@ -89,6 +90,11 @@ def _row_to_memory(row: Sequence[Any]) -> Memory:
         () if row[8] == "[]" else tuple(json.loads(row[8])),
         {} if row[9] == "{}" else json.loads(row[9]),
     )
+
+
+def _speaker(metadata_json: str) -> str | None:
+    # Most memories name no speaker: their metadata is not decoded at all.
+    return speaker_of(json.loads(metadata_json)) if '"speaker"' in metadata_json else None
 
 
 def _decision_json(memory: Memory) -> str | None:
@@ -811,8 +817,12 @@ class SQLiteStore:
             f"SELECT {_COLUMNS} FROM memories WHERE rowid IN ({','.join('?' * len(rowids))})",
             rowids,
         )
-        by_rowid = {int(r[0]): _row_to_memory(r) for r in rows}
-        return [Candidate(by_rowid[rowid], score) for rowid, score in scored if rowid in by_rowid]
+        by_rowid = {r[0]: r for r in rows}
+        return [
+            Candidate(row, score, _row_to_memory, _speaker(row[9]))
+            for rowid, score in scored
+            if (row := by_rowid.get(rowid)) is not None
+        ]
 
     def text_search(
         self, scopes: ScopeSet, query: str, k: int, filters: MemoryFilter
