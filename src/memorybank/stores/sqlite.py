@@ -351,12 +351,9 @@ class SQLiteStore:
                 (key,),
             )
         )
-        matrix = ScopeMatrix(self.dimension, rev, capacity=max(64, len(rows)))
-        if rows:
-            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-            matrix.add(ids, vecs.reshape(len(rows), self.dimension))
-        return matrix
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+        return ScopeMatrix.loaded(self.dimension, rev, ids, vecs.reshape(len(rows), self.dimension))
 
     def _revisions(self, conn: apsw.Connection, keys: Sequence[str]) -> dict[str, int]:
         if not keys:
