@@ -30,4 +30,5 @@ def test_bench_load_runs_briefly(tmp_path: Path) -> None:
     # Half the searches repeat a recent question: fewer distinct ones than searches, but many.
     assert 0 < report["distinct_searches"] < ops["search"]["count"]
     assert report["server_cpu_ms_per_request"] > 0
+    assert report["client_cpu_ms_per_request"] > 0
     assert "searches were distinct" in result.output

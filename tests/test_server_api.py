@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterator
 
@@ -9,6 +10,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from memorybank import MemoryBank
+from memorybank.embedders.openai import OpenAIEmbedder
+from memorybank.server.app import LOCAL_COMPUTE_THREADS, REMOTE_COMPUTE_THREADS, compute_threads
+from memorybank.settings import Settings
 from server_helpers import World, make_world, stored_bytes
 
 
@@ -624,3 +628,32 @@ def test_local_mode(any_bank: MemoryBank) -> None:
         # once a user exists, keys are required
         world.accounts.create_user("alice")
         assert client.get("/api/me").status_code == 401
+
+
+def test_compute_pool_is_small_for_the_local_model_and_wide_for_a_remote_one(
+    any_bank: MemoryBank,
+) -> None:
+    # CPU-bound requests share few threads (more only fight over the GIL); requests that
+    # wait on a remote embedder keep the usual pool.
+    assert compute_threads(Settings(), any_bank) == LOCAL_COMPUTE_THREADS
+    assert compute_threads(Settings(compute_threads=7), any_bank) == 7
+    remote = copy.copy(any_bank)
+    remote.embedder = OpenAIEmbedder("http://127.0.0.1:9/v1", "m", dimension=384)
+    try:
+        assert compute_threads(Settings(), remote) == REMOTE_COMPUTE_THREADS
+    finally:
+        remote.embedder.close()
+
+
+def test_searches_and_saves_in_the_compute_pool_keep_their_contract(
+    client: TestClient, world: World
+) -> None:
+    # The compute pool wraps these endpoints: parameters, validation and errors are unchanged.
+    auth = world.auth("member")
+    add_user_fact(client, world, "member", "User prefers green tea")
+    found = client.get("/api/search", params={"q": "green tea"}, headers=auth).json()
+    assert found["hits"][0]["memory"]["content"] == "User prefers green tea"
+    too_few = client.get("/api/search", params={"q": "tea", "limit": 0}, headers=auth)
+    assert too_few.status_code == 422 and "limit" in too_few.json()["error"]
+    assert client.get("/api/search", headers=auth).status_code == 422
+    assert client.get("/api/search", params={"q": "tea"}).status_code == 401

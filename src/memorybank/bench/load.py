@@ -172,6 +172,7 @@ class LoadReport:
     repeat: float = DEFAULT_REPEAT
     distinct_searches: int = 0
     server_cpu_ms_per_request: float | None = None
+    client_cpu_ms_per_request: float | None = None
 
     def op(self, name: str) -> OpStats:
         return next(o for o in self.ops if o.name == name)
@@ -224,6 +225,11 @@ class LoadReport:
             lines.append(f"server: {self.workers} worker process(es) started here")
         if self.server_cpu_ms_per_request is not None:
             lines.append(f"server CPU per request: {self.server_cpu_ms_per_request:.2f} ms")
+        if self.client_cpu_ms_per_request is not None:
+            lines.append(
+                f"load generator CPU per request: {self.client_cpu_ms_per_request:.2f} ms "
+                "(on the same machine)"
+            )
         return lines
 
     def as_dict(self) -> dict[str, Any]:
@@ -236,6 +242,7 @@ class LoadReport:
             "repeat": self.repeat,
             "distinct_searches": self.distinct_searches,
             "server_cpu_ms_per_request": self.server_cpu_ms_per_request,
+            "client_cpu_ms_per_request": self.client_cpu_ms_per_request,
             "seeded": self.seeded,
             "errors": self.errors,
             "error_samples": self.error_samples,
@@ -433,11 +440,13 @@ def run_load(
             thread.start()
         stop_at[0] = time.perf_counter() + seconds
         cpu_before = _cpu_seconds(process)
+        client_before = time.process_time()
         began = time.perf_counter()
         barrier.wait()
         for thread in threads:
             thread.join()
         elapsed = time.perf_counter() - began
+        client_cpu = time.process_time() - client_before
         cpu_after = _cpu_seconds(process)
 
     ops = []
@@ -472,4 +481,5 @@ def run_load(
         repeat=repeat,
         distinct_searches=len(questions),
         server_cpu_ms_per_request=cpu_ms,
+        client_cpu_ms_per_request=client_cpu * 1000 / requests if requests else None,
     )
