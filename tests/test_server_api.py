@@ -11,7 +11,12 @@ from fastapi.testclient import TestClient
 
 from memorybank import MemoryBank
 from memorybank.embedders.openai import OpenAIEmbedder
-from memorybank.server.app import LOCAL_COMPUTE_THREADS, REMOTE_COMPUTE_THREADS, compute_threads
+from memorybank.server.app import (
+    LOCAL_COMPUTE_THREADS,
+    REMOTE_COMPUTE_THREADS,
+    compute_threads,
+    inline_searches,
+)
 from memorybank.settings import Settings
 from server_helpers import World, make_world, stored_bytes
 
@@ -637,23 +642,35 @@ def test_compute_pool_is_small_for_the_local_model_and_wide_for_a_remote_one(
     # wait on a remote embedder keep the usual pool.
     assert compute_threads(Settings(), any_bank) == LOCAL_COMPUTE_THREADS
     assert compute_threads(Settings(compute_threads=7), any_bank) == 7
+    # Searches run on the event loop only when nothing in them waits: a local model and an
+    # in-process store (SQLite), unless turned off.
+    in_process = not any_bank.store.remote_reads
+    assert inline_searches(Settings(), any_bank) is in_process
+    assert inline_searches(Settings(inline_searches=False), any_bank) is False
     remote = copy.copy(any_bank)
     remote.embedder = OpenAIEmbedder("http://127.0.0.1:9/v1", "m", dimension=384)
     try:
         assert compute_threads(Settings(), remote) == REMOTE_COMPUTE_THREADS
+        assert inline_searches(Settings(), remote) is False
     finally:
         remote.embedder.close()
 
 
-def test_searches_and_saves_in_the_compute_pool_keep_their_contract(
-    client: TestClient, world: World
+@pytest.mark.parametrize("inline", [True, False])
+def test_searches_inline_or_in_the_compute_pool_keep_their_contract(
+    any_bank: MemoryBank, inline: bool
 ) -> None:
-    # The compute pool wraps these endpoints: parameters, validation and errors are unchanged.
+    # Wherever a search or save runs, its parameters, validation and errors are unchanged.
+    world = make_world(any_bank, inline_searches=inline)
     auth = world.auth("member")
-    add_user_fact(client, world, "member", "User prefers green tea")
-    found = client.get("/api/search", params={"q": "green tea"}, headers=auth).json()
-    assert found["hits"][0]["memory"]["content"] == "User prefers green tea"
-    too_few = client.get("/api/search", params={"q": "tea", "limit": 0}, headers=auth)
-    assert too_few.status_code == 422 and "limit" in too_few.json()["error"]
-    assert client.get("/api/search", headers=auth).status_code == 422
-    assert client.get("/api/search", params={"q": "tea"}).status_code == 401
+    with TestClient(world.app) as client:
+        assert world.app.state.inline_searches is (inline and not any_bank.store.remote_reads)
+        add_user_fact(client, world, "member", "User prefers green tea")
+        found = client.get("/api/search", params={"q": "green tea"}, headers=auth).json()
+        assert found["hits"][0]["memory"]["content"] == "User prefers green tea"
+        too_few = client.get("/api/search", params={"q": "tea", "limit": 0}, headers=auth)
+        assert too_few.status_code == 422 and "limit" in too_few.json()["error"]
+        assert client.get("/api/search", headers=auth).status_code == 422
+        assert client.get("/api/search", params={"q": "tea"}).status_code == 401
+        prompt = client.get("/api/prompt", headers=auth).json()
+        assert prompt["tokens"] > 0 and "long-term memory" in prompt["prompt"]

@@ -59,9 +59,12 @@ class Settings(BaseSettings):
     # threads per forward pass (default: every core; one per worker process under load).
     query_cache_size: int = Field(2048, ge=0)
     embedder_threads: int | None = Field(None, ge=1)
-    # Searches, saves, edits and prompt blocks one server process computes at once (default:
-    # 3 with the bundled in-process embedder, 40 with a remote one); more wait their turn.
+    # Saves and edits one server process computes at once (default: 3 with the bundled
+    # in-process embedder, 40 with a remote one); more wait their turn. Searches and prompt
+    # blocks run on the event loop itself when both the embedder and the store are in-process
+    # (``inline_searches`` unset or true), else in the same pool.
     compute_threads: int | None = Field(None, ge=1, le=1000)
+    inline_searches: bool | None = None
 
     # The server: the key encrypting users' provider keys (else the key file, default
     # $MEMORYBANK_HOME/master.key, created with mode 0600), the largest request body, and how

@@ -153,10 +153,16 @@ def error_response(exc: MemoryBankError) -> JSONResponse:
     return JSONResponse(body, status_code=status_code(exc), headers=headers)
 
 
-def current_caller(request: Request) -> Caller:
-    """The dependency every ``/api`` route uses: who is calling (401 when unknown)."""
+async def current_caller(request: Request) -> Caller:
+    """The dependency every ``/api`` route uses: who is calling (401 when unknown).
+
+    Two indexed lookups: on the event loop when the store is in-process (a thread hop cost
+    more than the lookups), in a thread when they are round trips to a database server."""
     accounts: Accounts = request.app.state.accounts
-    return resolve_caller(accounts, request.headers.get("authorization"))
+    header = request.headers.get("authorization")
+    if request.app.state.inline_searches:
+        return resolve_caller(accounts, header)
+    return await anyio.to_thread.run_sync(resolve_caller, accounts, header)
 
 
 CallerDep = Annotated[Caller, Depends(current_caller)]
@@ -197,22 +203,38 @@ class _McpGate:
 P = ParamSpec("P")
 R = TypeVar("R")
 
-#: Searches and saves one process computes at once with the bundled embedder. Each is CPU
-#: work under Python's GIL (the model's forward pass aside), and with the 40 threads of the
+#: Saves and edits one process computes at once with the bundled embedder. Each is CPU work
+#: under Python's GIL (the model's forward pass aside), and with the 40 threads of the
 #: general pool the requests in flight spent their CPU fighting over it: at 16 clients, p95
 #: search latency was 150 ms with the general pool and 110-120 ms with this one.
 LOCAL_COMPUTE_THREADS = 3
-#: With a remote embedder a search mostly waits on the network: keep the pool's usual size.
+#: With a remote embedder a save mostly waits on the network: keep the pool's usual size.
 REMOTE_COMPUTE_THREADS = 40
 
 
 def compute_threads(settings: Settings, bank: MemoryBank) -> int:
-    """How many CPU-bound requests (searches, saves, edits, prompt blocks) a server process
-    runs at once: the ``compute_threads`` setting, else by where the embedder runs."""
+    """How many CPU-bound requests (saves and edits; searches too unless they run inline) a
+    server process runs at once: the ``compute_threads`` setting, else by where the embedder
+    runs."""
     if settings.compute_threads is not None:
         return settings.compute_threads
     local = isinstance(bank.embedder, LocalEmbedder)
     return LOCAL_COMPUTE_THREADS if local else REMOTE_COMPUTE_THREADS
+
+
+def inline_searches(settings: Settings, bank: MemoryBank) -> bool:
+    """Whether searches and prompt blocks run on the event loop rather than in a thread.
+
+    They may when nothing in them waits: the embedder and the store both run in this process
+    (a WAL reader never waits for SQLite's write lock). A search is then a few milliseconds of
+    CPU, and handing it to a thread and back cost half a millisecond more and let the requests
+    in flight contend for the GIL: at 16 clients on two workers, p95 search latency fell from
+    110 to 55-75 ms (docs/reliability.md, Load). Saves stay in threads: they can wait for the
+    write lock. ``inline_searches=False`` turns it off.
+    """
+    if settings.inline_searches is False:
+        return False
+    return isinstance(bank.embedder, LocalEmbedder) and not bank.store.remote_reads
 
 
 #: Where ``memorybank serve --workers N`` tells its worker processes the address it serves.
@@ -255,6 +277,7 @@ def create_app(
     confirmations = ConfirmTokens()
     metrics = Metrics(lambda: float(bank.stats().get("memories", 0)), bank.query_cache)
     compute = anyio.CapacityLimiter(compute_threads(settings, bank))
+    inline = inline_searches(settings, bank)
 
     def computing(endpoint: Callable[P, R]) -> Callable[P, Awaitable[R]]:
         """``endpoint`` run in a thread of the compute pool, not FastAPI's general one
@@ -266,6 +289,24 @@ def create_app(
             return await anyio.to_thread.run_sync(call, limiter=compute)
 
         return run
+
+    def on_loop(endpoint: Callable[P, R]) -> Callable[P, Awaitable[R]]:
+        @functools.wraps(endpoint)
+        async def run(*args: P.args, **kwargs: P.kwargs) -> R:
+            return endpoint(*args, **kwargs)
+
+        return run
+
+    def searching(endpoint: Callable[P, R]) -> Callable[P, Awaitable[R]]:
+        """A read-only, CPU-bound ``endpoint``: on the event loop when :func:`inline_searches`
+        allows it, else like :func:`computing`."""
+        return on_loop(endpoint) if inline else computing(endpoint)
+
+    def reading(endpoint: Callable[P, R]) -> Callable[P, R] | Callable[P, Awaitable[R]]:
+        """A plain read (a page, a memory, its history): on the event loop when searches are,
+        so it takes its turn with them instead of waiting for the loop behind all of them;
+        else as FastAPI runs any ``def`` endpoint, in its general pool."""
+        return on_loop(endpoint) if inline else endpoint
 
     def tool_context(caller: Caller, thread: Thread | None) -> ToolContext:
         project_id = thread.project_id if thread else None
@@ -309,6 +350,7 @@ def create_app(
     app.state.bank = bank
     app.state.accounts = accounts
     app.state.settings = settings
+    app.state.inline_searches = inline
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
 
@@ -458,6 +500,7 @@ def create_app(
     # -- seed 002 §6.4: user and drive memory -----------------------------------------------
 
     @app.get("/api/memory/user", tags=["memory"])
+    @reading
     def list_user_memory(
         caller: CallerDep,
         q: str | None = None,
@@ -492,6 +535,7 @@ def create_app(
         return clear_scope(caller, None, body)
 
     @app.get("/api/memory/drive/{drive_id}", tags=["memory"])
+    @reading
     def list_drive_memory(
         caller: CallerDep,
         drive_id: str,
@@ -533,7 +577,7 @@ def create_app(
     # -- search, read, edit -----------------------------------------------------------------
 
     @app.get("/api/search", tags=["memories"])
-    @computing
+    @searching
     def search(
         caller: CallerDep,
         q: str,
@@ -579,6 +623,7 @@ def create_app(
         }
 
     @app.get("/api/recent", tags=["memories"])
+    @reading
     def recent(
         caller: CallerDep,
         since: str | None = None,
@@ -592,6 +637,7 @@ def create_app(
         return {"memories": [_m(m) for m in memories], "count": len(memories)}
 
     @app.get("/api/memories/{memory_id}", tags=["memories"])
+    @reading
     def get_memory(
         caller: CallerDep, memory_id: str, project_id: str | None = None
     ) -> dict[str, Any]:
@@ -619,6 +665,7 @@ def create_app(
         return _m(changed)
 
     @app.get("/api/memories/{memory_id}/history", tags=["memories"])
+    @reading
     def memory_history(
         caller: CallerDep, memory_id: str, project_id: str | None = None
     ) -> dict[str, Any]:
@@ -665,7 +712,7 @@ def create_app(
     @app.post("/api/import", tags=["data"])
     async def import_(request: Request, project_id: str | None = None) -> dict[str, Any]:
         """Load a JSON export (the body) into the caller's scope or a project (admins)."""
-        caller = await anyio.to_thread.run_sync(current_caller, request)
+        caller = await current_caller(request)
         data = await request.body()
 
         def run() -> dict[str, Any]:
@@ -825,7 +872,7 @@ def create_app(
             return {"result": tools.call(own, chosen, body.name, body.arguments, ctx)}
 
     @app.get("/api/prompt", tags=["tools"])
-    @computing
+    @searching
     def prompt(
         caller: CallerDep,
         thread_id: str | None = None,
