@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
+from memorybank.model import Category, EventKind, HistoryEvent, Memory, MemoryFilter, ScopeSet
+from memorybank.stores.sqlite import SQLiteStore
 from memorybank.stores.vector_index import ScopeMatrix
 
 
@@ -35,3 +39,78 @@ def test_an_empty_scope_loads_to_an_empty_matrix() -> None:
     empty = ScopeMatrix.loaded(8, 0, np.zeros(0, np.int64), np.zeros((0, 8), np.float32))
     assert len(empty) == 0
     assert empty.search(_unit(1, 8, seed=4)[0], 5)[0].tolist() == []
+
+
+DIM = 8
+ALICE = ScopeSet(user_id="alice")
+
+
+def _vec(*hot: float) -> np.ndarray:
+    v = np.zeros((1, DIM), dtype=np.float32)
+    v[0, : len(hot)] = hot
+    return v / np.linalg.norm(v)
+
+
+def _save(store: SQLiteStore, text: str, vector: np.ndarray) -> Memory:
+    memory = Memory(user_id="alice", content=text, category=Category.CONTEXT)
+    store.insert([memory], vector, dedup_threshold=None, dedup=[False], actor="alice")
+    return memory
+
+
+def _nearest(store: SQLiteStore, vector: np.ndarray, k: int = 10) -> list[str]:
+    return [c.memory.content for c in store.vector_search(ALICE, vector, k, MemoryFilter())]
+
+
+def test_a_matrix_made_stale_by_another_process_is_patched_not_read_again(
+    tmp_path: Path,
+) -> None:
+    # Two stores on one file stand for two worker processes.
+    reader = SQLiteStore(tmp_path / "m.db", dimension=DIM)
+    writer = SQLiteStore(tmp_path / "m.db", dimension=DIM)
+    try:
+        north = _save(writer, "north", _vec(1))
+        _save(writer, "east", _vec(0, 1))
+        assert _nearest(reader, _vec(1), 1) == ["north"]
+        assert (reader.vectors.loads, reader.vectors.patches) == (1, 0)
+
+        _save(writer, "north by east", _vec(1, 0.1))  # added
+        writer.replace(  # moved: same row, new vector
+            north.model_copy(update={"content": "south"}),
+            _vec(-1),
+            HistoryEvent.about(north, EventKind.UPDATE, "alice", new_content="south"),
+        )
+        listed = writer.list_memories(ALICE, MemoryFilter(), limit=10)
+        writer.delete([m.id for m in listed if m.content == "east"], ALICE, "alice")  # gone
+        assert _nearest(reader, _vec(1), 10) == ["north by east", "south"]
+        assert _nearest(reader, _vec(-1), 1) == ["south"]
+        assert (reader.vectors.loads, reader.vectors.patches) == (1, 1)
+    finally:
+        reader.close()
+        writer.close()
+
+
+def test_changes_the_log_does_not_itemise_or_no_longer_holds_reload_the_scope(
+    tmp_path: Path,
+) -> None:
+    reader = SQLiteStore(tmp_path / "m.db", dimension=DIM)
+    writer = SQLiteStore(tmp_path / "m.db", dimension=DIM)
+    try:
+        first = _save(writer, "first", _vec(1))
+        assert _nearest(reader, _vec(1)) == ["first"]
+        # A reindex rewrites vectors without listing them: the reader reads the scope again.
+        writer.set_vectors([first.id], _vec(0, 1), "other-model")
+        assert reader.vector_search(ALICE, _vec(0, 1), 1, MemoryFilter())[0].score > 0.99
+        assert (reader.vectors.loads, reader.vectors.patches) == (2, 0)
+        # More revisions behind than the log keeps: read again too, and still right.
+        writer.vector_log_revisions = 2
+        for n in range(3):
+            _save(writer, f"more {n}", _vec(1, n + 1))
+        assert len(_nearest(reader, _vec(1))) == 4
+        assert (reader.vectors.loads, reader.vectors.patches) == (3, 0)
+        assert (
+            reader._read(lambda c: list(c.execute("SELECT count(*) FROM vector_changes")))[0][0]
+            == 2
+        )
+    finally:
+        reader.close()
+        writer.close()

@@ -158,4 +158,19 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        4,
+        "vector change log",
+        """
+        -- Which rows' vectors each scope revision changed (row_id -1: too many to list), so a
+        -- process whose cached matrix another process made stale patches it instead of
+        -- reading the whole scope again. Only the newest revisions of each scope are kept.
+        CREATE TABLE vector_changes (
+            scope_key TEXT NOT NULL,
+            rev INTEGER NOT NULL,
+            row_id INTEGER NOT NULL,
+            PRIMARY KEY (scope_key, rev, row_id)
+        ) WITHOUT ROWID;
+        """,
+    ),
 ]

@@ -122,13 +122,34 @@ class VectorCache:
         self.max_bytes = max_bytes
         self._scopes: OrderedDict[str, ScopeMatrix] = OrderedDict()
         self.lock = threading.RLock()
+        #: Matrices read whole, and stale ones brought up to date by ``patch`` instead.
+        self.loads = 0
+        self.patches = 0
 
-    def fresh(self, key: str, rev: int, load: Callable[[], ScopeMatrix]) -> ScopeMatrix:
-        """The matrix of ``key`` at revision ``rev``, loading it when missing or stale."""
+    def fresh(
+        self,
+        key: str,
+        rev: int,
+        load: Callable[[], ScopeMatrix],
+        patch: Callable[[ScopeMatrix, int], bool] | None = None,
+    ) -> ScopeMatrix:
+        """The matrix of ``key`` at revision ``rev``: the cached one; else the stale cached
+        one if ``patch(matrix, rev)`` can bring it to ``rev`` (it returns False when it
+        can't); else a new one from ``load``."""
         with self.lock:
             matrix = self._scopes.get(key)
+            if matrix is not None and matrix.rev < rev and patch is not None:
+                try:
+                    patched = patch(matrix, rev)
+                except BaseException:
+                    del self._scopes[key]  # half patched: never serve it
+                    raise
+                if patched:
+                    matrix.rev = rev
+                    self.patches += 1
             if matrix is None or matrix.rev != rev:
                 matrix = load()
+                self.loads += 1
                 self._scopes[key] = matrix
                 self._evict(keep=key)
             self._scopes.move_to_end(key)
