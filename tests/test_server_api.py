@@ -635,16 +635,15 @@ def test_local_mode(any_bank: MemoryBank) -> None:
         assert client.get("/api/me").status_code == 401
 
 
-def test_compute_pool_is_small_for_the_local_model_and_wide_for_a_remote_one(
+def test_compute_pool_is_small_when_nothing_waits_and_wide_when_requests_do(
     any_bank: MemoryBank,
 ) -> None:
-    # CPU-bound requests share few threads (more only fight over the GIL); requests that
-    # wait on a remote embedder keep the usual pool.
-    assert compute_threads(Settings(), any_bank) == LOCAL_COMPUTE_THREADS
-    assert compute_threads(Settings(compute_threads=7), any_bank) == 7
-    # Searches run on the event loop only when nothing in them waits: a local model and an
-    # in-process store (SQLite), unless turned off.
+    # Few threads, and searches on the event loop, only when nothing in them waits: a local
+    # model and an in-process store (SQLite); PostgreSQL is a round trip per read.
     in_process = not any_bank.store.remote_reads
+    expected = LOCAL_COMPUTE_THREADS if in_process else REMOTE_COMPUTE_THREADS
+    assert compute_threads(Settings(), any_bank) == expected
+    assert compute_threads(Settings(compute_threads=7), any_bank) == 7
     assert inline_searches(Settings(), any_bank) is in_process
     assert inline_searches(Settings(inline_searches=False), any_bank) is False
     remote = copy.copy(any_bank)

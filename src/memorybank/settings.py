@@ -60,9 +60,10 @@ class Settings(BaseSettings):
     query_cache_size: int = Field(2048, ge=0)
     embedder_threads: int | None = Field(None, ge=1)
     # Saves and edits one server process computes at once (default: 3 with the bundled
-    # in-process embedder, 40 with a remote one); more wait their turn. Searches and prompt
-    # blocks run on the event loop itself when both the embedder and the store are in-process
-    # (``inline_searches`` unset or true), else in the same pool.
+    # embedder and SQLite, 40 with a remote embedder or PostgreSQL); more wait their turn.
+    # Searches, prompt blocks and plain reads run on the event loop itself when both the
+    # embedder and the store are in-process (``inline_searches`` unset or true), else in the
+    # same pool.
     compute_threads: int | None = Field(None, ge=1, le=1000)
     inline_searches: bool | None = None
 

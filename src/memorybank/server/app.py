@@ -203,23 +203,27 @@ class _McpGate:
 P = ParamSpec("P")
 R = TypeVar("R")
 
-#: Saves and edits one process computes at once with the bundled embedder. Each is CPU work
-#: under Python's GIL (the model's forward pass aside), and with the 40 threads of the
-#: general pool the requests in flight spent their CPU fighting over it: at 16 clients, p95
-#: search latency was 150 ms with the general pool and 110-120 ms with this one.
+#: Saves and edits one process computes at once with the bundled embedder and SQLite. They are
+#: CPU work under Python's GIL (the model's forward pass aside), and with the 40 threads of
+#: the general pool the requests in flight spent their CPU fighting over it: at 16 clients,
+#: p95 search latency was 150 ms with the general pool and 110-120 ms with this one.
 LOCAL_COMPUTE_THREADS = 3
-#: With a remote embedder a save mostly waits on the network: keep the pool's usual size.
+#: With a remote embedder or a database server a request mostly waits on the network: keep
+#: the pool's usual size.
 REMOTE_COMPUTE_THREADS = 40
 
 
+def _all_in_process(bank: MemoryBank) -> bool:
+    """Whether the embedder and the store both run in this process (nothing waits on I/O)."""
+    return isinstance(bank.embedder, LocalEmbedder) and not bank.store.remote_reads
+
+
 def compute_threads(settings: Settings, bank: MemoryBank) -> int:
-    """How many CPU-bound requests (saves and edits; searches too unless they run inline) a
-    server process runs at once: the ``compute_threads`` setting, else by where the embedder
-    runs."""
+    """How many saves and edits (and searches, unless they run inline) a server process runs
+    at once: the ``compute_threads`` setting, else few when they are pure CPU work."""
     if settings.compute_threads is not None:
         return settings.compute_threads
-    local = isinstance(bank.embedder, LocalEmbedder)
-    return LOCAL_COMPUTE_THREADS if local else REMOTE_COMPUTE_THREADS
+    return LOCAL_COMPUTE_THREADS if _all_in_process(bank) else REMOTE_COMPUTE_THREADS
 
 
 def inline_searches(settings: Settings, bank: MemoryBank) -> bool:
@@ -232,9 +236,7 @@ def inline_searches(settings: Settings, bank: MemoryBank) -> bool:
     110 to 55-75 ms (docs/reliability.md, Load). Saves stay in threads: they can wait for the
     write lock. ``inline_searches=False`` turns it off.
     """
-    if settings.inline_searches is False:
-        return False
-    return isinstance(bank.embedder, LocalEmbedder) and not bank.store.remote_reads
+    return settings.inline_searches is not False and _all_in_process(bank)
 
 
 #: Where ``memorybank serve --workers N`` tells its worker processes the address it serves.
