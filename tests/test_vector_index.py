@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from memorybank.model import Category, EventKind, HistoryEvent, Memory, MemoryFilter, ScopeSet
 from memorybank.stores.sqlite import SQLiteStore
@@ -61,56 +63,55 @@ def _nearest(store: SQLiteStore, vector: np.ndarray, k: int = 10) -> list[str]:
     return [c.memory.content for c in store.vector_search(ALICE, vector, k, MemoryFilter())]
 
 
-def test_a_matrix_made_stale_by_another_process_is_patched_not_read_again(
-    tmp_path: Path,
-) -> None:
-    # Two stores on one file stand for two worker processes.
+@pytest.fixture
+def two_processes(tmp_path: Path) -> Iterator[tuple[SQLiteStore, SQLiteStore]]:
+    """A reader and a writer store on one file, standing for two worker processes."""
     reader = SQLiteStore(tmp_path / "m.db", dimension=DIM)
     writer = SQLiteStore(tmp_path / "m.db", dimension=DIM)
     try:
-        north = _save(writer, "north", _vec(1))
-        _save(writer, "east", _vec(0, 1))
-        assert _nearest(reader, _vec(1), 1) == ["north"]
-        assert (reader.vectors.loads, reader.vectors.patches) == (1, 0)
-
-        _save(writer, "north by east", _vec(1, 0.1))  # added
-        writer.replace(  # moved: same row, new vector
-            north.model_copy(update={"content": "south"}),
-            _vec(-1),
-            HistoryEvent.about(north, EventKind.UPDATE, "alice", new_content="south"),
-        )
-        listed = writer.list_memories(ALICE, MemoryFilter(), limit=10)
-        writer.delete([m.id for m in listed if m.content == "east"], ALICE, "alice")  # gone
-        assert _nearest(reader, _vec(1), 10) == ["north by east", "south"]
-        assert _nearest(reader, _vec(-1), 1) == ["south"]
-        assert (reader.vectors.loads, reader.vectors.patches) == (1, 1)
+        yield reader, writer
     finally:
         reader.close()
         writer.close()
+
+
+def test_a_matrix_made_stale_by_another_process_is_patched_not_read_again(
+    two_processes: tuple[SQLiteStore, SQLiteStore],
+) -> None:
+    reader, writer = two_processes
+    north = _save(writer, "north", _vec(1))
+    _save(writer, "east", _vec(0, 1))
+    assert _nearest(reader, _vec(1), 1) == ["north"]
+    assert (reader.vectors.loads, reader.vectors.patches) == (1, 0)
+
+    _save(writer, "north by east", _vec(1, 0.1))  # added
+    writer.replace(  # moved: same row, new vector
+        north.model_copy(update={"content": "south"}),
+        _vec(-1),
+        HistoryEvent.about(north, EventKind.UPDATE, "alice", new_content="south"),
+    )
+    listed = writer.list_memories(ALICE, MemoryFilter(), limit=10)
+    writer.delete([m.id for m in listed if m.content == "east"], ALICE, "alice")  # gone
+    assert _nearest(reader, _vec(1), 10) == ["north by east", "south"]
+    assert _nearest(reader, _vec(-1), 1) == ["south"]
+    assert (reader.vectors.loads, reader.vectors.patches) == (1, 1)
 
 
 def test_changes_the_log_does_not_itemise_or_no_longer_holds_reload_the_scope(
-    tmp_path: Path,
+    two_processes: tuple[SQLiteStore, SQLiteStore],
 ) -> None:
-    reader = SQLiteStore(tmp_path / "m.db", dimension=DIM)
-    writer = SQLiteStore(tmp_path / "m.db", dimension=DIM)
-    try:
-        first = _save(writer, "first", _vec(1))
-        assert _nearest(reader, _vec(1)) == ["first"]
-        # A reindex rewrites vectors without listing them: the reader reads the scope again.
-        writer.set_vectors([first.id], _vec(0, 1), "other-model")
-        assert reader.vector_search(ALICE, _vec(0, 1), 1, MemoryFilter())[0].score > 0.99
-        assert (reader.vectors.loads, reader.vectors.patches) == (2, 0)
-        # More revisions behind than the log keeps: read again too, and still right.
-        writer.vector_log_revisions = 2
-        for n in range(3):
-            _save(writer, f"more {n}", _vec(1, n + 1))
-        assert len(_nearest(reader, _vec(1))) == 4
-        assert (reader.vectors.loads, reader.vectors.patches) == (3, 0)
-        assert (
-            reader._read(lambda c: list(c.execute("SELECT count(*) FROM vector_changes")))[0][0]
-            == 2
-        )
-    finally:
-        reader.close()
-        writer.close()
+    reader, writer = two_processes
+    first = _save(writer, "first", _vec(1))
+    assert _nearest(reader, _vec(1)) == ["first"]
+    # A reindex rewrites vectors without listing them: the reader reads the scope again.
+    writer.set_vectors([first.id], _vec(0, 1), "other-model")
+    assert reader.vector_search(ALICE, _vec(0, 1), 1, MemoryFilter())[0].score > 0.99
+    assert (reader.vectors.loads, reader.vectors.patches) == (2, 0)
+    # More revisions behind than the log keeps: read again too, and still right.
+    writer.vector_log_revisions = 2
+    for n in range(3):
+        _save(writer, f"more {n}", _vec(1, n + 1))
+    assert len(_nearest(reader, _vec(1))) == 4
+    assert (reader.vectors.loads, reader.vectors.patches) == (3, 0)
+    logged = reader._read(lambda c: list(c.execute("SELECT count(*) FROM vector_changes")))
+    assert logged[0][0] == 2  # one row per revision, the newest two kept
