@@ -11,7 +11,11 @@
 * Limits: request bodies over ``max_request_bytes`` get 413; AI writes over
   ``ai_write_rate_per_minute`` per user get 429 with ``Retry-After``.
 
-Endpoints are plain ``def`` functions run in the thread pool: the store is thread-safe.
+Endpoints are plain ``def`` functions; where each runs is decided once, by what it waits on.
+With the bundled model and SQLite nothing in a search waits, so searches, prompt blocks and
+plain reads run on the event loop, and saves and edits (which may wait for SQLite's writer) in
+a small compute pool (:func:`inline_searches`, :func:`compute_threads`). Otherwise, and for
+every endpoint that may call an LLM, they run in threads: the store is thread-safe.
 
     >>> import uvicorn, memorybank  # doctest: +SKIP
     >>> app = create_app(bank, Accounts.open(bank, settings), settings)  # doctest: +SKIP
