@@ -115,3 +115,20 @@ def test_changes_the_log_does_not_itemise_or_no_longer_holds_reload_the_scope(
     assert (reader.vectors.loads, reader.vectors.patches) == (3, 0)
     logged = reader._read(lambda c: list(c.execute("SELECT count(*) FROM vector_changes")))
     assert logged[0][0] == 2  # one row per revision, the newest two kept
+
+
+def test_a_bulk_import_is_logged_as_a_whole_scope_change(
+    two_processes: tuple[SQLiteStore, SQLiteStore],
+) -> None:
+    reader, writer = two_processes
+    _save(writer, "first", _vec(1))
+    assert _nearest(reader, _vec(1)) == ["first"]
+    many = [
+        Memory(user_id="alice", content=f"turn {n}", category=Category.CONTEXT) for n in range(1001)
+    ]
+    vectors = np.repeat(_vec(0, 1), len(many), axis=0)
+    writer.insert(many, vectors, dedup_threshold=None, dedup=[False] * len(many), actor="alice")
+    logged = reader._read(lambda c: list(c.execute("SELECT row_id FROM vector_changes")))
+    assert len(logged) == 2 and (-1,) in logged  # first's row, then one marker for 1,001 rows
+    assert len(reader.vector_search(ALICE, _vec(0, 1), 2000, MemoryFilter())) == 1002
+    assert (reader.vectors.loads, reader.vectors.patches) == (2, 0)

@@ -67,6 +67,9 @@ VECTOR_LOG_REVISIONS = 1000
 # a reader can tell a complete log from one pruned past its matrix).
 _WHOLE_SCOPE = -1
 _NO_VECTOR = 0
+# A transaction changing more vectors of a scope than this (a bulk import) logs _WHOLE_SCOPE:
+# reading that many rows one by one is no cheaper than reading the scope.
+_LOG_MAX_ROWS = 1000
 # How many nearest vectors a duplicate check looks at; more than this many near-copies that
 # are all chat turns is not a case worth a slower query.
 _DEDUP_PROBE = 32
@@ -1288,6 +1291,8 @@ class _WriteTxn:
         what is older than the scope's newest ``keep`` revisions."""
         for key, rows in self.changed_rows.items():
             new_rev = self.scopes[key][1]
+            if len(rows) > _LOG_MAX_ROWS:
+                rows = {_WHOLE_SCOPE}
             self.conn.executemany(
                 "INSERT OR IGNORE INTO vector_changes VALUES (?, ?, ?)",
                 [(key, new_rev, row) for row in sorted(rows or {_NO_VECTOR})],
