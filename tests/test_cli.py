@@ -11,6 +11,8 @@ import typer.main
 from typer.testing import CliRunner, Result
 
 from memorybank.cli import app
+from memorybank.errors import ConfigurationError
+from memorybank.settings import Settings
 
 ENV = {"COLUMNS": "200", "MEMORYBANK_URL": None}
 
@@ -344,3 +346,25 @@ def test_bench_latency_is_wired(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     bad = CliRunner().invoke(app, ["bench", "latency", "--sizes", "ten"], env=ENV)
     assert bad.exit_code == 2
     assert calls == [kwargs]
+
+
+def test_a_bad_setting_names_its_variable_and_never_shows_a_key(
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMORYBANK_INLINE_SEARCHES", "maybe")
+    result = run(db, "serve", "--port", "1")
+    assert result.exit_code != 0 and isinstance(result.exception, SystemExit)
+    assert "MEMORYBANK_INLINE_SEARCHES" in result.output and "'maybe'" in result.output
+    monkeypatch.delenv("MEMORYBANK_INLINE_SEARCHES")
+    with pytest.raises(ConfigurationError, match="MEMORYBANK_COMPUTE_THREADS"):
+        Settings(compute_threads=0)
+    monkeypatch.setenv("MEMORYBANK_PG_POOL_SIZE", "0")
+    with pytest.raises(ConfigurationError, match="MEMORYBANK_PG_POOL_SIZE") as raised:
+        Settings()
+    assert "got '0'" in str(raised.value)
+    monkeypatch.delenv("MEMORYBANK_PG_POOL_SIZE")
+    monkeypatch.setenv("MEMORYBANK_MASTER_KEY", "s3cret-value")
+    monkeypatch.setenv("MEMORYBANK_EMBEDDER", "nope")
+    with pytest.raises(ConfigurationError) as raised:
+        Settings()
+    assert "s3cret-value" not in str(raised.value)

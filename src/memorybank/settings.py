@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import platformdirs
 from pydantic import Field, SecretStr
+from pydantic import ValidationError as PydanticValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from memorybank.errors import ConfigurationError
 from memorybank.policy import PolicySettings
 from memorybank.retrieval import RetrievalSettings
 
@@ -24,6 +26,13 @@ def default_home() -> Path:
     return Path(home) if home else Path(platformdirs.user_data_dir("memorybank"))
 
 
+def _problem(error: Any) -> str:
+    """One bad value as its variable and what is wrong; values of keys are never shown."""
+    name = "__".join(str(part) for part in error["loc"]).upper()
+    shown = "" if "KEY" in name else f" (got {error['input']!r})"
+    return f"MEMORYBANK_{name}: {error['msg']}{shown}"
+
+
 class Settings(BaseSettings):
     """Everything configurable, with its environment variable (``MEMORYBANK_`` + name).
 
@@ -32,6 +41,15 @@ class Settings(BaseSettings):
     """
 
     model_config = SettingsConfigDict(env_prefix="MEMORYBANK_", extra="forbid")
+
+    def __init__(self, **values: Any) -> None:
+        """Read the environment (and ``values``); a bad value raises a
+        :class:`~memorybank.errors.ConfigurationError` naming its variable."""
+        try:
+            super().__init__(**values)
+        except PydanticValidationError as exc:
+            problems = "; ".join(_problem(error) for error in exc.errors())
+            raise ConfigurationError(f"bad setting: {problems}") from None
 
     url: str | None = None
     home: Path = Field(default_factory=default_home)
