@@ -364,9 +364,13 @@ class SQLiteStore:
                 (key,),
             )
         )
+        return ScopeMatrix.loaded(self.dimension, rev, *self._decode_vectors(rows))
+
+    def _decode_vectors(self, rows: Sequence[tuple[int, bytes]]) -> tuple[RowIds, Vectors]:
+        """Row ids and the matrix of their stored vectors, from ``(rowid, embedding)`` rows."""
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         vecs = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-        return ScopeMatrix.loaded(self.dimension, rev, ids, vecs.reshape(len(rows), self.dimension))
+        return ids, vecs.reshape(len(rows), self.dimension)
 
     def _revisions(self, conn: apsw.Connection, keys: Sequence[str]) -> dict[str, int]:
         if not keys:
@@ -398,21 +402,19 @@ class SQLiteStore:
         changed = sorted({int(r[1]) for r in logged} - {_NO_VECTOR})
         if _WHOLE_SCOPE in changed:
             return False
-        present: dict[int, bytes] = {}
+        present: list[tuple[int, bytes]] = []
         for start in range(0, len(changed), 500):
             chunk = changed[start : start + 500]
-            rows = conn.execute(
+            present += conn.execute(
                 "SELECT v.rowid, v.embedding FROM memory_vectors v JOIN memories m "
                 f"ON m.rowid = v.rowid WHERE m.scope_key = ? AND v.rowid IN "
                 f"({','.join('?' * len(chunk))})",
                 [key, *chunk],
             )
-            present.update((int(r[0]), r[1]) for r in rows)
-        matrix.remove(np.array([r for r in changed if r not in present], dtype=np.int64))
+        kept = {rowid for rowid, _ in present}
+        matrix.remove(np.array([r for r in changed if r not in kept], dtype=np.int64))
         if present:
-            ids = np.fromiter(present, dtype=np.int64, count=len(present))
-            vecs = np.frombuffer(b"".join(present.values()), dtype=np.float32)
-            matrix.add(ids, vecs.reshape(len(present), self.dimension))
+            matrix.add(*self._decode_vectors(present))
         return True
 
     def _fresh_matrix(self, conn: apsw.Connection, key: str, rev: int) -> ScopeMatrix:
