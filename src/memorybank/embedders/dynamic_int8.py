@@ -16,8 +16,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-#: onnxruntime's contrib-op domain, where DynamicQuantizeMatMul lives.
-_MS_DOMAIN = "com.microsoft"
+from memorybank.embedders._onnx_graph import MS_DOMAIN, drop_unused_initializers, import_ms_domain
 
 
 def dynamic_int8(model: bytes) -> tuple[bytes, int]:
@@ -68,7 +67,7 @@ def dynamic_int8(model: bytes) -> tuple[bytes, int]:
             [node.input[0], cast.input[0], flat.name],
             list(node.output),
             name=f"{node.name}__dynamic_int8",
-            domain=_MS_DOMAIN,
+            domain=MS_DOMAIN,
         )
         dropped.update((id(scale_mul), id(cast)))
 
@@ -78,12 +77,8 @@ def dynamic_int8(model: bytes) -> tuple[bytes, int]:
     del graph.node[:]
     graph.node.extend(nodes)
     graph.initializer.extend(scales)
-    used = {name for node in graph.node for name in node.input}
-    kept = [i for i in graph.initializer if i.name in used]
-    del graph.initializer[:]
-    graph.initializer.extend(kept)
-    if not any(op.domain == _MS_DOMAIN for op in proto.opset_import):
-        proto.opset_import.append(helper.make_opsetid(_MS_DOMAIN, 1))
+    drop_unused_initializers(graph)
+    import_ms_domain(proto)
     return proto.SerializeToString(), len(replaced)
 
 

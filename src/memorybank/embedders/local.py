@@ -23,10 +23,12 @@ from tokenizers import Encoding, Tokenizer
 
 from memorybank.embedders.base import Vectors, normalise
 from memorybank.embedders.dynamic_int8 import dynamic_int8
+from memorybank.embedders.fused_attention import fuse_attention
 from memorybank.errors import ConfigurationError, ProviderError, ValidationError
 
 #: Model id of the bundled model as we run it (recorded with every stored vector): the int8
-#: file computed with int8 products (see :mod:`memorybank.embedders.dynamic_int8`).
+#: file computed with int8 products (see :mod:`memorybank.embedders.dynamic_int8`; the
+#: attention fusion of :mod:`memorybank.embedders.fused_attention` changes no vector).
 BUNDLED_MODEL_ID: str = "all-MiniLM-L6-v2-onnx-int8-dynamic"
 #: sha256 of the bundled ``model.onnx``; checked before the file is first run.
 BUNDLED_SHA256: str = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -152,6 +154,8 @@ class LocalEmbedder:
                 # vector would depend on the texts batched with it; one text per pass keeps
                 # it a function of the text alone (and costs about what float32 batches did).
                 self._batch_size = 1
+                # Each layer's attention as one QAttention node: the same vectors, bit for bit.
+                model, _ = fuse_attention(model)
         else:
             directory = Path(model_dir)
             if not directory.is_dir():
