@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from memorybank.bench.load import _Http
 from memorybank.cli import app
 
 
@@ -32,3 +36,70 @@ def test_bench_load_runs_briefly(tmp_path: Path) -> None:
     assert report["server_cpu_ms_per_request"] > 0
     assert report["client_cpu_ms_per_request"] > 0
     assert "searches were distinct" in result.output
+
+
+class _Counting(ThreadingHTTPServer):
+    daemon_threads = True
+    connections = 0
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        type(self).connections += 1
+        super().process_request(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        if self.path == "/chunked":
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for part in (b"hello ", b"world"):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+            self.wfile.write(b"0\r\n\r\n")
+            return
+        body = self.path.encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        if self.path == "/close":
+            self.send_header("Connection", "close")
+        self.close_connection = self.path in ("/close", "/drop")  # "/drop": without saying so
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(201)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_load_client_keeps_its_connection_alive() -> None:
+    """The load generator's client reuses one connection, reads chunked bodies, and opens a
+    new connection only when the server closed the old one (a new connection per request
+    would put the cost of connecting on both sides of the measurement)."""
+    server = _Counting(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    client = _Http(f"http://127.0.0.1:{server.server_address[1]}", {"X-Test": "1"})
+    try:
+        for i in range(20):
+            assert client.request("GET", "/item", {"n": i}) == (200, f"/item?n={i}".encode())
+        assert client.request("POST", "/save", body={"fact": "tea"}) == (201, b'{"fact": "tea"}')
+        assert client.request("GET", "/chunked") == (200, b"hello world")
+        assert _Counting.connections == 1
+        assert client.request("GET", "/close") == (200, b"/close")
+        assert client.request("GET", "/after") == (200, b"/after")
+        assert _Counting.connections == 2
+        assert client.request("GET", "/drop") == (200, b"/drop")
+        assert client.request("GET", "/again") == (200, b"/again")  # reconnected once
+        assert _Counting.connections == 3
+    finally:
+        client.close()
+        server.shutdown()
+        server.server_close()

@@ -124,12 +124,17 @@ class _Http:
         self._sock: socket.socket | None = None
         self._parts: list[bytes] = []
         self._done = False
+        self._parser: httptools.HttpResponseParser | None = None
+        self._keep_alive = True
 
     # httptools callbacks
     def on_body(self, body: bytes) -> None:
         self._parts.append(body)
 
     def on_message_complete(self) -> None:
+        # Asked here: once the message is complete the parser has moved on to the next one.
+        assert self._parser is not None
+        self._keep_alive = bool(self._parser.should_keep_alive())
         self._done = True
 
     def request(
@@ -156,7 +161,7 @@ class _Http:
         raise AssertionError("unreachable")
 
     def _response(self, sock: socket.socket) -> tuple[int, bytes]:
-        parser = httptools.HttpResponseParser(self)
+        parser = self._parser = httptools.HttpResponseParser(self)
         self._parts, self._done = [], False
         received = False
         while not self._done:
@@ -168,7 +173,7 @@ class _Http:
             received = True
             parser.feed_data(chunk)
         status = int(parser.get_status_code())
-        if not parser.should_keep_alive():
+        if not self._keep_alive:
             self.close()
         return status, b"".join(self._parts)
 
