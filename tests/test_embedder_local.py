@@ -408,3 +408,22 @@ def test_attention_fusion_leaves_other_models_alone() -> None:
     )
     tiny = helper.make_model(graph).SerializeToString()
     assert fuse_attention(tiny) == (tiny, 0)
+
+
+def test_an_onnxruntime_that_cannot_run_the_fused_graph_gets_the_unfused_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """If onnxruntime rejects the fused attention (an older QAttention schema), the embedder
+    loads the unfused graph, whose vectors are the same, instead of failing."""
+    from memorybank.embedders import local
+
+    texts = ["User prefers TypeScript", "where does the user live?"]
+    reference = LocalEmbedder()
+    expected = reference.embed(texts)
+    reference.close()
+    monkeypatch.setattr(local, "fuse_attention", lambda model: (b"not an onnx model", 6))
+    fallback = LocalEmbedder()
+    try:
+        assert np.array_equal(fallback.embed(texts), expected)
+    finally:
+        fallback.close()

