@@ -128,25 +128,37 @@ class _Projection:
     bias: npt.NDArray[np.float32]
 
 
-def _projection(g: _Graph, name: str) -> _Projection | None:
+def _biased_product(g: _Graph, name: str) -> tuple[onnx.NodeProto, str] | None:
+    """``name = Add(DynamicQuantizeMatMul(...), bias)`` (either order), the product plain and
+    read by this Add alone, the bias float32 and as wide as the product -> (product, bias)."""
     add = g.made_by(name, "Add")
     if add is None:
         return None
     for p, b in ((0, 1), (1, 0)):
         product = g.made_by(add.input[p], "DynamicQuantizeMatMul")
         bias = g.const(add.input[b])
-        if product is None or bias is None:
-            continue
-        if not _plain_product(g, product) or len(g.users(add.input[p])) != 1:
-            return None
-        weight = numpy_helper.to_array(g.init[product.input[1]])
-        if bias.dtype != np.float32 or bias.shape != (weight.shape[1],):
-            return None
-        scale = g.const(product.input[2])
-        assert scale is not None  # checked by _plain_product
-        per_column = np.broadcast_to(scale.reshape(-1), bias.shape).astype(np.float32)
-        return _Projection(product.input[0], weight, per_column, bias.astype(np.float32))
+        if (
+            product is not None
+            and _plain_product(g, product)
+            and len(g.users(add.input[p])) == 1
+            and bias is not None
+            and bias.dtype == np.float32
+            and bias.shape == (g.init[product.input[1]].dims[1],)
+        ):
+            return product, add.input[b]
     return None
+
+
+def _projection(g: _Graph, name: str) -> _Projection | None:
+    found = _biased_product(g, name)
+    if found is None:
+        return None
+    product, bias_name = found
+    bias, scale = g.const(bias_name), g.const(product.input[2])
+    assert bias is not None and scale is not None  # checked by _biased_product
+    weight = numpy_helper.to_array(g.init[product.input[1]])
+    per_column = np.broadcast_to(scale.reshape(-1), bias.shape).astype(np.float32)
+    return _Projection(product.input[0], weight, per_column, bias.astype(np.float32))
 
 
 def _split_heads(g: _Graph, name: str) -> tuple[str, int] | None:
@@ -327,22 +339,8 @@ def _gelu_bias(g: _Graph, erf: onnx.NodeProto) -> tuple[onnx.NodeProto, str, str
         or sorted(id(n) for n in g.users(h)) != sorted((id(div), id(gelu)))
     ):
         return None
-    add = g.made_by(h, "Add")
-    if add is None:
-        return None
-    for p, b in ((0, 1), (1, 0)):
-        product = g.made_by(add.input[p], "DynamicQuantizeMatMul")
-        bias = g.const(add.input[b])
-        if (
-            product is not None
-            and _plain_product(g, product)
-            and len(g.users(add.input[p])) == 1
-            and bias is not None
-            and bias.dtype == np.float32
-            and bias.shape == (g.init[product.input[1]].dims[1],)
-        ):
-            return product, add.input[b], h
-    return None
+    found = _biased_product(g, h)
+    return None if found is None else (*found, h)
 
 
 def _prune_and_sort(graph: onnx.GraphProto) -> None:
