@@ -70,7 +70,7 @@ class RetrievalSettings(BaseModel):
         return self
 
 
-@dataclass
+@dataclass(slots=True)
 class _Fused:
     found: Candidate
     vector: float | None = None
@@ -84,19 +84,17 @@ def recency(memory: Memory, now: datetime, half_life_days: float) -> float:
     return _recency(to_us(memory.created_at), to_us(now), half_life_days)
 
 
+_MINUS_LN2 = -math.log(2)
+_US_PER_DAY = 86_400_000_000
+
+
 def _recency(created_us: int, now_us: int, half_life_days: float) -> float:
-    age_days = max(now_us - created_us, 0) / 86_400_000_000
-    return math.exp(-math.log(2) * age_days / half_life_days)
+    age_days = max(now_us - created_us, 0) / _US_PER_DAY
+    return math.exp(_MINUS_LN2 * age_days / half_life_days)
 
 
 def _minmax(values: Sequence[float]) -> tuple[float, float]:
     return (min(values), max(values)) if values else (0.0, 0.0)
-
-
-def _norm(value: float | None, lo: float, hi: float) -> float:
-    if value is None:
-        return 0.0
-    return (value - lo) / (hi - lo) if hi > lo else 1.0
 
 
 def _base_relevance(
@@ -110,11 +108,13 @@ def _base_relevance(
     vector_weight = settings.vector_weight if has_vector else 0.0
     text_weight = settings.text_weight if has_text else 0.0
     total = (vector_weight + text_weight) or 1.0
+    v_span, t_span = v_hi - v_lo, t_hi - t_lo
     for fused in merged.values():
-        fused.base = (
-            vector_weight * _norm(fused.vector, v_lo, v_hi)
-            + text_weight * _norm(fused.text, t_lo, t_hi)
-        ) / total
+        # Min-max normalised in line, not through a helper: this runs for every candidate.
+        v, t = fused.vector, fused.text
+        dense = 0.0 if v is None else ((v - v_lo) / v_span if v_hi > v_lo else 1.0)
+        bm25 = 0.0 if t is None else ((t - t_lo) / t_span if t_hi > t_lo else 1.0)
+        fused.base = (vector_weight * dense + text_weight * bm25) / total
 
 
 def _add_context(
@@ -122,6 +122,10 @@ def _add_context(
 ) -> None:
     """Propagate relevance along conversations: each memory gains a share of the best base
     relevance among its session neighbours (which join the candidates if they were not)."""
+    if not neighbours:
+        for fused in merged.values():
+            fused.relevance = fused.base  # + context_weight · 0
+        return
     base = {key: f.base for key, f in merged.items()}
     best: dict[str, float] = {}
     for key, around in neighbours.items():
@@ -214,9 +218,13 @@ def fuse(
     text_hits = [hit for hit in text_hits if hit.score > MIN_TEXT_SCORE]
     merged: dict[str, _Fused] = {}
     for hit in vector_hits:
-        merged.setdefault(hit.id, _Fused(hit)).vector = hit.score
+        if (fused := merged.get(hit.id)) is None:
+            fused = merged[hit.id] = _Fused(hit)
+        fused.vector = hit.score
     for hit in text_hits:
-        merged.setdefault(hit.id, _Fused(hit)).text = hit.score
+        if (fused := merged.get(hit.id)) is None:
+            fused = merged[hit.id] = _Fused(hit)
+        fused.text = hit.score
     _base_relevance(merged, settings, bool(vector_hits), bool(text_hits))
     _add_context(merged, neighbours or {}, settings)
     if query and settings.speaker_weight:
@@ -225,9 +233,16 @@ def fuse(
         _add_time(merged, time_windows(query, now), settings)
     top = max((f.relevance for f in merged.values()), default=0.0)
     now_us = to_us(now)
-    scored = [
-        _score(f, f.relevance / top if top > 0 else 0.0, settings, now_us) for f in merged.values()
-    ]
+    w_relevance, w_importance = settings.relevance_weight, settings.importance_weight
+    w_recency, half_life = settings.recency_weight, settings.recency_half_life_days
+    # One pass with the weights read once: this runs for every candidate of every search.
+    scored: list[tuple[float, float, float, float, _Fused]] = []
+    for f in merged.values():
+        relevance = f.relevance / top if top > 0 else 0.0
+        importance = f.found.importance / 10.0
+        fresh = _recency(f.found.created_us, now_us, half_life)
+        score = w_relevance * relevance + w_importance * importance + w_recency * fresh
+        scored.append((score, relevance, importance, fresh, f))
     scored.sort(key=lambda s: (-s[0], s[4].found.id))
     # Only the hits returned become Memory and SearchHit models: building all 50-100
     # candidates was a third of a search's CPU once its query vector was cached.
@@ -243,17 +258,3 @@ def fuse(
         )
         for score, relevance, importance, fresh, fused in scored[:limit]
     ]
-
-
-def _score(
-    fused: _Fused, relevance: float, settings: RetrievalSettings, now_us: int
-) -> tuple[float, float, float, float, _Fused]:
-    """(score, relevance, importance, recency, the candidate) of one fused candidate."""
-    importance = fused.found.importance / 10.0
-    fresh = _recency(fused.found.created_us, now_us, settings.recency_half_life_days)
-    score = (
-        settings.relevance_weight * relevance
-        + settings.importance_weight * importance
-        + settings.recency_weight * fresh
-    )
-    return score, relevance, importance, fresh, fused
