@@ -36,6 +36,9 @@ def test_bench_load_runs_briefly(tmp_path: Path) -> None:
     assert report["server_cpu_ms_per_request"] > 0
     assert report["client_cpu_ms_per_request"] > 0
     assert "searches were distinct" in result.output
+    # The host's speed around the run, on the same work as a search's embedding.
+    assert report["host_reference_ms"]["before"] > 0 and report["host_reference_ms"]["after"] > 0
+    assert "host speed: a query embedding took" in result.output
 
 
 class _Counting(ThreadingHTTPServer):

@@ -220,6 +220,7 @@ class LoadReport:
     distinct_searches: int = 0
     server_cpu_ms_per_request: float | None = None
     client_cpu_ms_per_request: float | None = None
+    host_reference_ms: tuple[float, float] | None = None
 
     def op(self, name: str) -> OpStats:
         return next(o for o in self.ops if o.name == name)
@@ -277,6 +278,12 @@ class LoadReport:
                 f"load generator CPU per request: {self.client_cpu_ms_per_request:.2f} ms "
                 "(on the same machine)"
             )
+        if self.host_reference_ms is not None:
+            before, after = self.host_reference_ms
+            lines.append(
+                f"host speed: a query embedding took {before:.2f} ms before the run and "
+                f"{after:.2f} ms after it (one thread, load generator idle)"
+            )
         return lines
 
     def as_dict(self) -> dict[str, Any]:
@@ -290,6 +297,11 @@ class LoadReport:
             "distinct_searches": self.distinct_searches,
             "server_cpu_ms_per_request": self.server_cpu_ms_per_request,
             "client_cpu_ms_per_request": self.client_cpu_ms_per_request,
+            "host_reference_ms": (
+                None
+                if self.host_reference_ms is None
+                else dict(zip(("before", "after"), self.host_reference_ms, strict=True))
+            ),
             "seeded": self.seeded,
             "errors": self.errors,
             "error_samples": self.error_samples,
@@ -300,6 +312,35 @@ class LoadReport:
             },
             "ops": [o.__dict__ for o in self.ops],
         }
+
+
+class _HostReference:
+    """How fast this machine is right now, on work like the server's: the bundled model
+    embedding the same 20 questions on one thread, in ms per question (median of three
+    passes). Measured before and after a run with nothing else running, so that a run can be
+    told apart from the host's slow phases, which change the cost of the same request by
+    half within minutes."""
+
+    _QUESTIONS = [_question(random.Random(7000 + i)) for i in range(20)]
+
+    def __init__(self) -> None:
+        from memorybank.embedders.local import LocalEmbedder
+
+        self._embedder = LocalEmbedder(intra_op_num_threads=1)
+        for question in self._QUESTIONS[:5]:  # first runs allocate
+            self._embedder.embed([question])
+
+    def measure(self) -> float:
+        passes = []
+        for _ in range(3):
+            start = time.process_time()
+            for question in self._QUESTIONS:
+                self._embedder.embed([question])
+            passes.append((time.process_time() - start) * 1000 / len(self._QUESTIONS))
+        return sorted(passes)[1]
+
+    def close(self) -> None:
+        self._embedder.close()
 
 
 def _free_port() -> int:
@@ -425,6 +466,9 @@ def run_load(
             ids = _seed(client, seed if process else min(seed, 20), random.Random(1))
         finally:
             client.close()
+        # Only for a server started here: another machine's speed is not this one's.
+        reference = _HostReference() if process else None
+        reference_before = reference.measure() if reference else None
         known = list(ids)
         barrier = threading.Barrier(clients + 1)
         stop_at = [0.0]
@@ -495,6 +539,10 @@ def run_load(
         elapsed = time.perf_counter() - began
         client_cpu = time.process_time() - client_before
         cpu_after = _cpu_seconds(process)
+        host_reference = None
+        if reference is not None and reference_before is not None:
+            host_reference = (reference_before, reference.measure())
+            reference.close()
 
     ops = []
     for name in [*samples, "all"]:
@@ -529,4 +577,5 @@ def run_load(
         distinct_searches=len(questions),
         server_cpu_ms_per_request=cpu_ms,
         client_cpu_ms_per_request=client_cpu * 1000 / requests if requests else None,
+        host_reference_ms=host_reference,
     )
