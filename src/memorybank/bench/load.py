@@ -319,7 +319,7 @@ class _HostReference:
     embedding the same 20 questions on one thread, in ms per question (median of three
     passes). Measured before and after a run with nothing else running, so that a run can be
     told apart from the host's slow phases, which change the cost of the same request by
-    half within minutes."""
+    half within minutes. ``before`` is measured when it is made."""
 
     _QUESTIONS = [_question(random.Random(7000 + i)) for i in range(20)]
 
@@ -329,6 +329,7 @@ class _HostReference:
         self._embedder = LocalEmbedder(intra_op_num_threads=1)
         for question in self._QUESTIONS[:5]:  # first runs allocate
             self._embedder.embed([question])
+        self.before = self.measure()
 
     def measure(self) -> float:
         passes = []
@@ -338,9 +339,6 @@ class _HostReference:
                 self._embedder.embed([question])
             passes.append((time.process_time() - start) * 1000 / len(self._QUESTIONS))
         return sorted(passes)[1]
-
-    def close(self) -> None:
-        self._embedder.close()
 
 
 def _free_port() -> int:
@@ -468,7 +466,6 @@ def run_load(
             client.close()
         # Only for a server started here: another machine's speed is not this one's.
         reference = _HostReference() if process else None
-        reference_before = reference.measure() if reference else None
         known = list(ids)
         barrier = threading.Barrier(clients + 1)
         stop_at = [0.0]
@@ -539,10 +536,7 @@ def run_load(
         elapsed = time.perf_counter() - began
         client_cpu = time.process_time() - client_before
         cpu_after = _cpu_seconds(process)
-        host_reference = None
-        if reference is not None and reference_before is not None:
-            host_reference = (reference_before, reference.measure())
-            reference.close()
+        host_reference = (reference.before, reference.measure()) if reference else None
 
     ops = []
     for name in [*samples, "all"]:
