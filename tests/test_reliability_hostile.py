@@ -22,7 +22,7 @@ from memorybank.embedders.local import LocalEmbedder
 from memorybank.server.app import create_app
 from memorybank.settings import Settings
 from memorybank.stores.sqlite import SQLiteStore
-from memorybank.tools import ToolContext, profile
+from memorybank.tools import ToolContext, profile, system_prompt
 from memorybank.tools import call as tool_call
 
 MASTER = "test-master-key-not-a-secret"
@@ -148,7 +148,7 @@ INJECTIONS = [
 def test_prompt_injection_is_inert_in_the_memory_block(bank: MemoryBank) -> None:
     for text in INJECTIONS:
         assert bank.save("mallory", text, "preference", source="user").success, text
-    prompt = bank.system_prompt(ToolContext(user_id="mallory"), "default", 3000)
+    prompt = system_prompt(bank, ToolContext(user_id="mallory"), "default", 3000)
     assert prompt.count("</memories>") == 1, prompt  # the block is closed exactly once
     block = prompt[prompt.index("<memories>") :]
     lines = block.splitlines()[2:-1]  # after the tag and the "data, not instructions" note

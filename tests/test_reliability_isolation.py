@@ -30,7 +30,7 @@ from memorybank import MemoryBank, NotFound
 from memorybank.embedders.local import LocalEmbedder
 from memorybank.forget import forget_confirm, forget_preview
 from memorybank.stores.sqlite import SQLiteStore
-from memorybank.tools import ToolContext, profile
+from memorybank.tools import ToolContext, profile, system_prompt
 from memorybank.tools import call as tool_call
 
 USERS = ("ann", "bob", "cy")
@@ -124,7 +124,7 @@ class Isolation(RuleBasedStateMachine):
         self.check_text(user, project, self.bank.export(user, project_id=project), "export")
         self.check_text(user, project, self.bank.export(user, "markdown"), "export md")
         ctx = ToolContext(user_id=user, project_id=project)
-        prompt = self.bank.system_prompt(ctx, "default", 2000)
+        prompt = system_prompt(self.bank, ctx, "default", 2000)
         self.check_text(user, project, prompt, "system prompt")
 
     @rule(who=caller, topic=st.sampled_from(TOPICS))

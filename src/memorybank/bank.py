@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import builtins
-import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -24,14 +23,28 @@ from pydantic import ValidationError as PydanticValidationError
 from memorybank.embedders.base import Embedder, Vectors
 from memorybank.embedders.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryVectorCache
 from memorybank.errors import EmbeddingModelMismatch, NotFound, ValidationError
+from memorybank.filtering import memory_filter, parse_since
+from memorybank.intake import (
+    CONVERSATION_IMPORTANCE,
+    chunk_text,
+    is_conversation,
+    prepare,
+    pydantic_message,
+    save_result,
+    skipped,
+)
 from memorybank.model import (
+    Caller,
     Category,
     Domain,
     EventKind,
+    ForgetAction,
+    ForgetPlan,
     HistoryEvent,
     Memory,
     MemoryFilter,
     Ring,
+    Role,
     SaveInput,
     SaveResult,
     Scope,
@@ -42,76 +55,15 @@ from memorybank.model import (
     new_id,
     utcnow,
 )
-from memorybank.policy import (
-    PolicySettings,
-    parse_category,
-    score_importance,
-    to_third_person,
-    validate_memory,
-)
+from memorybank.permissions import Action, adding, require, require_org_admin
+from memorybank.policy import PolicySettings, to_third_person, validate_memory
 from memorybank.portability import export_json, export_markdown, parse_export
 from memorybank.retrieval import RetrievalSettings, fuse, neutral_query, speakers_named
-from memorybank.stores.base import Candidate, Order, Store
-from memorybank.tools.base import ToolContext
+from memorybank.stores.base import Candidate, Order, PlanOutcome, Store
 
-_SINCE = {
-    "24h": timedelta(hours=24),
-    "7d": timedelta(days=7),
-    "30d": timedelta(days=30),
-    "90d": timedelta(days=90),
-}
 ProgressFn = Callable[[int, int], None]
-CONVERSATION_IMPORTANCE = 5
-
-
-def parse_since(since: str | datetime | timedelta | None) -> datetime | None:
-    """``"24h"``/``"7d"``/``"30d"``/``"90d"`` (or ``"12h"``, ``"3d"``), a timedelta or a
-    datetime → the datetime it means; ``None`` → ``None``."""
-    if since is None or isinstance(since, datetime):
-        return since
-    if isinstance(since, timedelta):
-        return utcnow() - since
-    if since in _SINCE:
-        return utcnow() - _SINCE[since]
-    match = re.fullmatch(r"(\d+)([hdw])", since.strip())
-    if not match:
-        raise ValidationError(
-            f"since {since!r} is not understood: use 24h, 7d, 30d, 90d, a number with h/d/w, "
-            "or an ISO datetime",
-            field="since",
-        )
-    unit = {"h": "hours", "d": "days", "w": "weeks"}[match.group(2)]
-    return utcnow() - timedelta(**{unit: int(match.group(1))})
-
-
-def _tuple(value: Any, kind: Callable[[Any], Any], field: str) -> tuple[Any, ...] | None:
-    if value is None:
-        return None
-    values = [value] if isinstance(value, str) else list(value)
-    try:
-        return tuple(kind(v) for v in values)
-    except ValueError as exc:
-        raise ValidationError(f"{field}: {exc}", field=field) from exc
-
-
-def chunk_text(text: str, limit: int) -> list[str]:
-    """Split ``text`` into pieces of at most ``limit`` characters, at sentence or word
-    boundaries where possible."""
-    text = text.strip()
-    if len(text) <= limit:
-        return [text]
-    pieces: list[str] = []
-    while len(text) > limit:
-        window = text[:limit]
-        cut = max(window.rfind(". "), window.rfind("! "), window.rfind("? "), window.rfind("\n"))
-        if cut < limit // 2:
-            cut = window.rfind(" ")
-        cut = cut + 1 if cut >= limit // 4 else limit
-        pieces.append(text[:cut].strip())
-        text = text[cut:].strip()
-    if text:
-        pieces.append(text)
-    return pieces
+# Re-exported: they were defined here before the bank's helpers got modules of their own.
+__all__ = ["CONVERSATION_IMPORTANCE", "MemoryBank", "ProgressFn", "chunk_text", "parse_since"]
 
 
 class MemoryBank:
@@ -196,33 +148,9 @@ class MemoryBank:
         return ScopeSet(user_id=user_id, include_private=scopes != "project", project_ids=projects)
 
     @staticmethod
-    def _filters(
-        *,
-        category: Any = None,
-        tags: Sequence[str] | None = None,
-        ring: Any = None,
-        domain: Any = None,
-        min_importance: int | None = None,
-        since: str | datetime | timedelta | None = None,
-        until: datetime | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        session_id: str | None = None,
-        source: Any = None,
-        superseded: bool | None = None,
-    ) -> MemoryFilter:
-        return MemoryFilter(
-            category=_tuple(category, Category, "category"),
-            tags=None if tags is None else tuple(tags),
-            ring=_tuple(ring, Ring, "ring"),
-            domain=_tuple(domain, Domain, "domain"),
-            min_importance=min_importance,
-            since=parse_since(since),
-            until=until,
-            metadata=None if metadata is None else dict(metadata),
-            session_id=session_id,
-            source=_tuple(source, Source, "source"),
-            superseded=superseded,
-        )
+    def _filters(**filters: Any) -> MemoryFilter:
+        """The :class:`MemoryFilter` of search/list keyword filters."""
+        return memory_filter(**filters)
 
     # -- saving -----------------------------------------------------------------------------
 
@@ -243,9 +171,11 @@ class MemoryBank:
         occurred_at: datetime | None = None,
         session_id: str | None = None,
         created_by: str | None = None,
+        role: Role | None = None,
     ) -> SaveResult:
         """Validate, rephrase to the third person, embed, check for duplicates, score
-        importance and store one fact.
+        importance and store one fact. ``role`` is the caller's role in ``project_id``
+        (see :mod:`memorybank.permissions`; ``None``: the host application).
 
         >>> bank.save("u1", "I prefer TypeScript", "preference").content  # doctest: +SKIP
         'User prefers TypeScript'
@@ -264,7 +194,7 @@ class MemoryBank:
             "session_id": session_id,
             "created_by": created_by,
         }
-        return self.save_many(user_id, [item], project_id=project_id)[0]
+        return self.save_many(user_id, [item], project_id=project_id, role=role)[0]
 
     def save_many(
         self,
@@ -273,6 +203,7 @@ class MemoryBank:
         *,
         project_id: str | None = None,
         progress: ProgressFn | None = None,
+        role: Role | None = None,
     ) -> list[SaveResult]:
         """Save a batch: one embedding batch, one transaction. Any invalid item raises a
         :class:`ValidationError` naming its index, and nothing is stored.
@@ -289,11 +220,13 @@ class MemoryBank:
             where = f"item {index}: " if len(batch) > 1 else ""
             try:
                 item = raw if isinstance(raw, SaveInput) else SaveInput.model_validate(raw)
-                prepared += self._prepare(user_id, project_id, item)
+                prepared += prepare(item, user_id, project_id, self.policy, self.embedder.model_id)
             except ValidationError as exc:
                 raise ValidationError(f"{where}{exc}", field=exc.field) from exc
             except PydanticValidationError as exc:
-                raise ValidationError(where + _pydantic_message(exc)) from exc
+                raise ValidationError(where + pydantic_message(exc)) from exc
+        for action in {adding(memory.source) for memory, _, _ in prepared}:
+            require(role, action, project_id)
         if not prepared:
             return []
         vectors = self._embed([m.content for m, _, _ in prepared], progress)
@@ -305,74 +238,38 @@ class MemoryBank:
             actor=user_id,
         )
         return [
-            _save_result(outcome.memory, outcome, rephrased)
+            save_result(outcome.memory, outcome, rephrased)
             for outcome, (_, _, rephrased) in zip(outcomes, prepared, strict=True)
         ]
 
-    def _prepare(
-        self, user_id: str, project_id: str | None, item: SaveInput
-    ) -> list[tuple[Memory, bool, bool]]:
-        """Validated memories for one input, with (memory, dedup?, rephrased?)."""
-        conversation = item.ring == Ring.EPISODIC and item.source == Source.CONVERSATION
-        if conversation:
-            text = item.content.strip()
-            if not text:
-                raise ValidationError("content is empty: nothing to remember", field="content")
-            chunks, rephrased = chunk_text(text, self.policy.content_max), False
-            category = parse_category(item.category)
-        else:
-            text, category = validate_memory(
-                item.content,
-                item.category,
-                reasoning=item.reasoning,
-                tags=item.tags,
-                metadata=dict(item.metadata or {}),
-                importance=item.importance,
-                settings=self.policy,
-            )
-            third = to_third_person(text)
-            text, category = validate_memory(third.text, category, settings=self.policy)
-            chunks, rephrased = [text], third.rephrased
-        if item.importance is not None:
-            importance = item.importance
-        elif conversation:
-            # Seed 000's rules score facts; on raw chat turns they only add noise to ranking,
-            # so a message is of middling importance unless the caller says otherwise.
-            importance = CONVERSATION_IMPORTANCE
-        else:
-            importance = score_importance(item.content, category)
-        now = utcnow()
-        out = []
-        for index, chunk in enumerate(chunks):
-            metadata = dict(item.metadata or {})
-            if len(chunks) > 1:
-                metadata.update(chunk=index, chunks=len(chunks))
-            out.append(
-                (
-                    Memory(
-                        user_id=user_id,
-                        project_id=project_id,
-                        content=chunk,
-                        category=category,
-                        ring=item.ring,
-                        domain=item.domain,
-                        tags=tuple(item.tags),
-                        metadata=metadata,
-                        importance=importance,
-                        source=item.source,
-                        created_by=item.created_by or user_id,
-                        reasoning=item.reasoning,
-                        session_id=item.session_id,
-                        created_at=item.created_at or now,
-                        updated_at=now,
-                        occurred_at=item.occurred_at,
-                        embedding_model=self.embedder.model_id,
-                    ),
-                    not conversation,
-                    rephrased,
-                )
-            )
-        return out
+    def save_records(
+        self,
+        memories: Sequence[Memory],
+        *,
+        actor: str,
+        role: Role | None = None,
+        progress: ProgressFn | None = None,
+    ) -> builtins.list[Memory]:
+        """Store ready-made records as they are: no rephrasing and no duplicate check (an
+        import, a decision log). Each is embedded anew with the bank's model and checked like
+        any save for the project it names; all are stored in one transaction.
+
+        >>> record = Memory(user_id="u1", content="User was told about the outage",
+        ...                 category="context")
+        >>> [m.content for m in bank.save_records([record], actor="u1")]
+        ['User was told about the outage']
+        """
+        for memory in memories:
+            require(role, adding(memory.source), memory.project_id)
+        if not memories:
+            return []
+        model = {"embedding_model": self.embedder.model_id}
+        memories = [m.model_copy(update=model) for m in memories]
+        vectors = self._embed([m.content for m in memories], progress)
+        outcomes = self.store.insert(
+            memories, vectors, dedup_threshold=None, dedup=[False] * len(memories), actor=actor
+        )
+        return [o.memory for o in outcomes]
 
     def _embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> Vectors:
         if progress is None or len(texts) <= 256:
@@ -587,14 +484,17 @@ class MemoryBank:
         metadata: Mapping[str, Any] | None = None,
         importance: int | None = None,
         actor: str | None = None,
+        role: Role | None = None,
     ) -> Memory:
         """Change a memory in place: same id; re-validated, re-embedded, recorded in history.
+        In a project's context (``project_id``) only its admins and owners may change memory.
 
         >>> bank.update(mid, "u1", content="User prefers to be called SG").content  # doctest: +SKIP
         'User prefers to be called SG'
         """
+        require(role, Action.CHANGE, project_id)
         old = self.get(memory_id, user_id, project_id=project_id)
-        conversation = old.ring == Ring.EPISODIC and old.source == Source.CONVERSATION
+        conversation = is_conversation(old.ring, old.source)
         new_content = old.content if content is None else content
         new_category = old.category if category is None else category
         if conversation:
@@ -647,9 +547,11 @@ class MemoryBank:
         *,
         project_id: str | None = None,
         actor: str | None = None,
+        role: Role | None = None,
     ) -> None:
         """Delete for real: text, vector and index entries are gone; history keeps a
         tombstone. Raises :class:`NotFound` if the memory is not in the caller's scopes."""
+        require(role, Action.CHANGE, project_id)
         deleted = self.store.delete(
             [memory_id], self.scope_set(user_id, project_id), actor or user_id
         )
@@ -663,18 +565,131 @@ class MemoryBank:
         *,
         project_id: str | None = None,
         actor: str | None = None,
+        role: Role | None = None,
     ) -> builtins.list[str]:
         """Delete several memories in one transaction; returns the ids actually deleted."""
+        require(role, Action.CHANGE, project_id)
         return self.store.delete(
             list(memory_ids), self.scope_set(user_id, project_id), actor or user_id
         )
 
     def clear(
-        self, user_id: str, project_id: str | None = None, *, actor: str | None = None
+        self,
+        user_id: str,
+        project_id: str | None = None,
+        *,
+        actor: str | None = None,
+        role: Role | None = None,
     ) -> int:
         """Delete every memory of the user's private scope (or of ``project_id``)."""
         self.scope_set(user_id, project_id)
+        require(role, Action.CHANGE, project_id)
         return self.store.clear(Scope(user_id=user_id, project_id=project_id), actor or user_id)
+
+    def supersede(
+        self,
+        memory_id: str,
+        newer_id: str,
+        user_id: str,
+        *,
+        project_id: str | None = None,
+        actor: str | None = None,
+        role: Role | None = None,
+    ) -> Memory:
+        """Mark memory ``memory_id`` replaced by the newer memory ``newer_id``: it stays
+        stored (and in history) but leaves search and the prompt unless asked for.
+
+        >>> old = bank.save("u1", "User lives in Leeds", "identity").memory_id
+        >>> new = bank.save("u1", "User moved to York", "identity").memory_id
+        >>> bank.supersede(old, new, "u1").superseded_by == new
+        True
+        """
+        require(role, Action.CHANGE, project_id)
+        old = self.get(memory_id, user_id, project_id=project_id)
+        self.get(newer_id, user_id, project_id=project_id)
+        marked = old.model_copy(update={"superseded_by": newer_id, "updated_at": utcnow()})
+        # The event names no text: the link is ``superseded_by``, and forgetting the new memory
+        # must not leave its words in the old one's history.
+        event = HistoryEvent.about(old, EventKind.SUPERSEDE, actor or user_id)
+        self.store.replace(marked, None, event)
+        return marked
+
+    # -- forget plans (seed 003's two-step forgetting; see memorybank.forget) ---------------
+
+    def save_forget_plan(self, plan: ForgetPlan) -> None:
+        """Store a new forget plan; it changes nothing until executed."""
+        self.scope_set(plan.user_id, plan.project_id)
+        self.store.save_forget_plan(plan)
+
+    def forget_plan(self, plan_id: str) -> ForgetPlan | None:
+        """The plan with this id, whoever owns it (callers check the owner)."""
+        return self.store.get_forget_plan(plan_id)
+
+    def execute_forget_plan(
+        self,
+        plan: ForgetPlan,
+        user_id: str,
+        *,
+        project_id: str | None = None,
+        now: datetime | None = None,
+        role: Role | None = None,
+    ) -> PlanOutcome:
+        """Apply ``plan`` for ``user_id`` (in ``project_id``) in one transaction: every
+        delete and rewrite, or nothing. The store refuses a plan that is not the caller's, or
+        no longer usable, or whose memories changed since it was made."""
+        require(role, Action.CHANGE, project_id)
+        now = now or utcnow()
+        scopes = self.scope_set(user_id, project_id)
+        changed: builtins.list[Memory] = []
+        for step in plan.steps:
+            if step.action != ForgetAction.REWRITE or not step.rewrite:
+                continue
+            current = self.store.get(step.memory_id, scopes)
+            if current is not None:  # one already gone is reported as missing by the store
+                update = {"content": step.rewrite, "updated_at": now}
+                update["embedding_model"] = self.embedder.model_id
+                changed.append(current.model_copy(update=update))
+        replacements: dict[str, tuple[Memory, Vectors]] = {}
+        if changed:
+            vectors = self.embedder.embed([m.content for m in changed])
+            replacements = {m.id: (m, vectors[i]) for i, m in enumerate(changed)}
+        return self.store.execute_forget_plan(
+            plan.id, user_id, project_id, replacements, now, user_id
+        )
+
+    def cancel_forget_plan(
+        self, plan_id: str, user_id: str, project_id: str | None, now: datetime
+    ) -> ForgetPlan:
+        """Cancel a pending plan of this user; it can no longer be executed."""
+        return self.store.cancel_forget_plan(plan_id, user_id, project_id, now)
+
+    # -- orgs (seed 003's orgWide) -----------------------------------------------------------
+
+    def add_org_member(self, org_id: str, user_id: str) -> None:
+        """Record that ``user_id`` belongs to ``org_id`` (again changes nothing)."""
+        self.store.add_org_member(_required(org_id, "org_id"), _required(user_id, "user_id"))
+
+    def remove_org_member(self, org_id: str, user_id: str) -> bool:
+        """Remove ``user_id`` from ``org_id``; whether they were a member."""
+        return self.store.remove_org_member(
+            _required(org_id, "org_id"), _required(user_id, "user_id")
+        )
+
+    def org_users(self, org_id: str) -> builtins.list[str]:
+        """The members of ``org_id``, sorted.
+
+        >>> bank.add_org_member("acme", "alice")
+        >>> bank.org_users("acme")
+        ['alice']
+        """
+        return self.store.org_users(_required(org_id, "org_id"))
+
+    def org_readers(self, caller: Caller, argument: str = "orgWide") -> builtins.list[str]:
+        """Whose private memory an org-wide read by ``caller`` covers: the members of the
+        org ``caller`` administers, and the caller. Anyone but an org admin gets
+        :class:`~memorybank.PermissionDenied` (``argument`` names the option in messages)."""
+        org = require_org_admin(caller, argument)
+        return sorted({*self.org_users(org), caller.user_id})
 
     # -- moving data ------------------------------------------------------------------------
 
@@ -705,10 +720,12 @@ class MemoryBank:
         *,
         project_id: str | None = None,
         progress: ProgressFn | None = None,
+        role: Role | None = None,
     ) -> builtins.list[SaveResult]:
         """Load a JSON export into ``user_id`` (and ``project_id``): ids, times, categories
         and metadata are kept, vectors are made anew; ids already stored are skipped."""
         self.scope_set(user_id, project_id)
+        require(role, Action.ADD_MANUAL, project_id)
         target = ScopeSet(
             user_id=user_id,
             include_private=project_id is None,
@@ -726,23 +743,24 @@ class MemoryBank:
         fresh: builtins.list[Memory] = []
         for memory in memories:
             if (memory.content, memory.created_at) in present:
-                results.append(_skipped(memory))  # imported before
+                results.append(skipped(memory))  # imported before
                 continue
-            update: dict[str, Any] = {
-                "user_id": user_id,
-                "project_id": project_id,
-                "embedding_model": self.embedder.model_id,
-            }
+            update: dict[str, Any] = {"user_id": user_id, "project_id": project_id}
             if memory.id in taken:  # the id belongs to someone else's copy: give a new one
                 update["id"] = new_id("mem")
             fresh.append(memory.model_copy(update=update))
-        if fresh:
-            vectors = self._embed([m.content for m in fresh], progress)
-            outcomes = self.store.insert(
-                fresh, vectors, dedup_threshold=None, dedup=[False] * len(fresh), actor=user_id
+        stored = self.save_records(fresh, actor=user_id, role=role, progress=progress)
+        return results + [
+            SaveResult(
+                success=True,
+                memory_id=m.id,
+                content=m.content,
+                category=m.category,
+                importance=m.importance,
+                memory=m,
             )
-            results += [_save_result(o.memory, o, False) for o in outcomes]
-        return results
+            for m in stored
+        ]
 
     def reindex(self, progress: ProgressFn | None = None, batch_size: int = 256) -> int:
         """Re-embed every memory with the configured embedder and record its model id."""
@@ -758,63 +776,12 @@ class MemoryBank:
         self.store.set_meta("embedding_dimension", str(self.embedder.dimension))
         return done
 
-    def system_prompt(
-        self, ctx: ToolContext, profile: str = "default", budget_tokens: int = 500
-    ) -> str:
-        """The profile's guidance plus the user's pre-loaded memories (identity, preference
-        and relationship first, then the project's), never over ``budget_tokens`` o200k tokens.
-
-        >>> bank.system_prompt(ToolContext(user_id="u1"), "default", 300)  # doctest: +SKIP
-        'Use remember … <memories> … - User prefers dark mode … </memories>'
-        """
-        from memorybank.context import system_prompt
-        from memorybank.tools import profile as find_profile
-
-        return system_prompt(self, ctx, find_profile(profile).guidance, budget_tokens)
-
     def stats(self) -> dict[str, int | str]:
         """Store counts plus the embedding model."""
         return {**self.store.stats(), "embedding_model": self.embedder.model_id}
 
 
-def _pydantic_message(exc: PydanticValidationError) -> str:
-    parts = []
-    for error in exc.errors():
-        where = ".".join(str(p) for p in error["loc"]) or "input"
-        parts.append(f"{where}: {error['msg']}")
-    return "; ".join(parts)
-
-
-def _save_result(memory: Memory, outcome: Any, rephrased: bool) -> SaveResult:
-    if outcome.inserted:
-        return SaveResult(
-            success=True,
-            memory_id=memory.id,
-            content=memory.content,
-            category=memory.category,
-            importance=memory.importance,
-            rephrased=rephrased,
-            memory=memory,
-        )
-    existing = outcome.duplicate_of
-    return SaveResult(
-        success=False,
-        duplicate=True,
-        content=memory.content,
-        category=memory.category,
-        existing_id=None if existing is None else existing.id,
-        existing_content=None if existing is None else existing.content,
-        similarity=outcome.similarity,
-        rephrased=rephrased,
-    )
-
-
-def _skipped(memory: Memory) -> SaveResult:
-    return SaveResult(
-        success=False,
-        duplicate=True,
-        content=memory.content,
-        category=memory.category,
-        existing_id=memory.id,
-        existing_content=memory.content,
-    )
+def _required(value: str, field: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(f"{field} is required", field=field)
+    return value

@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict
 from pydantic import ValidationError as PydanticValidationError
 
-from memorybank.bank import parse_since
 from memorybank.errors import NotFound, ValidationError
+from memorybank.filtering import parse_since
 from memorybank.model import (
+    Caller,
     Category,
     Decision,
     DecisionOutcome,
@@ -43,7 +44,6 @@ from memorybank.policy import validate_memory
 
 if TYPE_CHECKING:
     from memorybank.bank import MemoryBank
-    from memorybank.tools.base import ToolContext
 
 #: The metadata every decision memory carries, so stores can select decisions in SQL.
 DECISION_METADATA = {"kind": "decision"}
@@ -57,7 +57,7 @@ _SINCE_DAYS = {"7d": 7, "30d": 30, "90d": 90}
 
 def log_decision(
     bank: MemoryBank,
-    ctx: ToolContext,
+    ctx: Caller,
     action: str,
     outcome: DecisionOutcome | str,
     rationale: str,
@@ -79,8 +79,34 @@ def log_decision(
     'denied_refund'
     """
     bank.scope_set(ctx.user_id, ctx.project_id)  # validates the caller
+    decision = _decision(
+        action, outcome, rationale, policy_applied, precedent, exception, memories_considered
+    )
+    for index, memory_id in enumerate(decision.memories_considered):
+        try:
+            bank.get(memory_id, ctx.user_id, project_id=ctx.project_id)
+        except NotFound as exc:
+            raise ValidationError(
+                f"memoriesConsidered[{index}] {memory_id!r} is not one of your memories: pass "
+                "ids shown by recall, like [mem_…]",
+                field="memoriesConsidered",
+            ) from exc
+    memory = _record(bank, ctx, decision, _domain(domain))
+    return bank.save_records([memory], actor=ctx.user_id, role=ctx.role)[0]
+
+
+def _decision(
+    action: str,
+    outcome: DecisionOutcome | str,
+    rationale: str,
+    policy_applied: str | None,
+    precedent: bool,
+    exception: bool,
+    memories_considered: Sequence[str],
+) -> Decision:
+    """The decision as given, with a validation error naming the seed's argument."""
     try:
-        decision = Decision(
+        return Decision(
             action=" ".join(action.split()) if isinstance(action, str) else action,
             outcome=outcome,
             rationale=rationale.strip() if isinstance(rationale, str) else rationale,
@@ -93,22 +119,20 @@ def log_decision(
         error = exc.errors()[0]
         field = _CAMEL.get(str(error["loc"][0]), str(error["loc"][0]))
         raise ValidationError(f"{field}: {error['msg']}", field=field) from exc
-    for index, memory_id in enumerate(decision.memories_considered):
-        try:
-            bank.get(memory_id, ctx.user_id, project_id=ctx.project_id)
-        except NotFound as exc:
-            raise ValidationError(
-                f"memoriesConsidered[{index}] {memory_id!r} is not one of your memories: pass "
-                "ids shown by recall, like [mem_…]",
-                field="memoriesConsidered",
-            ) from exc
+
+
+def _domain(domain: Domain | str | None) -> Domain | None:
     try:
-        area = None if domain is None else Domain(domain)
+        return None if domain is None else Domain(domain)
     except ValueError as exc:
         valid = ", ".join(d.value for d in Domain)
         raise ValidationError(
             f"unknown domain {domain!r}: use one of {valid}", field="domain"
         ) from exc
+
+
+def _record(bank: MemoryBank, ctx: Caller, decision: Decision, area: Domain | None) -> Memory:
+    """The episodic memory that records ``decision``."""
     content = _content(decision)
     if len(content) > bank.policy.content_max:
         raise ValidationError(
@@ -122,7 +146,7 @@ def log_decision(
         # Not the session_id: that would splice the decision into the conversation's turns.
         metadata["thread_id"] = ctx.thread_id
     now = utcnow()
-    memory = Memory(
+    return Memory(
         user_id=ctx.user_id,
         project_id=ctx.project_id,
         content=content,
@@ -135,12 +159,8 @@ def log_decision(
         created_by=ctx.user_id,
         created_at=now,
         updated_at=now,
-        embedding_model=bank.embedder.model_id,
         decision=decision,
     )
-    vectors = bank.embedder.embed([content])
-    bank.store.insert([memory], vectors, dedup_threshold=None, dedup=[False], actor=ctx.user_id)
-    return memory
 
 
 _CAMEL = {

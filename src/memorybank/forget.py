@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING, Literal
 import Stemmer
 from pydantic import BaseModel, ConfigDict, Field
 
-from memorybank.embedders.base import Vectors
 from memorybank.errors import NotFound, ProviderError, ValidationError
 from memorybank.llm.client import JSONCompleter, complete_model
 from memorybank.model import (
+    Caller,
     ForgetAction,
     ForgetPlan,
     ForgetStep,
@@ -53,7 +53,6 @@ from memorybank.textsearch import query_terms
 
 if TYPE_CHECKING:
     from memorybank.bank import MemoryBank
-    from memorybank.tools.base import ToolContext
 
 #: How long a plan may wait for confirmation.
 PLAN_TTL = timedelta(hours=24)
@@ -102,7 +101,7 @@ class ForgetResult(BaseModel):
 
 def forget_preview(
     bank: MemoryBank,
-    ctx: ToolContext,
+    ctx: Caller,
     query: str,
     top_k: int = 50,
     llm: JSONCompleter | None = None,
@@ -149,34 +148,20 @@ def forget_preview(
         created_at=now,
         expires_at=now + PLAN_TTL,
     )
-    bank.store.save_forget_plan(plan)
+    bank.save_forget_plan(plan)
     return ForgetPreview(plan=plan, query=query, summary=summary, items=items, warnings=warnings)
 
 
 def forget_confirm(
-    bank: MemoryBank, ctx: ToolContext, plan_id: str, *, now: datetime | None = None
+    bank: MemoryBank, ctx: Caller, plan_id: str, *, now: datetime | None = None
 ) -> ForgetResult:
     """Apply a plan of the caller's, atomically. Raises :class:`NotFound` for an unknown or
     someone else's plan and :class:`ValidationError` for an expired, cancelled or already
     executed one, or when a planned memory changed since the preview (nothing is applied)."""
     now = now or utcnow()
     plan = _own_plan(bank, ctx, plan_id, now)
-    scopes = bank.scope_set(ctx.user_id, ctx.project_id)
-    rewrites: list[Memory] = []
-    for step in plan.steps:
-        if step.action != ForgetAction.REWRITE or not step.rewrite:
-            continue
-        current = bank.store.get(step.memory_id, scopes)
-        if current is not None:  # one already gone is reported as missing by the store
-            update = {"content": step.rewrite, "updated_at": now}
-            update["embedding_model"] = bank.embedder.model_id
-            rewrites.append(current.model_copy(update=update))
-    replacements: dict[str, tuple[Memory, Vectors]] = {}
-    if rewrites:
-        vectors = bank.embedder.embed([m.content for m in rewrites])
-        replacements = {m.id: (m, vectors[i]) for i, m in enumerate(rewrites)}
-    outcome = bank.store.execute_forget_plan(
-        plan.id, ctx.user_id, ctx.project_id, replacements, now, ctx.user_id
+    outcome = bank.execute_forget_plan(
+        plan, ctx.user_id, project_id=ctx.project_id, now=now, role=ctx.role
     )
     return ForgetResult(
         plan_id=plan.id,
@@ -188,22 +173,22 @@ def forget_confirm(
 
 
 def forget_cancel(
-    bank: MemoryBank, ctx: ToolContext, plan_id: str, *, now: datetime | None = None
+    bank: MemoryBank, ctx: Caller, plan_id: str, *, now: datetime | None = None
 ) -> ForgetPlan:
     """Cancel a pending plan of the caller's; it can no longer be confirmed."""
     now = now or utcnow()
     _own_plan(bank, ctx, plan_id, now)
-    return bank.store.cancel_forget_plan(plan_id, ctx.user_id, ctx.project_id, now)
+    return bank.cancel_forget_plan(plan_id, ctx.user_id, ctx.project_id, now)
 
 
-def _own_plan(bank: MemoryBank, ctx: ToolContext, plan_id: str, now: datetime) -> ForgetPlan:
+def _own_plan(bank: MemoryBank, ctx: Caller, plan_id: str, now: datetime) -> ForgetPlan:
     """The plan if the caller may still use it (the store checks again when applying)."""
     if not isinstance(plan_id, str) or not plan_id.startswith("fp_"):
         raise ValidationError(
             f"planId {plan_id!r} is not a forget plan id: use the fp_… id from forget_preview",
             field="planId",
         )
-    plan = bank.store.get_forget_plan(plan_id)
+    plan = bank.forget_plan(plan_id)
     if plan is None:
         raise NotFound(f"no forget plan {plan_id!r} for this user")
     plan.check_usable(ctx.user_id, ctx.project_id, now)

@@ -97,6 +97,37 @@ class Scope(BaseModel):
         return f"p:{self.project_id}" if self.project_id is not None else f"u:{self.user_id}"
 
 
+Role = Literal["owner", "admin", "member"]
+
+
+class Caller(BaseModel):
+    """Who is calling: the user, the project and thread of the conversation, and the user's
+    role in that project. Set by the host application (or an adapter) for each call, never
+    by a model: a model only fills tool arguments, so it cannot choose whose memory it
+    touches. The tools call it :class:`~memorybank.tools.ToolContext`; it is the same value.
+
+    ``role`` is the caller's role in ``project_id``; ``None`` means the host application
+    itself, which may do everything (what a library call without a role does). ``org_admin``
+    lets an org admin search the private memory of ``org_id``'s members (seed 003's
+    ``orgWide``). ``memory_enabled``/``supports_tools`` say whether this conversation uses
+    memory tools at all (seed 001).
+
+    >>> Caller(user_id="alice", project_id="apollo", role="member").role
+    'member'
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    user_id: str
+    project_id: str | None = None
+    thread_id: str | None = None
+    role: Role | None = None
+    org_id: str | None = None
+    org_admin: bool = False
+    memory_enabled: bool = True
+    supports_tools: bool = True
+
+
 class DecisionOutcome(StrEnum):
     """How a logged decision turned out (seed 003's ``decisionOutcome``)."""
 

@@ -35,25 +35,23 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
-from memorybank.errors import ProviderError, ValidationError
+from memorybank.errors import PermissionDenied, ProviderError, ValidationError
 from memorybank.llm.client import JSONCompleter, complete_model
 from memorybank.model import (
+    Caller,
     Category,
     Domain,
-    EventKind,
-    HistoryEvent,
     Memory,
     Ring,
     SaveInput,
     SearchHit,
     Source,
-    utcnow,
 )
+from memorybank.permissions import Action, require
 from memorybank.policy import strip_lead_in
 
 if TYPE_CHECKING:
     from memorybank.bank import MemoryBank
-    from memorybank.tools.base import ToolContext
 
 #: Below this cosine similarity to every stored fact, a new fact is added without asking.
 ADD_BELOW = 0.55
@@ -111,7 +109,7 @@ class RememberResult(BaseModel):
 
 def remember(
     bank: MemoryBank,
-    ctx: ToolContext,
+    ctx: Caller,
     messages: Sequence[Message | Mapping[str, Any]],
     *,
     context: str | None = None,
@@ -166,7 +164,7 @@ def _parse_messages(messages: Sequence[Message | Mapping[str, Any]]) -> list[Mes
 
 
 def _store_turns(
-    bank: MemoryBank, ctx: ToolContext, turns: Sequence[Message], context: str | None
+    bank: MemoryBank, ctx: Caller, turns: Sequence[Message], context: str | None
 ) -> list[str]:
     """Each non-empty message as an episodic conversation memory (chunked by the bank)."""
     items = []
@@ -265,7 +263,7 @@ def explicit_statements(turns: Sequence[Message]) -> list[tuple[str, Category]]:
 
 def _add(
     bank: MemoryBank,
-    ctx: ToolContext,
+    ctx: Caller,
     result: RememberResult,
     content: str,
     category: Category | str,
@@ -288,8 +286,9 @@ def _add(
             source=source,
             created_by=ctx.user_id,
             metadata=None if ctx.thread_id is None else {"thread_id": ctx.thread_id},
+            role=ctx.role,
         )
-    except ValidationError as exc:
+    except (ValidationError, PermissionDenied) as exc:
         result.rejected.append(NotStored(content=content, reason=str(exc)))
         return None
     if saved.duplicate or saved.memory is None:
@@ -388,7 +387,7 @@ def _extract(
     return complete_model(llm, messages, Extraction).facts
 
 
-def _neighbours(bank: MemoryBank, ctx: ToolContext, fact: ExtractedFact) -> list[SearchHit]:
+def _neighbours(bank: MemoryBank, ctx: Caller, fact: ExtractedFact) -> list[SearchHit]:
     """The stored facts closest to ``fact``: current semantic/procedural memories only (not
     conversation turns, decisions or superseded facts)."""
     hits = bank.search(
@@ -403,7 +402,7 @@ def _neighbours(bank: MemoryBank, ctx: ToolContext, fact: ExtractedFact) -> list
 
 def _reconcile(
     bank: MemoryBank,
-    ctx: ToolContext,
+    ctx: Caller,
     llm: JSONCompleter,
     result: RememberResult,
     fact: ExtractedFact,
@@ -462,7 +461,7 @@ def _ask_verdict(
 
 def _add_fact(
     bank: MemoryBank,
-    ctx: ToolContext,
+    ctx: Caller,
     result: RememberResult,
     fact: ExtractedFact,
     project_id: str | None,
@@ -482,7 +481,7 @@ def _add_fact(
 
 def _update(
     bank: MemoryBank,
-    ctx: ToolContext,
+    ctx: Caller,
     result: RememberResult,
     fact: ExtractedFact,
     target: Memory,
@@ -492,11 +491,12 @@ def _update(
         changed = bank.update(
             target.id,
             ctx.user_id,
-            project_id=ctx.project_id,
+            project_id=target.project_id,
             content=content,
             importance=max(target.importance, fact.importance),
+            role=ctx.role,
         )
-    except ValidationError as exc:
+    except (ValidationError, PermissionDenied) as exc:
         result.rejected.append(NotStored(content=content, reason=str(exc), existing_id=target.id))
         return
     result.updated.append(
@@ -505,20 +505,24 @@ def _update(
 
 
 def _supersede(
-    bank: MemoryBank, ctx: ToolContext, result: RememberResult, fact: ExtractedFact, old: Memory
+    bank: MemoryBank, ctx: Caller, result: RememberResult, fact: ExtractedFact, old: Memory
 ) -> None:
     """Store the new fact where the old one lives, then mark the old one replaced.
 
     Two transactions, new first: a failure in between leaves both current, never neither.
+    A caller who may not change the old fact's scope (a project member) gets neither.
     """
+    try:
+        require(ctx.role, Action.CHANGE, old.project_id)
+    except PermissionDenied as exc:
+        result.rejected.append(NotStored(content=fact.content, reason=str(exc), existing_id=old.id))
+        return
     new = _add_fact(bank, ctx, result, fact, old.project_id)
     if new is None:
         return
-    marked = old.model_copy(update={"superseded_by": new.id, "updated_at": utcnow()})
-    # The event names no text: the link is ``superseded_by``, and forgetting the new memory
-    # must not leave its words in the old one's history.
-    event = HistoryEvent.about(old, EventKind.SUPERSEDE, ctx.user_id)
-    bank.store.replace(marked, None, event)
+    bank.supersede(
+        old.id, new.id, ctx.user_id, project_id=old.project_id, actor=ctx.user_id, role=ctx.role
+    )
     result.superseded.append(
         Superseded(old_id=old.id, new_id=new.id, old_content=old.content, new_content=new.content)
     )

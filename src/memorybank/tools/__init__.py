@@ -5,8 +5,9 @@
 >>> tools.call(bank, tools.profile("default"), "recall", '{"query": "vim"}', ctx)  # doctest: +SKIP
 {'success': True, 'facts': [...]}
 
-Offer ``tools.toolkit(profile, ctx)``: it is empty when memory is off for the conversation or
-the model cannot call functions.
+``tools.system_prompt(bank, ctx, "default")`` is the profile's guidance plus the caller's
+pre-loaded memories. Offer ``tools.toolkit(profile, ctx)``: it is empty when memory is off for
+the conversation or the model cannot call functions.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from memorybank.tools.export import (
 )
 from memorybank.tools.profiles import PROFILE_NAMES, profile
 from memorybank.tools.profiles.pagespace import pagespace_context
+from memorybank.tools.prompt import system_prompt
 
 __all__ = [
     "FORMATS",
@@ -37,6 +39,7 @@ __all__ = [
     "export",
     "pagespace_context",
     "profile",
+    "system_prompt",
     "to_anthropic",
     "to_json_schema",
     "to_mcp",

@@ -1,6 +1,7 @@
 """What a tool is, and the context it runs in.
 
-A :class:`ToolContext` comes from the host application (who the user is, which thread and
+A :class:`ToolContext` (the core :class:`~memorybank.model.Caller`) comes from the host
+application (who the user is, which thread and
 project), never from the model: the model only fills a tool's arguments, so it cannot choose
 whose memory it touches. A :class:`Tool` pairs one pydantic arguments model (the single source
 of its JSON schema) with a handler over :class:`~memorybank.MemoryBank`. A :class:`Profile` is
@@ -12,12 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
-if TYPE_CHECKING:
-    from memorybank.bank import MemoryBank
+from memorybank.model import Caller
 
 
 class SafetyTier(StrEnum):
@@ -27,27 +27,14 @@ class SafetyTier(StrEnum):
     SIDE_EFFECTING = "side_effecting"
 
 
-class ToolContext(BaseModel):
-    """Who is calling, set by the host application for each conversation turn.
-
-    >>> ToolContext(user_id="alice", project_id="apollo", thread_id="t1")
-    ToolContext(...)
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    user_id: str
-    project_id: str | None = None
-    thread_id: str | None = None
-    role: Literal["owner", "admin", "member"] | None = None
-    org_id: str | None = None
-    # Only an org admin may search across the org (seed 003's orgWide).
-    org_admin: bool = False
-    memory_enabled: bool = True
-    supports_tools: bool = True
+#: Who is calling, set by the host application for each conversation turn: the core
+#: :class:`~memorybank.model.Caller` under the name the tools have always used.
+ToolContext = Caller
 
 
-Handler = Callable[["MemoryBank", ToolContext, Any], Any]
+#: ``handler(bank, ctx, args)``; a tool with ``uses_llm`` also takes ``llm=`` (the chat model
+#: for this call, or ``None`` for the bank's own).
+Handler = Callable[..., Any]
 
 
 @dataclass(frozen=True)
@@ -65,6 +52,7 @@ class Tool:
     handler: Handler
     tier: SafetyTier
     timeout_s: float
+    uses_llm: bool = False
 
 
 @dataclass(frozen=True)

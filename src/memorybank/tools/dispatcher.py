@@ -15,6 +15,7 @@ model that will retry, and never carrying tracebacks, SQL or file paths.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
 import threading
@@ -39,6 +40,7 @@ from memorybank.tools.schema import TOOL_MESSAGE
 
 if TYPE_CHECKING:
     from memorybank.bank import MemoryBank
+    from memorybank.llm.client import JSONCompleter
 
 __all__ = ["MAX_WORKERS", "call", "error", "error_message", "toolkit"]
 
@@ -192,21 +194,37 @@ def call(
     name: Any,
     arguments: Any,
     ctx: ToolContext,
+    *,
+    llm: JSONCompleter | None = None,
+    raise_denied: bool = False,
 ) -> Any:
     """Run tool ``name`` of ``profile`` with the model's ``arguments`` for ``ctx``.
 
-    Returns the tool's JSON-serialisable result, or ``{"success": false, "error": "…"}``.
-    Never raises (except ``KeyboardInterrupt``/``SystemExit``).
+    ``llm`` is the chat model for tools that use one (``None``: the bank's own). Returns the
+    tool's JSON-serialisable result, or ``{"success": false, "error": "…"}``. Never raises
+    (except ``KeyboardInterrupt``/``SystemExit``), unless ``raise_denied``: then a
+    :class:`~memorybank.PermissionDenied` from the bank propagates, for adapters that answer
+    it in their own way (the REST API's 403).
     """
     label = name if isinstance(name, str) and len(name) <= _ECHO else "the tool"
     try:
-        return _call(bank, profile, name, arguments, ctx)
+        return _call(bank, profile, name, arguments, ctx, llm, raise_denied)
+    except PermissionDenied:
+        raise  # only with raise_denied: _call answers it otherwise
     except Exception:
         log.exception("tool %s failed unexpectedly", label)
         return _internal(label)
 
 
-def _call(bank: MemoryBank, profile: Profile, name: Any, arguments: Any, ctx: ToolContext) -> Any:
+def _call(
+    bank: MemoryBank,
+    profile: Profile,
+    name: Any,
+    arguments: Any,
+    ctx: ToolContext,
+    llm: JSONCompleter | None,
+    raise_denied: bool,
+) -> Any:
     offered = toolkit(profile, ctx)
     tool = offered.tool(name) if isinstance(name, str) else None
     if tool is None:
@@ -223,7 +241,8 @@ def _call(bank: MemoryBank, profile: Profile, name: Any, arguments: Any, ctx: To
     except PydanticValidationError as exc:
         return error(_validation_message(exc, tool))
 
-    future: Future[Any] = _executor_().submit(tool.handler, bank, ctx, args)
+    handler = functools.partial(tool.handler, llm=llm) if tool.uses_llm else tool.handler
+    future: Future[Any] = _executor_().submit(handler, bank, ctx, args)
     try:
         result = future.result(timeout=tool.timeout_s)
     except FutureTimeout:
@@ -231,6 +250,8 @@ def _call(bank: MemoryBank, profile: Profile, name: Any, arguments: Any, ctx: To
         log.warning("tool %s timed out after %s s", tool.name, tool.timeout_s)
         return error(_timeout_message(tool))
     except MemoryBankError as exc:
+        if raise_denied and isinstance(exc, PermissionDenied):
+            raise
         if isinstance(exc, StoreError | ProviderError | ConfigurationError):
             log.warning("tool %s failed: %s", tool.name, exc)
         return error(error_message(exc, tool.name))

@@ -52,6 +52,7 @@ def define(
     tier: SafetyTier,
     *,
     timeout_s: float | None = None,
+    uses_llm: bool = False,
 ) -> Tool:
     """A :class:`Tool` whose timeout follows its safety tier unless given.
 
@@ -66,6 +67,7 @@ def define(
         handler=handler,
         tier=tier,
         timeout_s=TIMEOUTS[tier] if timeout_s is None else timeout_s,
+        uses_llm=uses_llm,
     )
 
 

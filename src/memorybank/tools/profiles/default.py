@@ -62,6 +62,7 @@ def remember(bank: MemoryBank, ctx: ToolContext, args: RememberArgs) -> dict[str
             project_id=ctx.project_id,
             content=args.fact,
             category=args.category if "category" in args.model_fields_set else None,
+            role=ctx.role,
         )
         return {"success": True, "id": changed.id, "fact": changed.content}
     result = bank.save(ctx.user_id, args.fact, args.category)
@@ -84,7 +85,7 @@ def recall(bank: MemoryBank, ctx: ToolContext, args: RecallArgs) -> dict[str, An
 
 def forget(bank: MemoryBank, ctx: ToolContext, args: ForgetArgs) -> dict[str, Any]:
     """Delete a fact for real."""
-    bank.delete(args.id, ctx.user_id, project_id=ctx.project_id)
+    bank.delete(args.id, ctx.user_id, project_id=ctx.project_id, role=ctx.role)
     return {"success": True, "id": args.id}
 
 

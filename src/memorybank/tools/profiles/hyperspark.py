@@ -25,10 +25,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from memorybank.decisions import DecisionFilter, filtered_recent, filtered_search, log_decision
-from memorybank.errors import PermissionDenied, ValidationError
 from memorybank.forget import forget_confirm, forget_preview, render_executed, render_preview
 from memorybank.model import DecisionOutcome, Domain, Memory, Ring, SearchHit
-from memorybank.orgs import org_users
 from memorybank.remember import remember, render_remember
 from memorybank.tools.base import Profile, SafetyTier, ToolContext
 from memorybank.tools.profiles import define
@@ -36,6 +34,7 @@ from memorybank.tools.schema import Arguments
 
 if TYPE_CHECKING:
     from memorybank.bank import MemoryBank
+    from memorybank.llm.client import JSONCompleter
 
 __all__ = [
     "PROFILE",
@@ -256,17 +255,6 @@ def _conditions(filters: RecallFilters) -> dict[str, Any]:
     }
 
 
-def _org_members(bank: MemoryBank, ctx: ToolContext) -> list[str]:
-    """Whose memories an org-wide call reads: the org's members and the caller."""
-    if not ctx.org_admin:
-        raise PermissionDenied("orgWide is only for org admins; search without orgWide")
-    if not ctx.org_id:
-        raise ValidationError(
-            "orgWide needs an org, and this conversation has none", field="orgWide"
-        )
-    return sorted({*org_users(bank, ctx.org_id), ctx.user_id})
-
-
 def _across(
     bank: MemoryBank,
     ctx: ToolContext,
@@ -277,7 +265,7 @@ def _across(
     if not org_wide:
         return one(ctx.user_id, {"project_id": ctx.project_id})
     found: list[Any] = []
-    for user_id in _org_members(bank, ctx):
+    for user_id in bank.org_readers(ctx):
         found += one(user_id, {"scopes": "user"})
     return found
 
@@ -333,10 +321,12 @@ def recall_recent(bank: MemoryBank, ctx: ToolContext, args: RecallRecentArgs) ->
     return "\n".join(lines)
 
 
-def remember_(bank: MemoryBank, ctx: ToolContext, args: RememberArgs) -> str:
+def remember_(
+    bank: MemoryBank, ctx: ToolContext, args: RememberArgs, llm: JSONCompleter | None = None
+) -> str:
     """Store the conversation and the facts it states."""
     turns = [turn.model_dump() for turn in args.messages]
-    return render_remember(remember(bank, ctx, turns, context=args.context))
+    return render_remember(remember(bank, ctx, turns, context=args.context, llm=llm))
 
 
 def get_context_(bank: MemoryBank, ctx: ToolContext, args: GetContextArgs) -> str:
@@ -347,9 +337,11 @@ def get_context_(bank: MemoryBank, ctx: ToolContext, args: GetContextArgs) -> st
     return get_context(bank, ctx, args.maxTokens, focus)
 
 
-def forget_preview_(bank: MemoryBank, ctx: ToolContext, args: ForgetPreviewArgs) -> str:
+def forget_preview_(
+    bank: MemoryBank, ctx: ToolContext, args: ForgetPreviewArgs, llm: JSONCompleter | None = None
+) -> str:
     """Plan a forget request for review."""
-    return render_preview(forget_preview(bank, ctx, args.query, args.topK))
+    return render_preview(forget_preview(bank, ctx, args.query, args.topK, llm))
 
 
 def forget_confirm_(bank: MemoryBank, ctx: ToolContext, args: ForgetConfirmArgs) -> str:
@@ -434,7 +426,12 @@ PROFILE = Profile(
     "search for admins.",
     tools=(
         define(
-            "remember", REMEMBER_DESCRIPTION, RememberArgs, remember_, SafetyTier.SIDE_EFFECTING
+            "remember",
+            REMEMBER_DESCRIPTION,
+            RememberArgs,
+            remember_,
+            SafetyTier.SIDE_EFFECTING,
+            uses_llm=True,
         ),
         define("recall", RECALL_DESCRIPTION, RecallArgs, recall, SafetyTier.READ_ONLY),
         define(
@@ -458,6 +455,7 @@ PROFILE = Profile(
             ForgetPreviewArgs,
             forget_preview_,
             SafetyTier.READ_ONLY,
+            uses_llm=True,
         ),
         define(
             "forget_confirm",

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from memorybank.errors import NotFound, PermissionDenied, ValidationError
+from memorybank.errors import NotFound, ValidationError
 from memorybank.model import Memory, ScopeChoice, Source
+from memorybank.permissions import Action, require
 from memorybank.tools.base import Profile, SafetyTier, ToolContext
 from memorybank.tools.profiles import define
 from memorybank.tools.schema import Arguments
@@ -111,6 +112,7 @@ def make_profile(max_facts: int = DEFAULT_MAX_FACTS) -> Profile:
             args.fact,
             "context" if args.scope == "user" else "project",
             project_id=project_id,
+            role=ctx.role,
         )
         if result.duplicate:
             return {
@@ -127,11 +129,9 @@ def make_profile(max_facts: int = DEFAULT_MAX_FACTS) -> Profile:
 
     def remove_memory(bank: MemoryBank, ctx: ToolContext, args: RemoveMemoryArgs) -> dict[str, Any]:
         project_id, _ = _where(ctx, args.scope)
-        # Seed 002 §6.5: only drive owners and admins delete workspace memory.
-        if args.scope == "drive" and ctx.role == "member":
-            raise PermissionDenied(
-                "only the drive's owners and admins can remove workspace facts; ask one of them"
-            )
+        # Seed 002 §6.5: only drive owners and admins delete workspace memory (asked before
+        # the fact is looked up, so a member learns nothing about which ids exist).
+        require(ctx.role, Action.CHANGE, project_id)
         missing = NotFound(f"no {args.scope} fact with id {args.factId!r}")
         try:
             memory = bank.get(args.factId, ctx.user_id, project_id=project_id)
@@ -139,7 +139,7 @@ def make_profile(max_facts: int = DEFAULT_MAX_FACTS) -> Profile:
             raise missing from None
         if memory.project_id != project_id or memory.source == Source.CONVERSATION:
             raise missing
-        bank.delete(memory.id, ctx.user_id, project_id=project_id)
+        bank.delete(memory.id, ctx.user_id, project_id=project_id, role=ctx.role)
         return {
             "success": True,
             "factId": memory.id,

@@ -123,6 +123,7 @@ def add_memory(bank: MemoryBank, ctx: ToolContext, args: AddMemoryArgs) -> dict[
         project_id=ctx.project_id,
         tags=tags,
         metadata=metadata,
+        role=ctx.role,
     )
     if not result.duplicate:
         return {

@@ -1,0 +1,32 @@
+"""A profile's system prompt: its guidance plus the memories pre-loaded for this caller."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memorybank.context import system_prompt as memory_block
+from memorybank.tools.profiles import profile as find_profile
+
+if TYPE_CHECKING:
+    from memorybank.bank import MemoryBank
+    from memorybank.tools.base import ToolContext
+
+
+def system_prompt(
+    bank: MemoryBank, ctx: ToolContext, profile: str = "default", budget_tokens: int = 500
+) -> str:
+    """Profile ``profile``'s guidance plus the caller's pre-loaded memories (identity,
+    preference and relationship first, then the project's), never over ``budget_tokens``
+    o200k tokens.
+
+    >>> _ = bank.save("u1", "User prefers dark mode", "preference")
+    >>> print(system_prompt(bank, ToolContext(user_id="u1"), "default", 300))
+    You have a long-term memory of this user. ...
+    ## About This User
+    - User prefers dark mode
+    </memories>
+    """
+    return memory_block(bank, ctx, find_profile(profile).guidance, budget_tokens)
+
+
+__all__ = ["system_prompt"]
