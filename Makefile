@@ -15,8 +15,9 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
+# dev: the test and lint tools; bench: what the benchmarks (benchmarks/) need, for their tests.
 $(VENV)/.installed-dev: $(VENV)/.installed
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	touch $@
 
 install: $(VENV)/.installed
@@ -26,8 +27,8 @@ run: install
 	$(BIN)/memorybank serve --host $(HOST) --port $(PORT)
 
 lint: install-dev
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
 
 typecheck: install-dev
 	$(BIN)/mypy

@@ -11,19 +11,14 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from memorybank.bench.latency import (
-    FactGenerator,
-    FillPlan,
-    LatencyReport,
-    ensure_database,
-    load_pool,
-    resume_point,
-    run_latency,
-)
 from memorybank.embedders.local import LocalEmbedder
 from memorybank.model import Category, MemoryFilter, ScopeSet
 from memorybank.policy import PolicySettings, to_third_person, validate_memory
 from memorybank.stores.sqlite import SQLiteStore
+from memorybank_bench.facts import FactGenerator
+from memorybank_bench.latency import run_latency
+from memorybank_bench.latency_build import FillPlan, ensure_database, load_pool, resume_point
+from memorybank_bench.latency_report import LatencyReport
 
 
 def test_facts_are_varied_valid_and_cover_every_category() -> None:
@@ -93,7 +88,7 @@ def test_run_latency_small(tmp_path: Path, embedder: LocalEmbedder) -> None:
 
 
 def test_postgres_filler_rows_get_distinct_vectors_near_their_text() -> None:
-    from memorybank.bench.latency_pg import distinct_vectors
+    from memorybank_bench.latency_pg import distinct_vectors
 
     rng = np.random.default_rng(7)
     pool = rng.normal(size=(5000, 16)).astype(np.float32) + 0.5  # correlated, like embeddings

@@ -14,7 +14,10 @@ import pytest
 from rich.console import Console
 
 from memorybank import ConfigurationError, MemoryBank, ValidationError
-from memorybank.bench.locomo import (
+from memorybank.embedders.local import LocalEmbedder
+from memorybank.model import Category, Memory, SearchHit
+from memorybank.stores.sqlite import SQLiteStore
+from memorybank_bench.locomo import (
     Latency,
     LocomoReport,
     VariantResult,
@@ -26,9 +29,6 @@ from memorybank.bench.locomo import (
     reciprocal_rank,
     run_locomo,
 )
-from memorybank.embedders.local import LocalEmbedder
-from memorybank.model import Category, Memory, SearchHit
-from memorybank.stores.sqlite import SQLiteStore
 
 # Measured R@10 of the fused default on the dev data (0.805, 760 questions) minus 2 points.
 # Raise it as retrieval improves, so a regression cannot pass unnoticed.

@@ -296,7 +296,7 @@ def test_json_option_everywhere() -> None:
 
 
 def test_clear_asks_when_interactive(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("memorybank.cli._interactive", lambda: True)
+    monkeypatch.setattr("memorybank.cli.memories._interactive", lambda: True)
     add(db, "alice", "I prefer dark mode", "-c", "preference")
     declined = CliRunner().invoke(app, ["clear", "alice", "--db", db], input="n\n", env=ENV)
     assert declined.exit_code == 1
@@ -328,7 +328,7 @@ def test_bench_latency_is_wired(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         calls.append(kwargs)
         return _FakeReport()
 
-    monkeypatch.setattr("memorybank.bench.latency.run_latency", fake_run_latency)
+    monkeypatch.setattr("memorybank_bench.latency.run_latency", fake_run_latency)
     out = tmp_path / "latency.json"
     args = ["bench", "latency", "--sizes", "10,20", "--per-user", "5", "--pool", "30"]
     args += ["--samples", "7", "--workdir", str(tmp_path), "--json", str(out)]

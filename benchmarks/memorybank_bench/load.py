@@ -431,6 +431,146 @@ def _seed(client: _Http, count: int, rng: random.Random) -> list[str]:
     return ids
 
 
+class _Run:
+    """What the client threads of one run share: the server, what they record, and when to
+    start and stop."""
+
+    def __init__(
+        self, base: str, headers: dict[str, str], ids: list[str], repeat: float, clients: int
+    ) -> None:
+        self.base = base
+        self.headers = headers
+        self.repeat = repeat
+        self.samples: dict[str, list[float]] = {name: [] for name, _ in MIX}
+        self.errors: dict[str, int] = {name: 0 for name, _ in MIX}
+        self.error_samples: list[str] = []
+        self.questions: set[str] = set()
+        self.known = list(ids)
+        self.lock = threading.Lock()
+        self.barrier = threading.Barrier(clients + 1)
+        self.stop_at = 0.0
+
+    def one(self, kind: str, conn: _Http, rng: random.Random, asker: _Asker) -> tuple[int, bytes]:
+        """One request of ``kind``: its status and body."""
+        if kind == "search":
+            question = asker.next()
+            with self.lock:
+                self.questions.add(question)
+            return conn.request("GET", "/api/search", {"q": question, "limit": 10})
+        if kind == "save":
+            status, body = conn.request("POST", "/api/memory/user", body={"fact": _fact(rng)})
+            if status == 201:
+                with self.lock:
+                    self.known.append(json.loads(body)["memory"]["id"])
+            return status, body
+        pick = rng.random()
+        if pick < 0.5 or not self.known:
+            return conn.request("GET", "/api/recent", {"limit": 20})
+        with self.lock:
+            memory_id = rng.choice(self.known)
+        if pick < 0.8:
+            return conn.request("GET", f"/api/memories/{memory_id}")
+        return conn.request("GET", f"/api/memories/{memory_id}/history")
+
+    def client(self, index: int) -> None:
+        """One client's loop, from the barrier to ``stop_at``; recorded at the end."""
+        rng = random.Random(1000 + index)
+        asker = _Asker(random.Random(5000 + index), self.repeat)
+        names = [name for name, _ in MIX]
+        weights = [w for _, w in MIX]
+        mine: dict[str, list[float]] = {name: [] for name in names}
+        bad: dict[str, int] = dict.fromkeys(names, 0)
+        conn = _Http(self.base, self.headers)
+        try:
+            self.barrier.wait()
+            while time.perf_counter() < self.stop_at:
+                kind = rng.choices(names, weights)[0]
+                start = time.perf_counter()
+                problem = self._attempt(kind, conn, rng, asker)
+                mine[kind].append((time.perf_counter() - start) * 1000)
+                if problem is not None:
+                    bad[kind] += 1
+                    with self.lock:
+                        if len(self.error_samples) < 10:
+                            self.error_samples.append(problem[:300])
+        finally:
+            conn.close()
+        with self.lock:
+            for name in names:
+                self.samples[name].extend(mine[name])
+                self.errors[name] += bad[name]
+
+    def _attempt(self, kind: str, conn: _Http, rng: random.Random, asker: _Asker) -> str | None:
+        """One request; None when it went well, else what went wrong."""
+        try:
+            status, body = self.one(kind, conn, rng, asker)
+        except (OSError, httptools.HttpParserError) as exc:
+            return f"{kind}: {type(exc).__name__}: {exc}"
+        ok = status < 400 or (kind == "save" and status == 409)  # near-duplicate
+        return None if ok else f"{kind}: {status} {body[:200]!r}"
+
+
+@dataclass
+class _Timing:
+    """How long a run took, and the CPU it cost on each side."""
+
+    elapsed: float
+    client_cpu: float
+    server_cpu: float | None
+    host_reference: tuple[float, float] | None
+
+
+def _drive(
+    run: _Run,
+    clients: int,
+    seconds: float,
+    process: psutil.Process | None,
+    reference: _HostReference | None,
+) -> _Timing:
+    """Start ``clients`` threads, release them together for ``seconds``, wait for them."""
+    threads = [threading.Thread(target=run.client, args=(i,)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    run.stop_at = time.perf_counter() + seconds
+    cpu_before = _cpu_seconds(process)
+    client_before = time.process_time()
+    began = time.perf_counter()
+    run.barrier.wait()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - began
+    client_cpu = time.process_time() - client_before
+    cpu_after = _cpu_seconds(process)
+    host_reference = (reference.before, reference.measure()) if reference else None
+    server_cpu = None
+    if cpu_before is not None and cpu_after is not None:
+        server_cpu = cpu_after - cpu_before
+    return _Timing(elapsed, client_cpu, server_cpu, host_reference)
+
+
+def _op_stats(
+    samples: dict[str, list[float]], errors: dict[str, int], elapsed: float
+) -> list[OpStats]:
+    """Counts and percentiles per kind of request, then of all of them together."""
+    ops = []
+    for name in [*samples, "all"]:
+        values = sorted(v for n, vs in samples.items() if name in (n, "all") for v in vs)
+        count_errors = sum(errors.values()) if name == "all" else errors[name]
+        ops.append(
+            OpStats(
+                name=name,
+                count=len(values),
+                errors=count_errors,
+                per_s=len(values) / elapsed if elapsed else 0.0,
+                p50_ms=_percentile(values, 50),
+                p95_ms=_percentile(values, 95),
+                p99_ms=_percentile(values, 99),
+                max_ms=values[-1] if values else 0.0,
+            )
+        )
+    return ops
+
+
 def run_load(
     *,
     url: str | None = None,
@@ -452,11 +592,6 @@ def run_load(
     console = console or Console(stderr=True)
     workers = workers or max(1, os.cpu_count() or 1)
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    samples: dict[str, list[float]] = {name: [] for name, _ in MIX}
-    errors: dict[str, int] = {name: 0 for name, _ in MIX}
-    error_samples: list[str] = []
-    questions: set[str] = set()
-    lock = threading.Lock()
     with _server(url, workers) as (base, process):
         console.print(f"Load on {base} ({'started here' if process else 'given'}).")
         client = _Http(base, headers)
@@ -466,110 +601,25 @@ def run_load(
             client.close()
         # Only for a server started here: another machine's speed is not this one's.
         reference = _HostReference() if process else None
-        known = list(ids)
-        barrier = threading.Barrier(clients + 1)
-        stop_at = [0.0]
-
-        def one(kind: str, conn: _Http, rng: random.Random, asker: _Asker) -> tuple[int, bytes]:
-            if kind == "search":
-                question = asker.next()
-                with lock:
-                    questions.add(question)
-                return conn.request("GET", "/api/search", {"q": question, "limit": 10})
-            if kind == "save":
-                status, body = conn.request("POST", "/api/memory/user", body={"fact": _fact(rng)})
-                if status == 201:
-                    with lock:
-                        known.append(json.loads(body)["memory"]["id"])
-                return status, body
-            pick = rng.random()
-            if pick < 0.5 or not known:
-                return conn.request("GET", "/api/recent", {"limit": 20})
-            with lock:
-                memory_id = rng.choice(known)
-            if pick < 0.8:
-                return conn.request("GET", f"/api/memories/{memory_id}")
-            return conn.request("GET", f"/api/memories/{memory_id}/history")
-
-        def worker(index: int) -> None:
-            rng = random.Random(1000 + index)
-            asker = _Asker(random.Random(5000 + index), repeat)
-            names = [name for name, _ in MIX]
-            weights = [w for _, w in MIX]
-            mine: dict[str, list[float]] = {name: [] for name in names}
-            bad: dict[str, int] = dict.fromkeys(names, 0)
-            conn = _Http(base, headers)
-            try:
-                barrier.wait()
-                while time.perf_counter() < stop_at[0]:
-                    kind = rng.choices(names, weights)[0]
-                    start = time.perf_counter()
-                    try:
-                        status, body = one(kind, conn, rng, asker)
-                        ok = status < 400 or (kind == "save" and status == 409)  # near-duplicate
-                        problem = "" if ok else f"{kind}: {status} {body[:200]!r}"
-                    except (OSError, httptools.HttpParserError) as exc:
-                        ok, problem = False, f"{kind}: {type(exc).__name__}: {exc}"
-                    mine[kind].append((time.perf_counter() - start) * 1000)
-                    if not ok:
-                        bad[kind] += 1
-                        with lock:
-                            if len(error_samples) < 10:
-                                error_samples.append(problem[:300])
-            finally:
-                conn.close()
-            with lock:
-                for name in names:
-                    samples[name].extend(mine[name])
-                    errors[name] += bad[name]
-
-        threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
-        for thread in threads:
-            thread.start()
-        stop_at[0] = time.perf_counter() + seconds
-        cpu_before = _cpu_seconds(process)
-        client_before = time.process_time()
-        began = time.perf_counter()
-        barrier.wait()
-        for thread in threads:
-            thread.join()
-        elapsed = time.perf_counter() - began
-        client_cpu = time.process_time() - client_before
-        cpu_after = _cpu_seconds(process)
-        host_reference = (reference.before, reference.measure()) if reference else None
-
-    ops = []
-    for name in [*samples, "all"]:
-        values = sorted(v for n, vs in samples.items() if name in (n, "all") for v in vs)
-        count_errors = sum(errors.values()) if name == "all" else errors[name]
-        ops.append(
-            OpStats(
-                name=name,
-                count=len(values),
-                errors=count_errors,
-                per_s=len(values) / elapsed if elapsed else 0.0,
-                p50_ms=_percentile(values, 50),
-                p95_ms=_percentile(values, 95),
-                p99_ms=_percentile(values, 99),
-                max_ms=values[-1] if values else 0.0,
-            )
-        )
+        run = _Run(base, headers, ids, repeat, clients)
+        timing = _drive(run, clients, seconds, process, reference)
+    ops = _op_stats(run.samples, run.errors, timing.elapsed)
     requests = ops[-1].count
     cpu_ms = None
-    if cpu_before is not None and cpu_after is not None and requests:
-        cpu_ms = (cpu_after - cpu_before) * 1000 / requests
+    if timing.server_cpu is not None and requests:
+        cpu_ms = timing.server_cpu * 1000 / requests
     return LoadReport(
         url=base,
-        seconds=elapsed,
+        seconds=timing.elapsed,
         clients=clients,
         seeded=len(ids),
         ops=ops,
-        errors=sum(errors.values()),
-        error_samples=error_samples,
+        errors=sum(run.errors.values()),
+        error_samples=run.error_samples,
         workers=workers if process else None,
         repeat=repeat,
-        distinct_searches=len(questions),
+        distinct_searches=len(run.questions),
         server_cpu_ms_per_request=cpu_ms,
-        client_cpu_ms_per_request=client_cpu * 1000 / requests if requests else None,
-        host_reference_ms=host_reference,
+        client_cpu_ms_per_request=timing.client_cpu * 1000 / requests if requests else None,
+        host_reference_ms=timing.host_reference,
     )

@@ -1,5 +1,5 @@
 """The latency benchmark on PostgreSQL: the same filler rows, sizes and measurements as on
-SQLite (:mod:`memorybank.bench.latency`), plus the recall of the HNSW index against exact search.
+SQLite (:mod:`memorybank_bench.latency`), plus the recall of the HNSW index against exact search.
 
 One database at ``url`` is grown size by size. Filler rows go in with ``COPY … (FORMAT
 BINARY)`` built by hand (no per-row statements, no text formatting of 384 floats); when a load
@@ -27,19 +27,19 @@ import numpy as np
 import psycopg
 from rich.console import Console
 
-from memorybank.bench.latency import (
-    FILL_CHUNK,
-    BuildStats,
-    FillPlan,
-    Pool,
-    _planned_rows,
-    _progress,
-    resume_point,
-)
 from memorybank.embedders.base import Vectors
 from memorybank.model import MemoryFilter, ScopeSet, new_id, utcnow
 from memorybank.stores.postgres import PostgresStore, redact_url
 from memorybank.stores.postgres_schema import SEARCH_INDEXES
+from memorybank_bench.latency_build import (
+    FILL_CHUNK,
+    FillPlan,
+    Pool,
+    planned_rows,
+    progress_bar,
+    resume_point,
+)
+from memorybank_bench.latency_report import BuildStats
 
 #: Loads of at least this many rows drop the search indexes and rebuild them afterwards.
 REBUILD_ABOVE = 50_000
@@ -147,10 +147,10 @@ def fill_pg(
     with psycopg.connect(url, autocommit=True) as conn:
         if rebuild:
             conn.execute(f"DROP INDEX IF EXISTS {', '.join(SEARCH_INDEXES)}")
-        with _progress(console) as progress:
+        with progress_bar(console) as progress:
             task = progress.add_task(f"COPY N={n:,}", total=n, completed=start)
             chunk: list[tuple[str, int, float]] = []
-            for item in _planned_rows(plan, start, n):
+            for item in planned_rows(plan, start, n):
                 chunk.append(item)
                 if len(chunk) == FILL_CHUNK * 4:
                     _copy_chunk(conn, plan, pool, chunk)

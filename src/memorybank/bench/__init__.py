@@ -1,1 +1,0 @@
-"""Benchmarks of memorybank itself: latency, throughput and memory at realistic sizes."""

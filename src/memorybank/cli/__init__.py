@@ -1,0 +1,61 @@
+"""The ``memorybank`` command: every :class:`~memorybank.MemoryBank` operation from a shell.
+
+    memorybank add alice "I prefer dark mode" -c preference
+    memorybank search alice "which theme?" --json
+    memorybank export alice --format markdown --output alice.md
+    memorybank serve --port 8000
+
+Each command opens the bank at ``--db`` (or ``$MEMORYBANK_URL``, or the default file in
+``$MEMORYBANK_HOME``), does one thing and closes it. People get rich tables; ``--json``
+prints machine-readable JSON instead. Errors of the :class:`~memorybank.MemoryBankError`
+tree are turned into a one-line message and an exit code in one place,
+:func:`~memorybank.cli._common.handles_errors`: ``ValidationError`` → 2, ``NotFound`` → 3,
+any other → 1.
+
+The commands live by group in :mod:`~memorybank.cli.memories` (one user's memories),
+:mod:`~memorybank.cli.data` (whole databases), :mod:`~memorybank.cli.serving` (``serve``,
+``mcp``), :mod:`~memorybank.cli.bench` and :mod:`~memorybank.cli.admin`; they are registered
+here, in the order ``memorybank --help`` lists them.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from memorybank.cli import data, memories, serving
+from memorybank.cli.admin import admin_app
+from memorybank.cli.bench import bench_app
+
+app = typer.Typer(
+    name="memorybank",
+    help="Long-term memory for LLM assistants: save, search, update and forget facts.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(bench_app, name="bench")
+app.add_typer(admin_app, name="admin")
+
+app.command("add")(memories.add)
+app.command("search")(memories.search)
+app.command("list")(memories.list_)
+app.command("get")(memories.get)
+app.command("update")(memories.update)
+app.command("delete")(memories.delete)
+app.command("clear")(memories.clear)
+app.command("history")(memories.history)
+app.command("export")(data.export)
+app.command("import")(data.import_)
+app.command("reindex")(data.reindex)
+app.command("stats")(data.stats)
+app.command("migrate")(data.migrate)
+app.command("serve")(serving.serve)
+app.command("mcp")(serving.mcp)
+
+
+def main() -> None:
+    """Entry point of the ``memorybank`` script."""
+    app()
+
+
+__all__ = ["app", "main"]

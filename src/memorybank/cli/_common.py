@@ -1,0 +1,109 @@
+"""What every command shares: the common options, the consoles, JSON output, progress bars,
+and :func:`handles_errors`, the one place where memorybank errors become a message and an
+exit code (``ValidationError`` → 2, ``NotFound`` → 3, any other → 1)."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from memorybank.errors import MemoryBankError, NotFound, ValidationError
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+# -- shared options -------------------------------------------------------------------------
+
+DbOption = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        envvar="MEMORYBANK_URL",
+        help="Database URL, e.g. sqlite:////path/to/memories.db "
+        "(default: the file in $MEMORYBANK_HOME).",
+        show_envvar=True,
+    ),
+]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")
+]
+UserArg = Annotated[str, typer.Argument(help="The user whose memories these are.")]
+IdArg = Annotated[str, typer.Argument(help="The memory id (mem_…).")]
+ProjectOption = Annotated[
+    str | None,
+    typer.Option("--project", "-p", help="A project id: work in that shared project's scope."),
+]
+
+
+# -- output helpers -------------------------------------------------------------------------
+
+
+def stdout() -> Console:
+    # Made per call so that the width and terminal checks see the current environment.
+    return Console()
+
+
+def stderr() -> Console:
+    return Console(stderr=True)
+
+
+def print_json(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def exit_code(exc: MemoryBankError) -> int:
+    if isinstance(exc, ValidationError):
+        return 2
+    if isinstance(exc, NotFound):
+        return 3
+    return 1
+
+
+def fail(message: str, code: int, as_json: bool) -> NoReturn:
+    if as_json:
+        print_json({"success": False, "error": message})
+    else:
+        typer.echo(f"Error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
+    """The one place where memorybank errors become a message and an exit code."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        as_json = kwargs.get("as_json") is True
+        try:
+            return func(*args, **kwargs)
+        except MemoryBankError as exc:
+            fail(str(exc), exit_code(exc), as_json)
+        except OSError as exc:  # files given on the command line (export/import)
+            fail(str(exc), 1, as_json)
+
+    return wrapper
+
+
+def progress_bar() -> Progress:
+    """A progress bar on standard error (so --json output stays clean), only on a terminal."""
+    console = stderr()
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    )

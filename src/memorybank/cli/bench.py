@@ -1,0 +1,201 @@
+"""``memorybank bench …``: the benchmarks of :mod:`memorybank_bench`, which ship beside the
+runtime package and need the ``bench`` extra. Without them, a benchmark command exits 1 with
+one line saying how to install them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from memorybank.cli._common import handles_errors, stdout
+from memorybank.errors import ConfigurationError
+
+bench_app = typer.Typer(
+    help="Benchmarks of a real bank on this machine.",
+    no_args_is_help=True,
+)
+
+#: Top-level modules the benchmarks need beyond the runtime package's dependencies.
+BENCH_MODULES = frozenset({"memorybank_bench", "psutil", "matplotlib"})
+BENCH_INSTALL = "pip install 'memorybank[bench]'"
+
+
+def missing_bench_message(module: str) -> str:
+    """The one line a benchmark command prints when ``module`` cannot be imported."""
+    return f"the benchmarks are not installed ({module} is missing): {BENCH_INSTALL}"
+
+
+@contextmanager
+def bench_installed() -> Iterator[None]:
+    """Turn a missing benchmark package or ``bench`` extra, met while importing within,
+    into a :class:`ConfigurationError` saying how to install them; other import errors pass."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        missing = (exc.name or "").partition(".")[0]
+        if missing not in BENCH_MODULES:
+            raise
+        raise ConfigurationError(missing_bench_message(missing)) from exc
+
+
+def _parse_sizes(raw: str) -> list[int]:
+    try:
+        sizes = [int(part.replace("_", "")) for part in raw.split(",") if part.strip()]
+    except ValueError as exc:
+        raise typer.BadParameter(f"{raw!r} is not a comma-separated list of integers") from exc
+    if not sizes or any(size < 1 for size in sizes):
+        raise typer.BadParameter("give one or more positive sizes, e.g. 10000,100000")
+    return sizes
+
+
+@bench_app.command("latency")
+@handles_errors
+def bench_latency(
+    sizes: Annotated[
+        str,
+        typer.Option("--sizes", help="Comma-separated database sizes (memories) to measure."),
+    ] = "10000,100000,1000000",
+    per_user: Annotated[
+        int, typer.Option("--per-user", help="Memories per user in the generated databases.")
+    ] = 10_000,
+    pool: Annotated[
+        int, typer.Option("--pool", help="How many distinct generated texts to draw from.")
+    ] = 20_000,
+    samples: Annotated[
+        int, typer.Option("--samples", help="Timed operations per measurement.")
+    ] = 200,
+    workdir: Annotated[
+        Path | None,
+        typer.Option("--workdir", help="Where to build the databases (default: a temp dir)."),
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the report as JSON to this file.")
+    ] = None,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url",
+            help="Measure on this PostgreSQL database (postgresql://…), grown in place; also "
+            "reports the HNSW index's recall@10 against exact search.",
+        ),
+    ] = None,
+) -> None:
+    """Measure search, save and list latency at growing database sizes."""
+    with bench_installed():
+        from memorybank_bench.latency import run_latency
+
+    console = stdout()
+    report = run_latency(
+        sizes=_parse_sizes(sizes),
+        per_user=per_user,
+        pool_size=min(pool, max(_parse_sizes(sizes))),
+        samples=samples,
+        workdir=workdir,
+        console=console,
+        url=url,
+    )
+    console.print(report.table())
+    if json_out is not None:
+        json_out.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
+        console.print(f"Wrote {json_out}.")
+
+
+@bench_app.command("locomo")
+@handles_errors
+def bench_locomo(
+    data: Annotated[
+        Path,
+        typer.Option("--data", help="locomo_dev.json, or a folder of LoCoMo-format .json files."),
+    ],
+    ks: Annotated[
+        str, typer.Option("--k", help="Comma-separated cut-offs for recall@k.")
+    ] = "1,5,10",
+    ablate: Annotated[
+        bool,
+        typer.Option("--ablate", help="Also run vector-only and BM25-only beside the default."),
+    ] = False,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the report as JSON to this file.")
+    ] = None,
+    chart: Annotated[
+        Path | None, typer.Option("--chart", help="Also draw recall@k as a PNG (needs matplotlib).")
+    ] = None,
+    workdir: Annotated[
+        Path | None,
+        typer.Option("--workdir", help="Where to build the database (default: a temp dir)."),
+    ] = None,
+) -> None:
+    """Retrieval quality on LoCoMo: every turn ingested, every question searched."""
+    with bench_installed():
+        from memorybank_bench.locomo import run_locomo
+
+    console = stdout()
+    report = run_locomo(data, ks=_parse_sizes(ks), ablate=ablate, workdir=workdir, console=console)
+    console.print(report.table())
+    if json_out is not None:
+        json_out.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
+        console.print(f"Wrote {json_out}.")
+    if chart is not None:
+        console.print(f"Wrote {report.chart(chart)}.")
+
+
+@bench_app.command("load")
+@handles_errors
+def bench_load(
+    url: Annotated[
+        str | None,
+        typer.Option("--url", help="A running server (default: start one on a temp database)."),
+    ] = None,
+    seconds: Annotated[float, typer.Option("--seconds", help="How long to drive it.")] = 30.0,
+    clients: Annotated[int, typer.Option("--clients", help="Concurrent clients.")] = 16,
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", min=1, help="Server processes to start (default: one per core)."),
+    ] = None,
+    repeat: Annotated[
+        float,
+        typer.Option(
+            "--repeat",
+            min=0.0,
+            max=1.0,
+            help="Share of a client's searches that repeat one of its recent questions.",
+        ),
+    ] = 0.3,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key", envvar="MEMORYBANK_API_KEY", help="Key for a server in auth mode."
+        ),
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the report as JSON to this file.")
+    ] = None,
+) -> None:
+    """Throughput and latency under load: 80% search, 15% save, 5% other, over loopback."""
+    with bench_installed():
+        from memorybank_bench.load import run_load
+
+    console = stdout()
+    report = run_load(
+        url=url,
+        seconds=seconds,
+        clients=clients,
+        workers=workers,
+        repeat=repeat,
+        api_key=api_key,
+        console=console,
+    )
+    console.print(report.table())
+    for sample in report.error_samples:
+        console.print(Text(sample, style="red"))
+    if json_out is not None:
+        json_out.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
+        console.print(f"Wrote {json_out}.")
+    if report.errors:
+        raise typer.Exit(1)

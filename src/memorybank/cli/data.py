@@ -1,0 +1,210 @@
+"""Commands on a whole database: export, import, reindex, stats, migrate."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.progress import TaskID
+from rich.table import Table
+from rich.text import Text
+
+import memorybank
+from memorybank.bank import MemoryBank
+from memorybank.cli._common import (
+    DbOption,
+    JsonOption,
+    ProjectOption,
+    UserArg,
+    handles_errors,
+    print_json,
+    progress_bar,
+    stdout,
+)
+
+if TYPE_CHECKING:
+    from memorybank.migrate import MigrationReport
+
+
+class ExportFormat(StrEnum):
+    """Formats of ``memorybank export``."""
+
+    JSON = "json"
+    MARKDOWN = "markdown"
+
+
+@handles_errors
+def export(
+    user: UserArg,
+    project: ProjectOption = None,
+    format: Annotated[
+        ExportFormat,
+        typer.Option("--format", "-f", help="json (lossless, for import) or markdown (to read)."),
+    ] = ExportFormat.JSON,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Write to this file instead of standard output."),
+    ] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Export every memory of the user's private scope (or of --project)."""
+    with memorybank.open(db) as bank:
+        text = bank.export(user, format.value, project_id=project)
+    if output is None:
+        typer.echo(text)
+        return
+    output.write_text(text + "\n", encoding="utf-8")
+    if as_json:
+        print_json({"success": True, "path": str(output), "format": format.value})
+    else:
+        stdout().print(f"Wrote {format.value} export to {output}.")
+
+
+@handles_errors
+def import_(
+    user: UserArg,
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="A JSON file made by `memorybank export`.",
+            exists=True,
+            dir_okay=False,
+            readable=True,
+        ),
+    ],
+    project: ProjectOption = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Import a JSON export into a user (ids and times are kept; vectors are made anew)."""
+    data = file.read_bytes()
+    with memorybank.open(db) as bank, progress_bar() as progress:
+        task = progress.add_task("Embedding", total=None)
+
+        def report(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        results = bank.import_(user, data, project_id=project, progress=report)
+    imported = sum(1 for r in results if r.success)
+    skipped = len(results) - imported
+    if as_json:
+        print_json({"success": True, "imported": imported, "skipped": skipped})
+    else:
+        stdout().print(f"Imported {imported} memories ({skipped} already there, skipped).")
+
+
+@handles_errors
+def reindex(db: DbOption = None, as_json: JsonOption = False) -> None:
+    """Re-embed every memory with the configured embedder (after changing the model)."""
+    from memorybank.factory import build_embedder, build_store
+
+    overrides: dict[str, Any] = {} if db is None else {"url": db}
+    settings = memorybank.Settings(**overrides)
+    embedder = build_embedder(settings)
+    try:
+        store = build_store(settings, embedder.dimension)
+    except BaseException:
+        embedder.close()
+        raise
+    bank = MemoryBank(
+        store,
+        embedder,
+        policy=settings.policy,
+        retrieval=settings.retrieval,
+        check_model=False,
+    )
+    with bank, progress_bar() as progress:
+        task = progress.add_task("Re-embedding", total=None)
+
+        def report(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        count = bank.reindex(progress=report)
+        model = embedder.model_id
+    if as_json:
+        print_json({"success": True, "reindexed": count, "embedding_model": model})
+    else:
+        stdout().print(f"Re-embedded {count} memories with {model}.")
+
+
+@handles_errors
+def stats(db: DbOption = None, as_json: JsonOption = False) -> None:
+    """Show counts and settings of the database."""
+    with memorybank.open(db) as bank:
+        values = bank.stats()
+    if as_json:
+        print_json(values)
+        return
+    table = Table(title="memorybank", show_header=False)
+    table.add_column("name", style="bold")
+    table.add_column("value", overflow="fold")
+    for name, value in values.items():
+        table.add_row(name, Text(str(value)))
+    stdout().print(table)
+
+
+@handles_errors
+def migrate(
+    source: Annotated[
+        str, typer.Option("--from", help="The database to copy, e.g. sqlite:////path/to/a.db.")
+    ],
+    destination: Annotated[
+        str,
+        typer.Option("--to", help="Where to copy it, e.g. postgresql://user:pw@host/memorybank."),
+    ],
+    batch_size: Annotated[
+        int, typer.Option("--batch-size", help="Rows per transaction in the destination.")
+    ] = 500,
+    as_json: JsonOption = False,
+) -> None:
+    """Copy a whole database to another backend: memories with their vectors (no
+    re-embedding), history, users, orgs, projects, members, API key hashes, threads and
+    provider settings. Run it again after an interruption: it continues without duplicates.
+    Exits 1 when the copy's counts or checksums do not match the source's."""
+    from memorybank.migrate import migrate as run_migration
+
+    with progress_bar() as progress:
+        tasks: dict[str, TaskID] = {}
+
+        def report(table: str, done: int, total: int) -> None:
+            if table not in tasks:
+                tasks[table] = progress.add_task(f"Copying {table}", total=total)
+            progress.update(tasks[table], completed=done, total=total)
+
+        result = run_migration(source, destination, batch_size=batch_size, progress=report)
+    if as_json:
+        print_json(result.as_dict())
+    else:
+        stdout().print(_migration_table(result))
+    if not result.ok:
+        bad = ", ".join(t.name for t in result.tables if not t.ok)
+        typer.echo(
+            f"Verification FAILED for {bad}: the destination differs from the source.", err=True
+        )
+        raise typer.Exit(1)
+    if not as_json:
+        stdout().print(
+            f"Verified: every table's row count and content checksum match "
+            f"({result.seconds:.1f} s)."
+        )
+
+
+def _migration_table(result: MigrationReport) -> Table:
+    from memorybank.stores.postgres import redact_url
+
+    table = Table(title=f"{redact_url(result.source)} → {redact_url(result.destination)}")
+    for name in ("table", "source rows", "copied now", "destination rows", "checksum", "ok"):
+        table.add_column(name, justify="left" if name in ("table", "checksum") else "right")
+    for t in result.tables:
+        table.add_row(
+            t.name,
+            f"{t.source_rows:,}",
+            f"{t.copied:,}",
+            f"{t.destination_rows:,}",
+            t.source_checksum[:12],
+            Text("✔", style="green") if t.ok else Text("✘ mismatch", style="bold red"),
+        )
+    return table

@@ -1,0 +1,183 @@
+"""Serving: the REST API, MCP and web UI over HTTP (``serve``), and the tools over stdio
+(``mcp``). The server is imported only when a command runs, so that ``memorybank --help``
+and the other commands stay light."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.text import Text
+
+import memorybank
+from memorybank.cli._common import DbOption, JsonOption, handles_errors, print_json, stdout
+from memorybank.errors import ValidationError
+
+if TYPE_CHECKING:
+    from memorybank.settings import Settings
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+@handles_errors
+def serve(
+    host: Annotated[
+        str,
+        typer.Option("--host", help="Interface to listen on (non-loopback only once users exist)."),
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="TCP port to listen on.")] = 8000,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Worker processes; each loads the embedding model. One per core under load.",
+        ),
+    ] = 1,
+    access_log: Annotated[
+        bool,
+        typer.Option(
+            "--access-log/--no-access-log",
+            help="Log every request (off by default: /metrics counts them for less CPU).",
+        ),
+    ] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Serve the REST API, MCP at /mcp and the web UI.
+
+    With no users configured it runs in single-user local mode and only on a loopback address;
+    with users (see `memorybank admin`), every /api request needs an API key. With --workers N
+    the server runs N processes sharing the port and the database.
+    """
+    import uvicorn
+
+    from memorybank.accounts import Accounts
+    from memorybank.server.app import create_app
+    from memorybank.settings import Settings
+
+    url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    settings = Settings(url=db) if db is not None else Settings()
+    with memorybank.open(db) as bank:
+        accounts = Accounts.open(bank, settings)
+        local = not accounts.has_users()
+        _check_host(host, local)
+        _announce(url, local, as_json)
+        if workers == 1:
+            uvicorn.run(
+                create_app(bank, accounts, settings, host=host),
+                host=host,
+                port=port,
+                access_log=access_log,
+            )
+            return
+    _serve_workers(settings, host, port, workers, access_log)
+
+
+def _check_host(host: str, local: bool) -> None:
+    """Local mode has no authentication, so it listens on a loopback address only."""
+    if local and host not in LOOPBACK_HOSTS:
+        raise ValidationError(
+            f"refusing to listen on {host!r}: no users are configured, so the server runs "
+            "in single-user local mode without authentication and only binds to a loopback "
+            "address (127.0.0.1, localhost or ::1); create a user and an API key with "
+            "`memorybank admin create-user` and `memorybank admin create-key` first",
+            field="host",
+        )
+
+
+def _announce(url: str, local: bool, as_json: bool) -> None:
+    """Say where the server listens and in which mode."""
+    mode = "local" if local else "auth"
+    if as_json:
+        print_json({"url": url, "mode": mode})
+    elif local:
+        stdout().print(
+            Text.assemble(
+                "Serving memorybank on ",
+                (url, "bold"),
+                " in single-user local mode (user 'local', no API keys, loopback only; "
+                "Ctrl+C to stop)",
+            )
+        )
+    else:
+        stdout().print(
+            Text.assemble(
+                "Serving memorybank on ",
+                (url, "bold"),
+                " (API keys required; Ctrl+C to stop)",
+            )
+        )
+
+
+def _serve_workers(
+    settings: Settings, host: str, port: int, workers: int, access_log: bool
+) -> None:
+    """Several workers: uvicorn starts each from an import string, and each opens the
+    database itself; the environment carries what this process resolved."""
+    import uvicorn
+
+    from memorybank.server.app import SERVE_HOST_ENV
+
+    os.environ["MEMORYBANK_URL"] = settings.database_url()
+    os.environ[SERVE_HOST_ENV] = host
+    # One embedder thread per core in all: N processes each spreading one query over every
+    # core would fight over them.
+    os.environ.setdefault(
+        "MEMORYBANK_EMBEDDER_THREADS", str(max(1, (os.cpu_count() or 1) // workers))
+    )
+    uvicorn.run(
+        "memorybank.server.app:app_from_environment",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        access_log=access_log,
+    )
+
+
+@handles_errors
+def mcp(
+    user: Annotated[
+        str,
+        typer.Option(
+            "--user",
+            envvar="MEMORYBANK_MCP_USER",
+            show_envvar=True,
+            help="The user whose memories the tools read and write.",
+        ),
+    ],
+    project: Annotated[
+        str | None,
+        typer.Option(
+            "--project",
+            "-p",
+            envvar="MEMORYBANK_MCP_PROJECT",
+            show_envvar=True,
+            help="A project id: recall also reads that shared project's memories.",
+        ),
+    ] = None,
+    profile: Annotated[
+        str,
+        typer.Option(
+            "--profile",
+            envvar="MEMORYBANK_MCP_PROFILE",
+            show_envvar=True,
+            help="The tool set: blah, supermemory, pagespace, hyperspark, oxydra or default.",
+        ),
+    ] = "default",
+    thread: Annotated[
+        str | None, typer.Option("--thread", help="The conversation thread id, if any.")
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Serve the memory tools to an MCP host over stdio (standard output is the protocol)."""
+    import logging
+
+    from memorybank.mcp import run_stdio
+
+    # Logs go to standard error: standard output belongs to the protocol.
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    run_stdio(db, user, project=project, profile=profile, thread=thread)

@@ -1,0 +1,48 @@
+"""Importing memorybank (and its CLI) loads no model runtime: onnxruntime, onnx and tokenizers
+wait until an embedding is needed, and psutil belongs to the benchmarks alone."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("onnxruntime", "onnx", "tokenizers", "psutil")
+
+
+def _loaded_after(statement: str) -> list[str]:
+    """Which of :data:`HEAVY` a fresh interpreter has loaded after ``statement``."""
+    report = f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    code = f"import json, sys\n{statement}\n{report}"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    loaded: list[str] = json.loads(result.stdout)
+    return loaded
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["import memorybank", "import memorybank.errors", "import memorybank; import memorybank.cli"],
+)
+def test_importing_memorybank_loads_no_model_runtime(statement: str) -> None:
+    assert _loaded_after(statement) == []
+
+
+def test_the_embedders_load_when_asked_for() -> None:
+    statement = "from memorybank.embedders import LocalEmbedder"
+    assert set(_loaded_after(statement)) == {"onnxruntime", "onnx", "tokenizers"}
+
+
+def test_lazy_names_are_the_real_classes() -> None:
+    import memorybank.embedders as embedders
+    from memorybank.embedders.local import LocalEmbedder
+    from memorybank.embedders.openai import OpenAIEmbedder
+
+    assert embedders.LocalEmbedder is LocalEmbedder
+    assert embedders.OpenAIEmbedder is OpenAIEmbedder
+    assert {"LocalEmbedder", "OpenAIEmbedder"} <= set(dir(embedders))
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        _ = embedders.Nope
