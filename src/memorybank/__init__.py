@@ -1,9 +1,13 @@
 """memorybank: long-term memory for LLM assistants.
 
 >>> import memorybank
->>> with memorybank.open("sqlite:////tmp/demo.db") as bank:  # doctest: +SKIP
-...     bank.save("alice", "I prefer TypeScript", "preference")
+>>> with memorybank.open("sqlite:///memories.db") as bank:
+...     saved = bank.save("alice", "I prefer TypeScript", "preference")
 ...     hits = bank.search("alice", "which language does she like?")
+>>> saved.content
+'User prefers TypeScript'
+>>> [hit.memory.content for hit in hits]
+['User prefers TypeScript']
 """
 
 from __future__ import annotations
@@ -47,7 +51,8 @@ def open(url: str | None = None, **settings: Any) -> MemoryBank:  # noqa: A001
     ``$MEMORYBANK_HOME`` or the platform data dir) and the configured embedder (default: the
     bundled all-MiniLM-L6-v2). Other keyword arguments are :class:`Settings` fields.
 
-    >>> with memorybank.open("sqlite:////tmp/demo.db") as bank:  # doctest: +SKIP
+    >>> import memorybank
+    >>> with memorybank.open("sqlite:///memories.db") as bank:
     ...     bank.count("alice")
     0
     """

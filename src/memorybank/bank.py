@@ -1,7 +1,7 @@
 """MemoryBank: the one service object. Every interface (tools, REST, MCP, CLI) calls it.
 
 >>> import memorybank
->>> with memorybank.open("sqlite:////tmp/demo.db") as bank:  # doctest: +SKIP
+>>> with memorybank.open("sqlite:///demo.db") as bank:
 ...     bank.save("alice", "I prefer TypeScript", "preference").content
 ...     [hit.memory.content for hit in bank.search("alice", "favourite language")]
 'User prefers TypeScript'
@@ -75,8 +75,12 @@ class MemoryBank:
     ``query_cache_size`` distinct search queries are kept (``bank.query_cache``), so a repeated
     query skips the embedding model; 0 turns that off.
 
-    >>> bank = MemoryBank(store=store, embedder=embedder)  # doctest: +SKIP
-    >>> bank.save("u1", "User prefers dark mode", "preference").success  # doctest: +SKIP
+    >>> from memorybank.embedders import LocalEmbedder
+    >>> from memorybank.stores.sqlite import SQLiteStore
+    >>> embedder = LocalEmbedder()
+    >>> store = SQLiteStore("parts.db", dimension=embedder.dimension)
+    >>> with MemoryBank(store=store, embedder=embedder) as own:
+    ...     own.save("u1", "User prefers dark mode", "preference").success
     True
     """
 
@@ -177,7 +181,7 @@ class MemoryBank:
         importance and store one fact. ``role`` is the caller's role in ``project_id``
         (see :mod:`memorybank.permissions`; ``None``: the host application).
 
-        >>> bank.save("u1", "I prefer TypeScript", "preference").content  # doctest: +SKIP
+        >>> bank.save("u1", "I prefer TypeScript", "preference").content
         'User prefers TypeScript'
         """
         item = {
@@ -306,7 +310,8 @@ class MemoryBank:
     ) -> list[SearchHit]:
         """Hybrid search (vectors + BM25, weighted by importance and recency), best first.
 
-        >>> [h.memory.content for h in bank.search("u1", "programming language")]  # doctest: +SKIP
+        >>> _ = bank.save("u1", "User prefers TypeScript", "preference")
+        >>> [h.memory.content for h in bank.search("u1", "programming language")]
         ['User prefers TypeScript']
         """
         if not isinstance(query, str) or not query.strip():
@@ -489,7 +494,8 @@ class MemoryBank:
         """Change a memory in place: same id; re-validated, re-embedded, recorded in history.
         In a project's context (``project_id``) only its admins and owners may change memory.
 
-        >>> bank.update(mid, "u1", content="User prefers to be called SG").content  # doctest: +SKIP
+        >>> mid = bank.save("u1", "User prefers to be called Sam", "identity").memory_id
+        >>> bank.update(mid, "u1", content="User prefers to be called SG").content
         'User prefers to be called SG'
         """
         require(role, Action.CHANGE, project_id)

@@ -2,7 +2,9 @@
 
 Every error memorybank raises on purpose is a :class:`MemoryBankError`. Adapters (REST, MCP,
 tools, CLI) map this tree to their own error shapes in one place each; lower-level errors
-(apsw, httpx, onnxruntime) are translated inside the module that calls them.
+(apsw, httpx, onnxruntime) are translated inside the module that calls them. The classes are
+defined here, except the last four and ``MalformedReply``, which belong to the one adapter
+that raises them (:mod:`memorybank.server`, :mod:`memorybank.llm`).
 
     MemoryBankError
     ├── ValidationError        bad input; says which field and what to fix
@@ -11,7 +13,19 @@ tools, CLI) map this tree to their own error shapes in one place each; lower-lev
     ├── ConfigurationError     settings or database do not fit together
     │   └── EmbeddingModelMismatch
     ├── StoreError             the database failed (disk full, read-only, corrupt)
-    └── ProviderError          an embedding or LLM provider failed
+    ├── ProviderError          an embedding or LLM provider failed
+    │   └── MalformedReply     the chat model answered, but not with a JSON object (llm)
+    ├── Unauthorized           no valid API key on a request that needs one (server, 401)
+    ├── Conflict               the request clashes with what is stored (server, 409)
+    ├── TooLarge               a request body over the configured limit (server, 413)
+    └── RateLimited            too many AI writes in the last minute (server, 429)
+
+``tests/test_architecture.py`` checks that this tree is complete and matches the classes.
+
+>>> issubclass(EmbeddingModelMismatch, ConfigurationError)
+True
+>>> ValidationError("content too short", field="content").field
+'content'
 """
 
 from __future__ import annotations

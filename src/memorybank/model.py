@@ -335,7 +335,9 @@ class HistoryEvent(BaseModel):
     ) -> HistoryEvent:
         """An event of ``kind`` on ``memory`` (its id and scope), now unless ``created_at``.
 
-        >>> HistoryEvent.about(memory, EventKind.ADD, "alice")  # doctest: +SKIP
+        >>> memory = Memory(user_id="alice", content="User drinks tea", category="preference")
+        >>> HistoryEvent.about(memory, EventKind.ADD, "alice").kind
+        <EventKind.ADD: 'ADD'>
         """
         return cls(
             memory_id=memory.id,

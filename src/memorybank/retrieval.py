@@ -37,8 +37,9 @@ class RetrievalSettings(BaseModel):
     """Weights and sizes of hybrid retrieval (defaults measured on LoCoMo, see
     ``docs/retrieval.md``).
 
-    >>> RetrievalSettings(relevance_weight=0.7, importance_weight=0.2, recency_weight=0.1)
-    RetrievalSettings(...)
+    >>> weights = RetrievalSettings(relevance_weight=0.7, importance_weight=0.2, recency_weight=0.1)
+    >>> weights.relevance_weight, weights.candidates
+    (0.7, 50)
     """
 
     model_config = ConfigDict(frozen=True)

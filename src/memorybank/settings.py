@@ -36,8 +36,10 @@ def _problem(error: Any) -> str:
 class Settings(BaseSettings):
     """Everything configurable, with its environment variable (``MEMORYBANK_`` + name).
 
-    >>> Settings(url="sqlite:///tmp/mb.db").sqlite_path()
+    >>> Settings(url="sqlite:////tmp/mb.db").sqlite_path()
     PosixPath('/tmp/mb.db')
+    >>> Settings(url="sqlite:///mb.db").sqlite_path()
+    PosixPath('mb.db')
     """
 
     model_config = SettingsConfigDict(env_prefix="MEMORYBANK_", extra="forbid")

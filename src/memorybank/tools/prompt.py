@@ -19,6 +19,7 @@ def system_prompt(
     preference and relationship first, then the project's), never over ``budget_tokens``
     o200k tokens.
 
+    >>> from memorybank.tools import ToolContext
     >>> _ = bank.save("u1", "User prefers dark mode", "preference")
     >>> print(system_prompt(bank, ToolContext(user_id="u1"), "default", 300))
     You have a long-term memory of this user. ...
