@@ -11,9 +11,11 @@ How the filter runs: every decision memory carries ``metadata["kind"] == "decisi
 candidates: for recent memories by paging until enough match (exact), for search over the
 best :data:`SEARCH_POOL` decision candidates (a decision ranked below that is not found).
 
->>> log_decision(bank, ctx, "approved_discount", "successful",
-...              "Customer of 5 years; within the 15% limit", policy_applied="discount_v2")
-... # doctest: +SKIP
+>>> ctx = Caller(user_id="sam")
+>>> memory = log_decision(bank, ctx, "approved_discount", "successful",
+...                       "5-year customer; within the 15% limit", policy_applied="discount_v2")
+>>> print(memory.content)
+Decision approved_discount (successful): 5-year customer; within the 15% limit [policy discount_v2]
 """
 
 from __future__ import annotations
@@ -74,9 +76,11 @@ def log_decision(
     records of events, so two alike are both kept (no duplicate check). Importance is 6, +2
     for a precedent (it is meant to be recalled), +1 for an exception.
 
-    >>> log_decision(bank, ctx, "denied_refund", "pending", "Outside the 30-day window",
-    ...              policy_applied="refund_policy_v2").decision.action  # doctest: +SKIP
-    'denied_refund'
+    >>> ctx = Caller(user_id="sam")
+    >>> memory = log_decision(bank, ctx, "denied_refund", "pending", "Outside the 30-day window",
+    ...                       policy_applied="refund_policy_v2")
+    >>> memory.decision.action, memory.ring, memory.importance
+    ('denied_refund', <Ring.EPISODIC: 'episodic'>, 6)
     """
     bank.scope_set(ctx.user_id, ctx.project_id)  # validates the caller
     decision = _decision(
@@ -257,8 +261,12 @@ def filtered_search(
 ) -> builtins.list[SearchHit]:
     """:meth:`MemoryBank.search` narrowed by ``decisions`` (other keywords pass through).
 
-    >>> filtered_search(bank, "u1", "refunds", DecisionFilter(outcome="failed"))
-    ... # doctest: +SKIP
+    >>> ctx = Caller(user_id="u1")
+    >>> _ = log_decision(bank, ctx, "refunded_order", "successful", "Item arrived broken")
+    >>> _ = log_decision(bank, ctx, "refunded_order", "failed", "The card had expired")
+    >>> failed = filtered_search(bank, "u1", "refunds", DecisionFilter(outcome="failed"))
+    >>> [hit.memory.content for hit in failed]
+    ['Decision refunded_order (failed): The card had expired']
     """
     if not decisions.active:
         return bank.search(user_id, query, limit=limit, **filters)

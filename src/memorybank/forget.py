@@ -21,9 +21,20 @@ Who decides:
 Forgetting is real: deleted text leaves the table, the full-text index, the vectors and the
 history, and a rewritten memory's old text leaves its history too.
 
->>> preview = forget_preview(bank, ctx, "my old home address on Oak Street")  # doctest: +SKIP
->>> forget_confirm(bank, ctx, preview.plan.id).forgotten  # doctest: +SKIP
+>>> ctx = Caller(user_id="sam")
+>>> _ = bank.save("sam", "User's home address is 12 Oak Street", "identity")
+>>> _ = bank.save("sam", "User moved away from Oak Street in 2021", "context")
+>>> _ = bank.save("sam", "User prefers green tea", "preference")
+>>> preview = forget_preview(bank, ctx, "my old home address on Oak Street")
+>>> [(item.action.value, item.memory.content) for item in preview.items]
+... # doctest: +NORMALIZE_WHITESPACE
+[('FORGET', "User's home address is 12 Oak Street"),
+ ('FORGET', 'User moved away from Oak Street in 2021'),
+ ('KEEP', 'User prefers green tea')]
+>>> len(forget_confirm(bank, ctx, preview.plan.id).forgotten)
 2
+>>> [m.content for m in bank.list("sam")]
+['User prefers green tea']
 """
 
 from __future__ import annotations

@@ -14,8 +14,14 @@ request), never from the model's arguments.
 
     memorybank mcp --user alice --profile default        # stdio, for a desktop MCP host
 
->>> server = build_server(bank, "default", ToolContext(user_id="alice"))  # doctest: +SKIP
->>> app = mcp_http_app(bank, "default", lambda req: ToolContext(user_id="alice"))  # doctest: +SKIP
+Building the server or the app starts nothing (no thread, no socket, no event loop):
+
+>>> server = build_server(bank, "default", ToolContext(user_id="alice"))
+>>> server.name
+'memorybank'
+>>> app = mcp_http_app(bank, "default", lambda request: ToolContext(user_id="alice"))
+>>> [route.path for route in app.routes]
+['/mcp']
 """
 
 from __future__ import annotations

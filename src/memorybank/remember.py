@@ -19,10 +19,13 @@ superseded, skipped (with why) and rejected by the policy (with why).
 Facts about the user are personal, so they go to the user's private scope even when the
 context names a project; a superseding fact goes where the fact it replaces lives.
 
+>>> ctx = Caller(user_id="sam")
 >>> result = remember(bank, ctx, [{"role": "user", "content": "I prefer to work in the mornings"}])
-... # doctest: +SKIP
->>> render_remember(result)  # doctest: +SKIP
-'Stored 1 memories\\nIDs: mem_01J…'
+>>> [m.content for m in result.stored]
+['User prefers to work in the mornings']
+>>> print(render_remember(result))  # doctest: +ELLIPSIS
+Stored 1 memories
+IDs: mem_...
 """
 
 from __future__ import annotations
@@ -119,8 +122,8 @@ def remember(
 
     ``llm`` defaults to ``bank.llm``; without either, explicit statements only.
 
+    >>> ctx = Caller(user_id="ana")
     >>> remember(bank, ctx, [{"role": "user", "content": "My name is Ana"}]).stored[0].content
-    ... # doctest: +SKIP
     "User's name is Ana"
     """
     turns = _parse_messages(messages)

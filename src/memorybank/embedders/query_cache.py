@@ -27,11 +27,12 @@ class QueryVectorCache:
     Thread-safe; ``capacity=0`` turns it off. Vectors handed out are read-only views, so a
     caller cannot corrupt what later callers get.
 
+    >>> embedder = bank.embedder
     >>> cache = QueryVectorCache(capacity=1000)
-    >>> v = cache.vector(embedder, "what does the user drink")  # doctest: +SKIP
-    >>> cache.vector(embedder, "what does the user drink") is v  # doctest: +SKIP
+    >>> v = cache.vector(embedder, "what does the user drink")
+    >>> cache.vector(embedder, "what does the user drink") is v
     True
-    >>> cache.hits, cache.misses  # doctest: +SKIP
+    >>> cache.hits, cache.misses
     (1, 1)
     """
 

@@ -3,7 +3,10 @@ deciding whether a fact updates or replaces a stored one, planning what a forget
 removes. Everything works without one; an LLM only makes those steps smarter.
 
 >>> from memorybank.llm import ChatClient
->>> llm = ChatClient("http://localhost:11434/v1", "llama3.1")  # doctest: +SKIP
+>>> llm = ChatClient("http://localhost:11434/v1", "llama3.1")  # no request until a call
+>>> llm.model
+'llama3.1'
+>>> llm.close()
 """
 
 from __future__ import annotations

@@ -2,8 +2,11 @@
 
 >>> from memorybank import tools
 >>> defs = tools.to_openai(tools.profile("default"))  # pass to the chat API
->>> tools.call(bank, tools.profile("default"), "recall", '{"query": "vim"}', ctx)  # doctest: +SKIP
-{'success': True, 'facts': [...]}
+>>> ctx = tools.ToolContext(user_id="sam")
+>>> _ = bank.save("sam", "User edits code in Vim", "preference")
+>>> tools.call(bank, tools.profile("default"), "recall", '{"query": "vim"}', ctx)
+... # doctest: +ELLIPSIS
+{'success': True, 'facts': [{'id': 'mem_...', 'fact': 'User edits code in Vim'}]}
 
 ``tools.system_prompt(bank, ctx, "default")`` is the profile's guidance plus the caller's
 pre-loaded memories. Offer ``tools.toolkit(profile, ctx)``: it is empty when memory is off for

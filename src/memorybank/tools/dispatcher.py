@@ -6,10 +6,14 @@ model, runs the tool within its timeout, and returns a JSON-serialisable value. 
 raises: every failure becomes ``{"success": false, "error": "<what to fix>"}``, worded for a
 model that will retry, and never carrying tracebacks, SQL or file paths.
 
->>> call(bank, profile("default"), "recall", '{"query": "favourite editor"}', ctx)  # doctest: +SKIP
-{'success': True, 'facts': [{'id': 'mem_01J…', 'fact': 'User prefers Neovim'}]}
->>> call(bank, profile("default"), "recal", "{}", ctx)  # doctest: +SKIP
-{'success': False, 'error': "unknown tool 'recal': the tools are remember, recall, revise, forget"}
+>>> from memorybank.tools import profile
+>>> ctx = ToolContext(user_id="sam")
+>>> _ = bank.save("sam", "User prefers Neovim", "preference")
+>>> call(bank, profile("default"), "recall", '{"query": "favourite editor"}', ctx)
+... # doctest: +ELLIPSIS
+{'success': True, 'facts': [{'id': 'mem_...', 'fact': 'User prefers Neovim'}]}
+>>> call(bank, profile("default"), "recal", "{}", ctx)
+{'success': False, 'error': "unknown tool 'recal': the tools are remember, recall, forget"}
 """
 
 from __future__ import annotations

@@ -120,7 +120,7 @@ def token_cost(profile: Profile | str, format: Format = "openai") -> int:
     """o200k tokens of ``json.dumps`` of the profile's tool definitions in ``format``: what
     every request that offers these tools pays before anyone speaks.
 
-    >>> token_cost("default") < token_cost("oxydra")  # doctest: +SKIP
+    >>> token_cost("default") < token_cost("oxydra")
     True
     """
     from memorybank.tokens import count_tokens  # an optional, heavier dependency

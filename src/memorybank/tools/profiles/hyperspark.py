@@ -11,8 +11,14 @@ refused unless ``ctx.org_admin``. Each member is searched on their own and the r
 by score; relevance is relative within one member's results, so the merged order is close to,
 not exactly, what one search over everyone would give. Results then name their owner.
 
->>> call(bank, profile("hyperspark"), "recall", {"query": "user's job"}, ctx)  # doctest: +SKIP
-'Found 1 memories (12ms):\\n1. [mem_01J…] [semantic/work] User works as …\\nScore: 92% | …'
+>>> from memorybank.tools import call, profile
+>>> ctx = ToolContext(user_id="sam")
+>>> _ = bank.save("sam", "User works as a nurse at St Mary's", "identity", domain="work")
+>>> print(call(bank, profile("hyperspark"), "recall", {"query": "user's job"}, ctx))
+... # doctest: +ELLIPSIS
+Found 1 memories (...ms):
+1. [mem_...] [semantic/work] User works as a nurse at St Mary's
+Score: ...% | Created: ...
 """
 
 from __future__ import annotations

@@ -184,14 +184,17 @@ def pagespace_context(
     With ``with_ids`` each fact ends with its id in brackets, which ``remove_memory`` needs;
     ``with_ids=False`` gives the seed's text exactly. Empty scopes are left out.
 
-    >>> print(pagespace_context(bank, ctx))  # doctest: +SKIP
+    >>> ctx = ToolContext(user_id="sam", project_id="apollo")
+    >>> _ = bank.save("sam", "User prefers concise responses", "preference")
+    >>> _ = bank.save("sam", "Team chose Zustand over Redux", "project", project_id="apollo")
+    >>> print(pagespace_context(bank, ctx), end="")  # doctest: +ELLIPSIS
     ## About This User
     <BLANKLINE>
-    - Prefers concise responses [mem_01J…]
+    - User prefers concise responses [mem_...]
     <BLANKLINE>
     ## About This Workspace
     <BLANKLINE>
-    - Chose Zustand over Redux [mem_01J…]
+    - Team chose Zustand over Redux [mem_...]
     <BLANKLINE>
     """
 
