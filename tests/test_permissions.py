@@ -164,7 +164,7 @@ def test_tools_change_the_project(
     if not may(role, Action.CHANGE):
         assert "owners and admins" in result["error"]
         with pytest.raises(PermissionDenied):
-            _tool(bank, role, name, args, profile=tool, raise_denied=True)
+            _tool(bank, role, name, args, profile=tool, raise_role_required=True)
     still = bank.get(fact.id, "owner", project_id=PROJECT) if not result["success"] else None
     assert still is None or still.content == fact.content
 
@@ -224,11 +224,11 @@ def test_rest_rows(client: TestClient, world: World, role: Role) -> None:
 
     first = drive_fact("The team deploys every Tuesday afternoon")
     r = client.get(f"/api/memory/drive/{PROJECT}", headers=h)
-    assert r.status_code == 200 and r.json()["total"] == 1
+    assert r.status_code == 200 and r.json()["count"] == 1
     r = client.post(f"/api/memory/drive/{PROJECT}", json={"fact": "The team uses Rust"}, headers=h)
     assert r.status_code == _status(may(role, Action.ADD_MANUAL), 201), r.text
     r = client.patch(
-        f"/api/memories/{first}", json={"fact": "The team deploys on Mondays"}, headers=h
+        f"/api/memories/{first}", json={"content": "The team deploys on Mondays"}, headers=h
     )
     assert r.status_code == _status(may(role, Action.CHANGE), 200), r.text
     thread = client.post("/api/threads", json={"project_id": PROJECT}, headers=h).json()["id"]

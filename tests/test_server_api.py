@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from memorybank import MemoryBank
 from memorybank.embedders.openai import OpenAIEmbedder
-from memorybank.server.app import (
+from memorybank.server.execution import (
     LOCAL_COMPUTE_THREADS,
     REMOTE_COMPUTE_THREADS,
     compute_threads,

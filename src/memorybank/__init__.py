@@ -22,11 +22,13 @@ from memorybank.errors import (
     NotFound,
     PermissionDenied,
     ProviderError,
+    RoleRequired,
     StoreError,
     ValidationError,
 )
 from memorybank.factory import build_embedder, build_llm, build_store
 from memorybank.model import (
+    Caller,
     Category,
     Domain,
     EventKind,
@@ -79,6 +81,7 @@ def open(url: str | None = None, **settings: Any) -> MemoryBank:  # noqa: A001
 
 
 __all__ = [
+    "Caller",
     "Category",
     "ConfigurationError",
     "Domain",
@@ -93,6 +96,7 @@ __all__ = [
     "PermissionDenied",
     "ProviderError",
     "Ring",
+    "RoleRequired",
     "SaveInput",
     "SaveResult",
     "Scope",

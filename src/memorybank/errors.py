@@ -10,6 +10,7 @@ that raises them (:mod:`memorybank.server`, :mod:`memorybank.llm`).
     ├── ValidationError        bad input; says which field and what to fix
     ├── NotFound               no such memory (or not yours: we never say which)
     ├── PermissionDenied       the caller may not do this
+    │   └── RoleRequired       their role in the project does not allow it (seed 002)
     ├── ConfigurationError     settings or database do not fit together
     │   └── EmbeddingModelMismatch
     ├── StoreError             the database failed (disk full, read-only, corrupt)
@@ -51,6 +52,12 @@ class PermissionDenied(MemoryBankError):
     """The caller is not allowed to do this."""
 
 
+class RoleRequired(PermissionDenied):
+    """The caller's role in the project does not allow this: seed 002's table
+    (:mod:`memorybank.permissions`) keeps adding by hand and changing project memory to its
+    admins and owners."""
+
+
 class ConfigurationError(MemoryBankError):
     """Settings, files or the database do not fit together."""
 
@@ -83,6 +90,7 @@ __all__ = [
     "NotFound",
     "PermissionDenied",
     "ProviderError",
+    "RoleRequired",
     "StoreError",
     "ValidationError",
 ]

@@ -23,7 +23,7 @@ project at all is the host's to know (the server's accounts): non-members never 
 >>> require("member", Action.ADD_AI, "apollo")
 >>> try:
 ...     require("member", Action.CHANGE, "apollo")
-... except PermissionDenied as exc:
+... except RoleRequired as exc:
 ...     print(exc)
 only the project's owners and admins can change or delete facts in 'apollo'; ask one of them
 """
@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from enum import StrEnum
 from types import MappingProxyType
 
-from memorybank.errors import PermissionDenied, ValidationError
+from memorybank.errors import PermissionDenied, RoleRequired, ValidationError
 from memorybank.model import Caller, Role, Source
 
 
@@ -79,11 +79,12 @@ def allowed(role: Role | None, action: Action) -> bool:
 
 
 def require(role: Role | None, action: Action, project_id: str | None) -> None:
-    """Raise :class:`~memorybank.PermissionDenied` unless ``role`` may do ``action`` in
-    ``project_id``; the user's private memory (``project_id=None``) is always the caller's own."""
+    """Raise :class:`~memorybank.errors.RoleRequired` (a :class:`~memorybank.PermissionDenied`)
+    unless ``role`` may do ``action`` in ``project_id``; the user's private memory
+    (``project_id=None``) is always the caller's own."""
     if project_id is None or allowed(role, action):
         return
-    raise PermissionDenied(
+    raise RoleRequired(
         f"only the project's owners and admins can {_VERBS[action]} {project_id!r}; ask one of them"
     )
 

@@ -18,8 +18,6 @@ from memorybank.errors import ValidationError
 if TYPE_CHECKING:
     from memorybank.settings import Settings
 
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-
 
 @handles_errors
 def serve(
@@ -78,6 +76,8 @@ def serve(
 
 def _check_host(host: str, local: bool) -> None:
     """Local mode has no authentication, so it listens on a loopback address only."""
+    from memorybank.server.app import LOOPBACK_HOSTS
+
     if local and host not in LOOPBACK_HOSTS:
         raise ValidationError(
             f"refusing to listen on {host!r}: no users are configured, so the server runs "

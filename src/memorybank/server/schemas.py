@@ -6,9 +6,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memorybank.model import Memory
+
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def memory_json(memory: Memory) -> dict[str, Any]:
+    """A stored memory as every response shows it."""
+    return memory.model_dump(mode="json")
 
 
 class ErrorBody(BaseModel):

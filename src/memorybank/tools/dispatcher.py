@@ -36,6 +36,7 @@ from memorybank.errors import (
     NotFound,
     PermissionDenied,
     ProviderError,
+    RoleRequired,
     StoreError,
     ValidationError,
 )
@@ -200,21 +201,23 @@ def call(
     ctx: ToolContext,
     *,
     llm: JSONCompleter | None = None,
-    raise_denied: bool = False,
+    raise_role_required: bool = False,
 ) -> Any:
     """Run tool ``name`` of ``profile`` with the model's ``arguments`` for ``ctx``.
 
     ``llm`` is the chat model for tools that use one (``None``: the bank's own). Returns the
     tool's JSON-serialisable result, or ``{"success": false, "error": "…"}``. Never raises
-    (except ``KeyboardInterrupt``/``SystemExit``), unless ``raise_denied``: then a
-    :class:`~memorybank.PermissionDenied` from the bank propagates, for adapters that answer
-    it in their own way (the REST API's 403).
+    (except ``KeyboardInterrupt``/``SystemExit``), unless ``raise_role_required``: then the
+    bank's :class:`~memorybank.errors.RoleRequired` (the caller's role in the project does not
+    allow the change) propagates, for adapters that answer it in their own way (the REST
+    API's 403). Other refusals, such as ``orgWide`` for a non-admin, stay answers the model
+    can act on.
     """
     label = name if isinstance(name, str) and len(name) <= _ECHO else "the tool"
     try:
-        return _call(bank, profile, name, arguments, ctx, llm, raise_denied)
-    except PermissionDenied:
-        raise  # only with raise_denied: _call answers it otherwise
+        return _call(bank, profile, name, arguments, ctx, llm, raise_role_required)
+    except RoleRequired:
+        raise  # only with raise_role_required: _call answers it otherwise
     except Exception:
         log.exception("tool %s failed unexpectedly", label)
         return _internal(label)
@@ -227,7 +230,7 @@ def _call(
     arguments: Any,
     ctx: ToolContext,
     llm: JSONCompleter | None,
-    raise_denied: bool,
+    raise_role_required: bool,
 ) -> Any:
     offered = toolkit(profile, ctx)
     tool = offered.tool(name) if isinstance(name, str) else None
@@ -254,7 +257,7 @@ def _call(
         log.warning("tool %s timed out after %s s", tool.name, tool.timeout_s)
         return error(_timeout_message(tool))
     except MemoryBankError as exc:
-        if raise_denied and isinstance(exc, PermissionDenied):
+        if raise_role_required and isinstance(exc, RoleRequired):
             raise
         if isinstance(exc, StoreError | ProviderError | ConfigurationError):
             log.warning("tool %s failed: %s", tool.name, exc)

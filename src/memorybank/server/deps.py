@@ -1,0 +1,157 @@
+"""What the routes are given: ``Annotated[…, Depends()]`` aliases over the app's parts, and the
+helpers over the services that several routers share.
+
+:func:`~memorybank.server.app.create_app` stores the parts on ``app.state``; each dependency
+reads one. They are ``async def``, so FastAPI resolves them on the event loop rather than
+handing each to a thread.
+
+    @router.get("/api/stats")
+    def stats(principal: PrincipalDep, bank: BankDep, accounts: AccountsDep) -> dict[str, Any]: ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated
+
+import anyio.to_thread
+from fastapi import Depends, Request
+
+from memorybank.accounts import Accounts, Role, Thread
+from memorybank.bank import MemoryBank
+from memorybank.llm.client import ChatClient
+from memorybank.server.limits import ConfirmTokens, RateLimiter
+from memorybank.server.metrics import Metrics
+from memorybank.server.permissions import (
+    Action,
+    Principal,
+    authorize,
+    org_admin_of,
+    resolve_principal,
+)
+from memorybank.settings import Settings
+from memorybank.tools import ToolContext
+
+# -- the app's parts --------------------------------------------------------------------------
+
+
+async def app_bank(request: Request) -> MemoryBank:
+    """The bank the app serves."""
+    bank: MemoryBank = request.app.state.bank
+    return bank
+
+
+async def app_accounts(request: Request) -> Accounts:
+    """Users, projects, keys, threads and providers."""
+    accounts: Accounts = request.app.state.accounts
+    return accounts
+
+
+async def app_settings(request: Request) -> Settings:
+    """The settings the app was made with."""
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+async def app_write_limiter(request: Request) -> RateLimiter:
+    """The per-user limit of AI (and manual) writes a minute."""
+    limiter: RateLimiter = request.app.state.write_limiter
+    return limiter
+
+
+async def app_confirmations(request: Request) -> ConfirmTokens:
+    """The pending confirm tokens of clearing a scope."""
+    confirmations: ConfirmTokens = request.app.state.confirmations
+    return confirmations
+
+
+async def app_metrics(request: Request) -> Metrics:
+    """The app's Prometheus registry."""
+    metrics: Metrics = request.app.state.metrics
+    return metrics
+
+
+async def current_principal(request: Request) -> Principal:
+    """The dependency every ``/api`` route uses: who is calling (401 when unknown).
+
+    Two indexed lookups: on the event loop when the store is in-process (a thread hop cost
+    more than the lookups), in a thread when they are round trips to a database server."""
+    accounts: Accounts = request.app.state.accounts
+    header = request.headers.get("authorization")
+    if request.app.state.inline_searches:
+        return resolve_principal(accounts, header)
+    return await anyio.to_thread.run_sync(resolve_principal, accounts, header)
+
+
+BankDep = Annotated[MemoryBank, Depends(app_bank)]
+AccountsDep = Annotated[Accounts, Depends(app_accounts)]
+SettingsDep = Annotated[Settings, Depends(app_settings)]
+WriteLimiterDep = Annotated[RateLimiter, Depends(app_write_limiter)]
+ConfirmationsDep = Annotated[ConfirmTokens, Depends(app_confirmations)]
+MetricsDep = Annotated[Metrics, Depends(app_metrics)]
+PrincipalDep = Annotated[Principal, Depends(current_principal)]
+
+
+# -- helpers over the services ----------------------------------------------------------------
+
+
+@contextmanager
+def llm_for(accounts: Accounts, principal: Principal) -> Iterator[ChatClient | None]:
+    """The principal's own chat model for the calls made inside, when they enabled one
+    (closed afterwards); ``None`` otherwise, which means the bank's own."""
+    provider = accounts.provider(principal.user_id, "llm")
+    if provider is None or not provider.enabled:
+        yield None
+        return
+    with ChatClient(
+        provider.base_url, provider.model, api_key=accounts.provider_secret(provider)
+    ) as client:
+        yield client
+
+
+def thread_of(accounts: Accounts, principal: Principal, thread_id: str | None) -> Thread | None:
+    """The caller's thread ``thread_id`` (none asked for: ``None``)."""
+    return None if thread_id is None else accounts.thread(thread_id, principal.user_id)
+
+
+def tool_context(accounts: Accounts, principal: Principal, thread: Thread | None) -> ToolContext:
+    """Who the AI's tools act for, and where: the thread's project (after checking the caller
+    may view it), the caller's role there, and their org."""
+    project_id = thread.project_id if thread else None
+    role: Role | None = None
+    if project_id is not None:
+        role = authorize(accounts, principal, Action.VIEW, project_id)
+    org = org_admin_of(accounts, principal)
+    orgs = [] if principal.local else accounts.orgs(principal.user_id)
+    return ToolContext(
+        user_id=principal.user_id,
+        project_id=project_id,
+        thread_id=thread.id if thread else None,
+        role=role,
+        org_id=org or (orgs[0][0] if orgs else None),
+        org_admin=org is not None,
+        memory_enabled=thread.memory_enabled if thread else True,
+    )
+
+
+def mcp_context(accounts: Accounts, request: Request | None) -> ToolContext:
+    """The :class:`ToolContext` of an MCP request: its caller, outside any thread."""
+    header = request.headers.get("authorization") if request is not None else None
+    return tool_context(accounts, resolve_principal(accounts, header), None)
+
+
+__all__ = [
+    "AccountsDep",
+    "BankDep",
+    "PrincipalDep",
+    "ConfirmationsDep",
+    "MetricsDep",
+    "SettingsDep",
+    "WriteLimiterDep",
+    "llm_for",
+    "current_principal",
+    "mcp_context",
+    "thread_of",
+    "tool_context",
+]

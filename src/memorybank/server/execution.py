@@ -1,0 +1,171 @@
+"""Where endpoints run: on the event loop, in the compute pool, or in FastAPI's general pool.
+
+Endpoints are plain ``def`` functions; where each runs is decided once, by what it waits on.
+With the bundled model and SQLite nothing in a search waits, so searches, prompt blocks and
+plain reads run on the event loop, and saves and edits (which may wait for SQLite's writer) in
+a small compute pool (:func:`inline_searches`, :func:`compute_threads`). Otherwise, and for
+every endpoint that may call an LLM, they run in threads: the store is thread-safe.
+
+A route says what kind of work it is with one decorator, under its ``@router`` one:
+
+* :func:`computing` — saves and edits: always in the compute pool;
+* :func:`searching` — read-only CPU work: on the loop when searches run inline, else in the
+  compute pool;
+* :func:`reading` — plain reads: on the loop when searches run inline, else in FastAPI's
+  general pool, like an undecorated ``def`` endpoint.
+
+Undecorated ``def`` endpoints run in FastAPI's general pool (40 threads), which stays for
+requests that wait on an LLM, a provider or the database. Each app decides once, in
+:func:`~memorybank.server.app.create_app`, from its bank and settings
+(:class:`Execution`, on ``app.state.execution``); the decorated endpoints read it per request.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, ParamSpec, TypeVar, cast
+
+import anyio
+import anyio.to_thread
+from fastapi import Request
+from starlette.concurrency import run_in_threadpool
+
+from memorybank.bank import MemoryBank
+from memorybank.settings import Settings
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+#: Saves and edits one process computes at once with the bundled embedder and SQLite. They are
+#: CPU work under Python's GIL (the model's forward pass aside), and with the 40 threads of
+#: the general pool the requests in flight spent their CPU fighting over it: at 16 clients,
+#: p95 search latency was 150 ms with the general pool and 110-120 ms with this one.
+LOCAL_COMPUTE_THREADS = 3
+#: With a remote embedder or a database server a request mostly waits on the network: keep
+#: the pool's usual size.
+REMOTE_COMPUTE_THREADS = 40
+
+
+def _all_in_process(bank: MemoryBank) -> bool:
+    """Whether the embedder and the store both run in this process (nothing waits on I/O)."""
+    # A LocalEmbedder exists only once its module is imported: looking it up there, rather
+    # than importing it, keeps onnxruntime out of servers whose embedder is remote.
+    local = sys.modules.get("memorybank.embedders.local")
+    in_process = local is not None and isinstance(bank.embedder, local.LocalEmbedder)
+    return in_process and not bank.store.remote_reads
+
+
+def compute_threads(settings: Settings, bank: MemoryBank) -> int:
+    """How many saves and edits (and searches, unless they run inline) a server process runs
+    at once: the ``compute_threads`` setting, else few when they are pure CPU work."""
+    if settings.compute_threads is not None:
+        return settings.compute_threads
+    return LOCAL_COMPUTE_THREADS if _all_in_process(bank) else REMOTE_COMPUTE_THREADS
+
+
+def inline_searches(settings: Settings, bank: MemoryBank) -> bool:
+    """Whether searches and prompt blocks run on the event loop rather than in a thread.
+
+    They may when nothing in them waits: the embedder and the store both run in this process
+    (a WAL reader never waits for SQLite's write lock). A search is then a few milliseconds of
+    CPU, and handing it to a thread and back cost half a millisecond more and let the requests
+    in flight contend for the GIL: at 16 clients on two workers, p95 search latency fell from
+    110 to 55-75 ms (docs/reliability.md, Load). Saves stay in threads: they can wait for the
+    write lock. ``inline_searches=False`` turns it off.
+    """
+    return settings.inline_searches is not False and _all_in_process(bank)
+
+
+@dataclass(frozen=True)
+class Execution:
+    """Where one app runs its CPU-bound endpoints."""
+
+    #: Searches, prompt blocks and plain reads run on the event loop.
+    inline: bool
+    #: The compute pool: saves and edits, and searches when they do not run inline.
+    compute: anyio.CapacityLimiter
+
+    @classmethod
+    def for_bank(cls, settings: Settings, bank: MemoryBank) -> Execution:
+        """What :func:`inline_searches` and :func:`compute_threads` decide for ``bank``."""
+        limiter = anyio.CapacityLimiter(compute_threads(settings, bank))
+        return cls(inline=inline_searches(settings, bank), compute=limiter)
+
+
+#: The keyword by which a decorated endpoint's wrapper receives the request, to read its app's
+#: :class:`Execution` (``app.state.execution``). FastAPI fills a ``Request`` parameter without
+#: resolving a dependency, and it adds nothing to the OpenAPI schema.
+_REQUEST = "memorybank_request"
+_REQUEST_PARAMETER = inspect.Parameter(_REQUEST, inspect.Parameter.KEYWORD_ONLY, annotation=Request)
+
+Runner = Callable[[Execution, Callable[[], Any]], Awaitable[Any]]
+
+
+def _placed(endpoint: Callable[P, R], runner: Runner) -> Callable[P, Awaitable[R]]:
+    """``endpoint`` as a coroutine FastAPI awaits, run where ``runner`` puts it; FastAPI reads
+    the parameters of ``endpoint`` (plus the request) from its signature."""
+
+    async def placed(*args: Any, **kwargs: Any) -> R:
+        execution: Execution = kwargs.pop(_REQUEST).app.state.execution
+        result: R = await runner(execution, functools.partial(endpoint, *args, **kwargs))
+        return result
+
+    signature = inspect.signature(endpoint)
+    if any(p.annotation in (Request, "Request") for p in signature.parameters.values()):
+        # FastAPI fills one Request parameter per endpoint: the wrapper's would take its place.
+        raise TypeError(f"{endpoint.__name__} takes the Request: it cannot be placed as well")
+    functools.update_wrapper(placed, endpoint)
+    parameters = [*signature.parameters.values(), _REQUEST_PARAMETER]
+    placed.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    return cast(Callable[P, Awaitable[R]], placed)
+
+
+async def _in_compute_pool(execution: Execution, call: Callable[[], R]) -> R:
+    return await anyio.to_thread.run_sync(call, limiter=execution.compute)
+
+
+async def _searching(execution: Execution, call: Callable[[], R]) -> R:
+    if execution.inline:
+        return call()
+    return await anyio.to_thread.run_sync(call, limiter=execution.compute)
+
+
+async def _reading(execution: Execution, call: Callable[[], R]) -> R:
+    if execution.inline:
+        return call()
+    return await run_in_threadpool(call)
+
+
+def computing(endpoint: Callable[P, R]) -> Callable[P, Awaitable[R]]:
+    """``endpoint`` run in a thread of the compute pool, not FastAPI's general one (which
+    stays for requests that wait on an LLM or a provider)."""
+    return _placed(endpoint, _in_compute_pool)
+
+
+def searching(endpoint: Callable[P, R]) -> Callable[P, Awaitable[R]]:
+    """A read-only, CPU-bound ``endpoint``: on the event loop when :func:`inline_searches`
+    allows it, else like :func:`computing`."""
+    return _placed(endpoint, _searching)
+
+
+def reading(endpoint: Callable[P, R]) -> Callable[P, Awaitable[R]]:
+    """A plain read (a page, a memory, its history): on the event loop when searches are, so
+    it takes its turn with them instead of waiting for the loop behind all of them; else in
+    FastAPI's general pool, as any ``def`` endpoint runs."""
+    return _placed(endpoint, _reading)
+
+
+__all__ = [
+    "LOCAL_COMPUTE_THREADS",
+    "REMOTE_COMPUTE_THREADS",
+    "Execution",
+    "compute_threads",
+    "computing",
+    "inline_searches",
+    "reading",
+    "searching",
+]

@@ -1,0 +1,90 @@
+"""Moving data: export a scope, import an export, and the caller's counts."""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from typing import Any, Literal
+
+import anyio.to_thread
+from fastapi import APIRouter, Request, Response
+
+from memorybank.accounts import Accounts
+from memorybank.bank import MemoryBank
+from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, current_principal
+from memorybank.server.errors import ERROR_RESPONSES
+from memorybank.server.permissions import Action, Principal, authorize
+
+router = APIRouter(tags=["data"], responses=ERROR_RESPONSES)
+
+
+@router.get(
+    "/api/export",
+    responses={
+        200: {
+            "description": "A JSON export document, or Markdown with format=markdown",
+            "content": {"text/markdown": {"schema": {"type": "string"}}},
+        }
+    },
+)
+def export(
+    principal: PrincipalDep,
+    bank: BankDep,
+    accounts: AccountsDep,
+    format: Literal["json", "markdown"] = "json",
+    project_id: str | None = None,
+) -> Response:
+    """Every memory of the caller's private scope (or one project) as a download."""
+    if project_id is not None:
+        authorize(accounts, principal, Action.VIEW, project_id)
+    text = bank.export(principal.user_id, format, project_id=project_id)
+    name = f"memorybank-{project_id or principal.user_id}"
+    ext, media = ("json", "application/json") if format == "json" else ("md", "text/markdown")
+    # Ids may hold any character: an ASCII fallback name plus the exact one, RFC 6266.
+    plain = re.sub(r"[^A-Za-z0-9._-]", "_", name)
+    exact = urllib.parse.quote(f"{name}.{ext}", safe="")
+    disposition = f"attachment; filename=\"{plain}.{ext}\"; filename*=UTF-8''{exact}"
+    return Response(text, media_type=media, headers={"Content-Disposition": disposition})
+
+
+def import_into(
+    bank: MemoryBank, accounts: Accounts, principal: Principal, data: bytes, project_id: str | None
+) -> dict[str, Any]:
+    """Load a JSON export into the caller's scope or a project (admins): how many memories
+    were added and how many skipped."""
+    role = authorize(accounts, principal, Action.ADD_MANUAL, project_id)
+    results = bank.import_(principal.user_id, data, project_id=project_id, role=role)
+    imported = sum(1 for r in results if r.success)
+    return {"imported": imported, "skipped": len(results) - imported}
+
+
+@router.post("/api/import")
+async def import_(
+    request: Request, bank: BankDep, accounts: AccountsDep, project_id: str | None = None
+) -> dict[str, Any]:
+    """Load a JSON export (the body) into the caller's scope or a project (admins)."""
+    principal = await current_principal(request)
+    data = await request.body()
+    return await anyio.to_thread.run_sync(import_into, bank, accounts, principal, data, project_id)
+
+
+@router.get("/api/stats")
+def stats(principal: PrincipalDep, bank: BankDep, accounts: AccountsDep) -> dict[str, Any]:
+    """The caller's own counts: private memories and each of their projects'."""
+    projects = [] if principal.local else accounts.projects(principal.user_id)
+    return {
+        "user_id": principal.user_id,
+        "memories": bank.count(principal.user_id, scopes="user"),
+        "projects": [
+            {
+                "id": p.id,
+                "name": p.name,
+                "role": role,
+                "memories": bank.count(principal.user_id, project_id=p.id, scopes="project"),
+            }
+            for p, role in projects
+        ],
+    }
+
+
+__all__ = ["router"]

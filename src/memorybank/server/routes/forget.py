@@ -1,0 +1,84 @@
+"""Forgetting in two steps: preview a plan, then confirm or cancel it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from memorybank.accounts import Accounts
+from memorybank.bank import MemoryBank
+from memorybank.errors import NotFound
+from memorybank.forget import forget_cancel, forget_confirm, forget_preview, render_preview
+from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, llm_for
+from memorybank.server.errors import ERROR_RESPONSES
+from memorybank.server.permissions import Action, Principal, authorize
+from memorybank.server.schemas import ForgetRequest
+from memorybank.tools import ToolContext
+
+router = APIRouter(tags=["forget"], responses=ERROR_RESPONSES)
+
+
+@router.post("/api/forget/preview")
+def preview_forget(
+    principal: PrincipalDep, bank: BankDep, accounts: AccountsDep, body: ForgetRequest
+) -> dict[str, Any]:
+    """Plan what forgetting ``query`` would do (changes nothing)."""
+    if body.project_id is not None:
+        authorize(accounts, principal, Action.CHANGE, body.project_id)
+    ctx = ToolContext(user_id=principal.user_id, project_id=body.project_id)
+    with llm_for(accounts, principal) as llm:
+        preview = forget_preview(bank, ctx, body.query, llm=llm)
+    return {
+        "plan_id": preview.plan.id,
+        "summary": preview.summary,
+        "steps": [
+            {
+                "memory_id": item.memory.id,
+                "action": item.action.value.upper(),
+                "reason": item.reason,
+                "content": item.memory.content,
+                "rewritten": item.rewrite,
+            }
+            for item in preview.items
+        ],
+        "expires_at": preview.plan.expires_at.isoformat(),
+        "text": render_preview(preview),
+    }
+
+
+def plan_context(
+    bank: MemoryBank, accounts: Accounts, principal: Principal, plan_id: str
+) -> ToolContext:
+    """Where the caller's plan ``plan_id`` acts (404 when it is not theirs), after checking
+    they may delete there."""
+    plan = bank.forget_plan(plan_id) if plan_id.startswith("fp_") else None
+    if plan is None or plan.user_id != principal.user_id:
+        raise NotFound(f"no forget plan {plan_id!r} for this user")
+    role = authorize(accounts, principal, Action.CHANGE, plan.project_id)
+    return ToolContext(user_id=principal.user_id, project_id=plan.project_id, role=role)
+
+
+@router.post("/api/forget/{plan_id}/confirm")
+def confirm_forget(
+    principal: PrincipalDep, bank: BankDep, accounts: AccountsDep, plan_id: str
+) -> dict[str, Any]:
+    """Carry out a previewed plan, atomically."""
+    result = forget_confirm(bank, plan_context(bank, accounts, principal, plan_id), plan_id)
+    return {
+        "forgotten": len(result.forgotten),
+        "rewritten": len(result.rewritten),
+        "kept": result.kept,
+    }
+
+
+@router.post("/api/forget/{plan_id}/cancel")
+def cancel_forget(
+    principal: PrincipalDep, bank: BankDep, accounts: AccountsDep, plan_id: str
+) -> dict[str, Any]:
+    """Drop a pending plan."""
+    forget_cancel(bank, plan_context(bank, accounts, principal, plan_id), plan_id)
+    return {"cancelled": True}
+
+
+__all__ = ["router"]

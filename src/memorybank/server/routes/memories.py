@@ -1,0 +1,316 @@
+"""Memories by scope and by id: seed 002 §6.4's user and drive (project) memory, and one
+memory's read, edit and history."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Body, Query, Response
+from fastapi.responses import JSONResponse
+
+from memorybank.accounts import Accounts, Role
+from memorybank.bank import MemoryBank
+from memorybank.errors import NotFound
+from memorybank.model import Memory, Source
+from memorybank.server.deps import (
+    AccountsDep,
+    BankDep,
+    ConfirmationsDep,
+    PrincipalDep,
+    WriteLimiterDep,
+)
+from memorybank.server.errors import ERROR_RESPONSES, Conflict
+from memorybank.server.execution import computing, reading
+from memorybank.server.limits import ConfirmTokens, RateLimiter
+from memorybank.server.permissions import Action, Principal, authorize
+from memorybank.server.schemas import AddFact, ClearRequest, MemoryPatch, memory_json
+
+router = APIRouter(responses=ERROR_RESPONSES)
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def add_fact(
+    bank: MemoryBank,
+    limiter: RateLimiter,
+    principal: Principal,
+    body: AddFact,
+    project_id: str | None,
+    role: Role,
+) -> JSONResponse:
+    """Save a fact by hand (counted against the write limit); :class:`Conflict` with the
+    stored one for a duplicate."""
+    limiter.hit(principal.user_id)
+    result = bank.save(
+        principal.user_id,
+        body.fact,
+        body.category or "context",
+        project_id=project_id,
+        source=Source.USER,
+        created_by=principal.user_id,
+        role=role,
+    )
+    if result.duplicate:
+        existing = None
+        if result.existing_id:
+            try:
+                existing = memory_json(
+                    bank.get(result.existing_id, principal.user_id, project_id=project_id)
+                )
+            except NotFound:
+                existing = None
+        raise Conflict(
+            f"already remembered: {result.existing_content}",
+            duplicate=True,
+            existing=existing,
+        )
+    assert result.memory is not None
+    return JSONResponse({"memory": memory_json(result.memory)}, status_code=201)
+
+
+def list_scope(
+    bank: MemoryBank,
+    principal: Principal,
+    project_id: str | None,
+    q: str | None,
+    category: str | None,
+    limit: int,
+    offset: int,
+) -> tuple[list[Memory], int]:
+    """A page of the caller's private memories or a project's, and how many there are in all
+    (with ``q``: the best matches, and how many were found)."""
+    scopes: Literal["user", "project"] = "project" if project_id else "user"
+    if q:
+        hits = bank.search(
+            principal.user_id,
+            q,
+            project_id=project_id,
+            scopes=scopes,
+            limit=limit,
+            category=category,
+        )
+        memories = [h.memory for h in hits]
+        return memories, len(memories)
+    filters: dict[str, Any] = {} if category is None else {"category": category}
+    memories = bank.list(
+        principal.user_id,
+        project_id=project_id,
+        scopes=scopes,
+        limit=limit,
+        offset=offset,
+        **filters,
+    )
+    total = bank.count(principal.user_id, project_id=project_id, scopes=scopes, **filters)
+    return memories, total
+
+
+def clear_scope(
+    bank: MemoryBank,
+    confirmations: ConfirmTokens,
+    principal: Principal,
+    project_id: str | None,
+    body: ClearRequest | None,
+    role: Role,
+) -> Any:
+    """Clearing in two steps: without ``body`` a confirm token and how many would go; with
+    it, delete them all."""
+    key = f"p:{project_id}" if project_id else f"u:{principal.user_id}"
+    if body is None:
+        scopes: Literal["user", "project"] = "project" if project_id else "user"
+        count = bank.count(principal.user_id, project_id=project_id, scopes=scopes)
+        return {"confirm_token": confirmations.issue(principal.user_id, key), "count": count}
+    confirmations.redeem(body.confirm_token, principal.user_id, key)
+    deleted = bank.clear(principal.user_id, project_id, actor=principal.user_id, role=role)
+    return {"deleted": deleted}
+
+
+def memory_scope(
+    accounts: Accounts, principal: Principal, memory_id: str, action: Action
+) -> tuple[str | None, Role]:
+    """The project of a memory addressed by id and the principal's role there, after
+    checking ``action`` there."""
+    exists, project_id = accounts.memory_project(memory_id)
+    if not exists:
+        raise NotFound(f"no memory {memory_id!r}")
+    return project_id, authorize(accounts, principal, action, project_id)
+
+
+# -- seed 002 §6.4: user memory ---------------------------------------------------------------
+
+
+@router.get("/api/memory/user", tags=["memory"])
+@reading
+def list_user_memory(
+    principal: PrincipalDep,
+    bank: BankDep,
+    q: str | None = None,
+    category: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> dict[str, Any]:
+    """The caller's private memories (newest first; ``q`` searches instead)."""
+    memories, total = list_scope(bank, principal, None, q, category, limit, offset)
+    return {"memories": [memory_json(m) for m in memories], "count": total}
+
+
+@router.post("/api/memory/user", status_code=201, tags=["memory"])
+@computing
+def add_user_memory(
+    principal: PrincipalDep, bank: BankDep, limiter: WriteLimiterDep, body: AddFact
+) -> JSONResponse:
+    """Add a fact to the caller's private memory by hand (409 for a duplicate)."""
+    return add_fact(bank, limiter, principal, body, None, "owner")
+
+
+@router.delete("/api/memory/user/{memory_id}", status_code=204, tags=["memory"])
+def delete_user_memory(
+    principal: PrincipalDep, bank: BankDep, accounts: AccountsDep, memory_id: str
+) -> Response:
+    """Delete one of the caller's private memories."""
+    exists, project_id = accounts.memory_project(memory_id)
+    if not exists or project_id is not None:
+        raise NotFound(f"no memory {memory_id!r} for this user")
+    bank.delete(memory_id, principal.user_id)
+    return Response(status_code=204)
+
+
+@router.post("/api/memory/user/clear", tags=["memory"])
+def clear_user_memory(
+    principal: PrincipalDep,
+    bank: BankDep,
+    confirmations: ConfirmationsDep,
+    body: Annotated[ClearRequest | None, Body()] = None,
+) -> Any:
+    """Without a body: a confirm token and how many would go. With it: delete them all."""
+    return clear_scope(bank, confirmations, principal, None, body, "owner")
+
+
+# -- seed 002 §6.4: drive (project) memory ----------------------------------------------------
+
+
+@router.get("/api/memory/drive/{drive_id}", tags=["memory"])
+@reading
+def list_drive_memory(
+    principal: PrincipalDep,
+    bank: BankDep,
+    accounts: AccountsDep,
+    drive_id: str,
+    q: str | None = None,
+    category: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> dict[str, Any]:
+    """A project's memories, for every member, with the caller's role."""
+    role = authorize(accounts, principal, Action.VIEW, drive_id)
+    memories, total = list_scope(bank, principal, drive_id, q, category, limit, offset)
+    return {"memories": [memory_json(m) for m in memories], "count": total, "role": role}
+
+
+@router.post("/api/memory/drive/{drive_id}", status_code=201, tags=["memory"])
+@computing
+def add_drive_memory(
+    principal: PrincipalDep,
+    bank: BankDep,
+    accounts: AccountsDep,
+    limiter: WriteLimiterDep,
+    drive_id: str,
+    body: AddFact,
+) -> JSONResponse:
+    """Add a fact to a project by hand (admins and owners)."""
+    role = authorize(accounts, principal, Action.ADD_MANUAL, drive_id)
+    return add_fact(bank, limiter, principal, body, drive_id, role)
+
+
+@router.delete("/api/memory/drive/{memory_id}", status_code=204, tags=["memory"])
+def delete_drive_memory(
+    principal: PrincipalDep, bank: BankDep, accounts: AccountsDep, memory_id: str
+) -> Response:
+    """Delete a project memory by its id (admins and owners of its project)."""
+    exists, project_id = accounts.memory_project(memory_id)
+    if not exists or project_id is None:
+        raise NotFound(f"no project memory {memory_id!r}")
+    role = authorize(accounts, principal, Action.CHANGE, project_id)
+    bank.delete(memory_id, principal.user_id, project_id=project_id, role=role)
+    return Response(status_code=204)
+
+
+@router.post("/api/memory/drive/{drive_id}/clear", tags=["memory"])
+def clear_drive_memory(
+    principal: PrincipalDep,
+    bank: BankDep,
+    accounts: AccountsDep,
+    confirmations: ConfirmationsDep,
+    drive_id: str,
+    body: Annotated[ClearRequest | None, Body()] = None,
+) -> Any:
+    """Clear a project's memory in two steps (admins and owners)."""
+    role = authorize(accounts, principal, Action.CHANGE, drive_id)
+    return clear_scope(bank, confirmations, principal, drive_id, body, role)
+
+
+# -- one memory by id -------------------------------------------------------------------------
+
+
+@router.get("/api/memories/{memory_id}", tags=["memories"])
+@reading
+def get_memory(
+    principal: PrincipalDep,
+    bank: BankDep,
+    accounts: AccountsDep,
+    memory_id: str,
+    project_id: str | None = None,
+) -> dict[str, Any]:
+    """One memory (private, or of a project the caller belongs to)."""
+    scope, _ = memory_scope(accounts, principal, memory_id, Action.VIEW)
+    return memory_json(bank.get(memory_id, principal.user_id, project_id=scope))
+
+
+@router.patch("/api/memories/{memory_id}", tags=["memories"])
+@computing
+def patch_memory(
+    principal: PrincipalDep,
+    bank: BankDep,
+    accounts: AccountsDep,
+    memory_id: str,
+    body: MemoryPatch,
+    project_id: str | None = None,
+) -> dict[str, Any]:
+    """Change a memory in place (project memories: admins and owners)."""
+    scope, role = memory_scope(accounts, principal, memory_id, Action.CHANGE)
+    changed = bank.update(
+        memory_id,
+        principal.user_id,
+        project_id=scope,
+        content=body.content,
+        category=body.category,
+        importance=body.importance,
+        tags=body.tags,
+        actor=principal.user_id,
+        role=role,
+    )
+    return memory_json(changed)
+
+
+@router.get("/api/memories/{memory_id}/history", tags=["memories"])
+@reading
+def memory_history(
+    principal: PrincipalDep,
+    bank: BankDep,
+    accounts: AccountsDep,
+    memory_id: str,
+    project_id: str | None = None,
+) -> dict[str, Any]:
+    """ADD / UPDATE / DELETE events of a memory, oldest first."""
+    exists, scope = accounts.memory_project(memory_id)
+    if exists:
+        authorize(accounts, principal, Action.VIEW, scope)
+    else:  # deleted: only its tombstone is left, in the scope the caller names
+        if project_id is not None:
+            authorize(accounts, principal, Action.VIEW, project_id)
+        scope = project_id
+    events = bank.history(memory_id, principal.user_id, project_id=scope)
+    return {"events": [e.model_dump(mode="json") for e in events]}
+
+
+__all__ = ["router"]
