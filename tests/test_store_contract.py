@@ -9,22 +9,30 @@ import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
+from memorybank.account_records import User
 from memorybank.embedders.base import normalise
+from memorybank.errors import NotFound, StoreError, ValidationError
 from memorybank.model import (
     Category,
     EventKind,
+    ForgetAction,
+    ForgetPlan,
+    ForgetStep,
     HistoryEvent,
     Memory,
     MemoryFilter,
+    PlanStatus,
     Ring,
     Scope,
     ScopeSet,
 )
-from memorybank.stores.base import Store
+from memorybank.stores.accounts_sql import sql_accounts
+from memorybank.stores.base import PlanOutcome, Store
 from memorybank.stores.sqlite import SQLiteStore
 
 DIM = 8
@@ -383,6 +391,295 @@ def test_hybrid_candidates_match_the_two_searches(store: Store) -> None:
     assert store.hybrid_candidates(BOB, vec(1), "cat", 3, NONE) == ([], [])
 
 
+def test_existing_ids_and_vectors_of_take_any_number_of_ids(store: Store) -> None:
+    a, b = mem("alice", "a fact"), mem("bob", "b fact")
+    put(store, [a, b], [vec(1, 2), vec(0, 1, 3)])
+    many = [a.id, *(f"mem_missing_{i}" for i in range(1200)), b.id]  # past any list limit
+    assert store.existing_ids(many) == {a.id, b.id}
+    found = store.vectors_of(many)
+    assert set(found) == {a.id, b.id}
+    for memory, expected in ((a, vec(1, 2)), (b, vec(0, 1, 3))):
+        assert found[memory.id].dtype == np.float32 and found[memory.id].shape == (DIM,)
+        np.testing.assert_array_equal(found[memory.id], expected)
+    assert store.vectors_of([]) == {}
+
+
+def test_vectors_of_follows_set_vectors_and_delete(store: Store) -> None:
+    a, b = mem("alice", "a fact"), mem("alice", "another fact")
+    put(store, [a, b], [vec(1), vec(0, 1)])
+    store.set_vectors([a.id, "mem_missing"], np.stack([vec(0, 0, 1), vec(1)]), "model-2")
+    np.testing.assert_array_equal(store.vectors_of([a.id])[a.id], vec(0, 0, 1))
+    assert store.get(a.id, ALICE).embedding_model == "model-2"
+    assert store.delete([b.id], ALICE, actor="alice") == [b.id]
+    assert store.vectors_of([b.id]) == {}
+
+
+def test_stats_count_memories_users_scopes_and_history(store: Store) -> None:
+    ms = [mem("alice", "a1"), mem("alice", "p1", "apollo"), mem("bob", "b1")]
+    put(store, ms, [vec(1), vec(0, 1), vec(1)])
+    stats = store.stats()
+    counted = {k: stats[k] for k in ("memories", "users", "scopes", "history_events")}
+    assert counted == {"memories": 3, "users": 2, "scopes": 3, "history_events": 3}
+    size = "file_bytes" if stats["backend"] == "sqlite" else "database_bytes"
+    assert stats["backend"] in ("sqlite", "postgres") and int(stats[size]) > 0
+    assert store.remote_reads is (stats["backend"] == "postgres")  # a server: reads are trips
+    store.delete([ms[2].id], BOB, actor="bob")  # its ADD event gives way to a tombstone
+    stats = store.stats()
+    assert (stats["memories"], stats["users"], stats["history_events"]) == (2, 1, 3)
+
+
+def test_close_is_final_and_keeps_what_was_written(open_store: StoreFactory) -> None:
+    first = open_store()
+    m = mem("alice", "User plays the cello")
+    put(first, [m], [vec(1)])
+    first.close()
+    first.close()  # twice is harmless
+    with pytest.raises(StoreError, match="closed"):
+        first.get(m.id, ALICE)
+    with pytest.raises(StoreError, match="closed"):
+        put(first, [mem("alice", "User plays the oboe")], [vec(0, 1)])
+    with open_store() as again:  # type: ignore[attr-defined]
+        assert again.get(m.id, ALICE) == m
+    with pytest.raises(StoreError, match="closed"):
+        again.count(ALICE, NONE)
+
+
+NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
+
+
+def plan(
+    user: str,
+    steps: list[ForgetStep],
+    *,
+    project: str | None = None,
+    created: datetime = NOW,
+) -> ForgetPlan:
+    return ForgetPlan(
+        user_id=user,
+        project_id=project,
+        steps=tuple(steps),
+        created_at=created,
+        expires_at=created + timedelta(minutes=15),
+    )
+
+
+def step(memory: Memory, action: ForgetAction, rewrite: str | None = None) -> ForgetStep:
+    return ForgetStep(
+        memory_id=memory.id, action=action, updated_at=memory.updated_at, rewrite=rewrite
+    )
+
+
+def test_forget_plans_round_trip_and_cancel(store: Store) -> None:
+    m = mem("alice", "User's locker code is 4471")
+    put(store, [m], [vec(1)])
+    p = plan("alice", [step(m, ForgetAction.FORGET)])
+    store.save_forget_plan(p)
+    assert store.get_forget_plan(p.id) == p
+    assert store.get_forget_plan("fp_missing") is None
+    for user, project in (("bob", None), ("alice", "apollo")):  # not theirs: "no plan"
+        with pytest.raises(NotFound):
+            store.cancel_forget_plan(p.id, user, project, NOW)
+    with pytest.raises(NotFound):
+        store.cancel_forget_plan("fp_missing", "alice", None, NOW)
+    later = NOW + timedelta(minutes=1)
+    cancelled = store.cancel_forget_plan(p.id, "alice", None, later)
+    assert (cancelled.status, cancelled.finished_at, cancelled.steps) == (
+        PlanStatus.CANCELLED,
+        later,
+        p.steps,
+    )
+    stored = store.get_forget_plan(p.id)
+    assert stored is not None and (stored.status, stored.finished_at) == (
+        PlanStatus.CANCELLED,
+        later,
+    )
+    assert stored.steps == ()  # an ended plan keeps no ids
+    with pytest.raises(ValidationError, match="cancelled"):
+        store.cancel_forget_plan(p.id, "alice", None, later)
+    with pytest.raises(ValidationError, match="cancelled"):
+        store.execute_forget_plan(p.id, "alice", None, {}, later, "alice")
+    assert store.get(m.id, ALICE) == m
+
+
+def test_expired_plans_are_refused(store: Store) -> None:
+    m = mem("alice", "User's locker code is 4471")
+    put(store, [m], [vec(1)])
+    p = plan("alice", [step(m, ForgetAction.FORGET)])
+    store.save_forget_plan(p)
+    late = p.expires_at
+    with pytest.raises(ValidationError, match="expired"):
+        store.execute_forget_plan(p.id, "alice", None, {}, late, "alice")
+    with pytest.raises(ValidationError, match="expired"):
+        store.cancel_forget_plan(p.id, "alice", None, late)
+    assert store.get(m.id, ALICE) == m
+    assert store.get_forget_plan(p.id) == p
+
+
+def test_saving_a_plan_drops_plans_that_ended_a_week_before(store: Store) -> None:
+    old = plan("alice", [])
+    store.save_forget_plan(old)
+    recent = plan("alice", [], created=NOW + timedelta(days=4))
+    store.save_forget_plan(recent)
+    assert store.get_forget_plan(old.id) == old  # expired four days ago: kept
+    store.save_forget_plan(plan("bob", [], created=NOW + timedelta(days=8)))
+    assert store.get_forget_plan(old.id) is None  # expired over a week ago: dropped
+    assert store.get_forget_plan(recent.id) == recent
+
+
+def test_execute_forget_plan_forgets_rewrites_keeps_and_reports_missing(store: Store) -> None:
+    gone = mem("alice", "User's locker code is 4471")
+    changed = mem("alice", "User lives at 12 Elm Street")
+    kept = mem("alice", "User enjoys chess")
+    vanished = mem("alice", "User's old phone number is 555-0100")
+    theirs = mem("bob", "Bob's locker code is 1234")
+    project = mem("alice", "Apollo's launch code is 99", project="apollo")
+    everything = [gone, changed, kept, vanished, theirs, project]
+    put(store, everything, [vec(1), vec(0, 1), vec(0, 0, 1), vec(0, 0, 0, 1), vec(1), vec(1)])
+    store.delete([vanished.id], ALICE, actor="alice")
+    p = plan(
+        "alice",
+        [
+            step(gone, ForgetAction.FORGET),
+            step(changed, ForgetAction.REWRITE, "User lives on a quiet street"),
+            step(kept, ForgetAction.KEEP),
+            step(vanished, ForgetAction.FORGET),
+            step(theirs, ForgetAction.FORGET),  # another user's: never found
+            step(project, ForgetAction.FORGET),  # a project's: not in this private plan
+        ],
+    )
+    store.save_forget_plan(p)
+    rewritten = changed.model_copy(
+        update={"content": "User lives on a quiet street", "updated_at": NOW}
+    )
+    later = NOW + timedelta(minutes=1)
+    outcome = store.execute_forget_plan(
+        p.id, "alice", None, {changed.id: (rewritten, vec(1, 1))}, later, "alice"
+    )
+    assert outcome == PlanOutcome([gone.id], [changed.id], 1, [vanished.id, theirs.id, project.id])
+    assert store.get(gone.id, ALICE) is None
+    assert store.get(changed.id, ALICE) == rewritten
+    assert store.get(kept.id, ALICE) == kept
+    assert store.get(theirs.id, BOB) == theirs
+    assert store.get(project.id, ScopeSet(user_id="alice", project_ids=("apollo",))) == project
+    # The old text is gone from the text index, the vector is the new one, and history keeps
+    # one UPDATE event without the old text (and a tombstone for the forgotten memory).
+    assert store.text_search(ALICE, "Elm", 5, NONE) == []
+    assert store.text_search(ALICE, "quiet street", 5, NONE)[0].memory.id == changed.id
+    top = store.vector_search(ALICE, vec(1, 1), 1, NONE)[0]
+    assert top.memory.id == changed.id and top.score == pytest.approx(1.0, abs=1e-5)
+    events = store.history(changed.id, ALICE)
+    assert [(e.kind, e.old_content, e.new_content, e.actor) for e in events] == [
+        (EventKind.UPDATE, None, "User lives on a quiet street", "alice")
+    ]
+    assert [e.kind for e in store.history(gone.id, ALICE)] == [EventKind.DELETE]
+    stored = store.get_forget_plan(p.id)
+    assert stored is not None
+    assert (stored.status, stored.finished_at, stored.steps) == (PlanStatus.EXECUTED, later, ())
+    with pytest.raises(ValidationError, match="already executed"):
+        store.execute_forget_plan(p.id, "alice", None, {}, later, "alice")
+
+
+def test_a_project_plan_reaches_the_project_and_the_private_scope(store: Store) -> None:
+    private = mem("alice", "User's locker code is 4471")
+    shared = mem("alice", "Apollo's launch code is 99", project="apollo")
+    put(store, [private, shared], [vec(1), vec(0, 1)])
+    p = plan(
+        "alice",
+        [step(private, ForgetAction.FORGET), step(shared, ForgetAction.FORGET)],
+        project="apollo",
+    )
+    store.save_forget_plan(p)
+    with pytest.raises(NotFound):  # a project plan is confirmed in its project
+        store.execute_forget_plan(p.id, "alice", None, {}, NOW, "alice")
+    outcome = store.execute_forget_plan(p.id, "alice", "apollo", {}, NOW, "alice")
+    assert outcome == PlanOutcome([private.id, shared.id], [], 0, [])
+    assert store.count(ScopeSet(user_id="alice", project_ids=("apollo",)), NONE) == 0
+
+
+def test_a_failing_forget_plan_applies_nothing(store: Store) -> None:
+    first = mem("alice", "User's locker code is 4471")
+    second = mem("alice", "User lives at 12 Elm Street")
+    put(store, [first, second], [vec(1), vec(0, 1)])
+    p = plan("alice", [step(first, ForgetAction.FORGET), step(second, ForgetAction.FORGET)])
+    store.save_forget_plan(p)
+    newer = second.model_copy(
+        update={"content": "User lives at 14 Elm Street", "updated_at": NOW + timedelta(days=1)}
+    )
+    store.replace(newer, None, HistoryEvent.about(newer, EventKind.UPDATE, "alice"))
+    with pytest.raises(ValidationError, match="changed after the forget preview"):
+        store.execute_forget_plan(p.id, "alice", None, {}, NOW, "alice")
+    # The first step's delete was rolled back with the rest, caches included.
+    assert store.get(first.id, ALICE) == first
+    assert store.vector_search(ALICE, vec(1), 1, NONE)[0].memory.id == first.id
+    assert store.text_search(ALICE, "locker", 5, NONE)[0].memory.id == first.id
+    assert store.get_forget_plan(p.id) == p
+    rewrite = plan(
+        "alice", [step(first, ForgetAction.FORGET), step(newer, ForgetAction.REWRITE, "x")]
+    )
+    store.save_forget_plan(rewrite)
+    with pytest.raises(ValidationError, match="no rewritten memory"):
+        store.execute_forget_plan(rewrite.id, "alice", None, {}, NOW, "alice")
+    assert store.get(first.id, ALICE) == first
+    assert store.get_forget_plan(rewrite.id) == rewrite
+
+
+def test_org_members(store: Store) -> None:
+    assert store.org_users("acme") == []
+    for org, user in (("acme", "carol"), ("acme", "alice"), ("acme", "alice"), ("other", "bob")):
+        store.add_org_member(org, user)
+    assert store.org_users("acme") == ["alice", "carol"]
+    assert store.remove_org_member("acme", "alice") is True
+    assert store.remove_org_member("acme", "alice") is False
+    assert store.remove_org_member("acme", "bob") is False
+    assert (store.org_users("acme"), store.org_users("other")) == (["carol"], ["bob"])
+
+
+# -- the transaction API of the SQL stores ----------------------------------------------------
+
+
+def test_transactions_commit_or_roll_back_whole(store: Store) -> None:
+    sql_store: Any = store
+    with sql_store.writing() as txn:
+        assert txn.execute("INSERT INTO meta VALUES (?, ?)", ("a", "1")) == 1
+        txn.execute_many("INSERT INTO meta VALUES (?, ?)", [("b", "2"), ("c", "3")])
+    with sql_store.reading() as txn:
+        rows = txn.fetch(
+            "SELECT key, value FROM meta WHERE key IN (?, ?, ?) ORDER BY key", ("a", "b", "c")
+        )
+        assert rows == [("a", "1"), ("b", "2"), ("c", "3")]
+        assert txn.one("SELECT value FROM meta WHERE key = ?", ("b",)) == ("2",)
+        assert txn.one("SELECT value FROM meta WHERE key = ?", ("zzz",)) is None
+    with pytest.raises(RuntimeError), sql_store.writing() as txn:
+        assert txn.execute("DELETE FROM meta WHERE key IN (?, ?)", ("a", "b")) == 2
+        raise RuntimeError("the caller fails")
+    with pytest.raises(StoreError), sql_store.writing() as txn:  # the database refuses
+        txn.execute("DELETE FROM meta WHERE key = ?", ("a",))
+        txn.execute("INSERT INTO meta VALUES (?, ?)", ("c", "again"))
+    assert [store.get_meta(k) for k in "abc"] == ["1", "2", "3"]
+
+
+def test_a_read_transaction_sees_one_snapshot(open_store: StoreFactory) -> None:
+    reader: Any = open_store()
+    writer = open_store()
+    with reader.reading() as txn:
+        before = txn.fetch("SELECT count(*) FROM meta")
+        writer.set_meta("written", "meanwhile")
+        assert txn.fetch("SELECT count(*) FROM meta") == before
+    assert reader.get_meta("written") == "meanwhile"
+
+
+def test_accounts_live_in_the_store_database(store: Store) -> None:
+    accounts = sql_accounts(store)
+    accounts.add_user(User(id="alice", name="Alice", created_at=NOW))
+    assert accounts.get_user("alice") == User(id="alice", name="Alice", created_at=NOW)
+    with store.reading() as txn:  # type: ignore[attr-defined]
+        assert txn.fetch("SELECT id, name FROM users") == [("alice", "Alice")]
+    m = mem("alice", "a fact", project="apollo")
+    put(store, [m], [vec(1)])
+    assert accounts.memory_project(m.id) == (True, "apollo")
+    assert accounts.memory_project("mem_missing") == (False, None)
+
+
 def test_postgres_url_selects_postgres_store_and_dimension_is_fixed(postgres_url: str) -> None:
     from urllib.parse import quote, urlencode
 
@@ -403,13 +700,11 @@ def test_postgres_url_selects_postgres_store_and_dimension_is_fixed(postgres_url
     store = build_store(Settings(url=url, pg_pool_size=3, pg_ef_search=64), DIM)
     try:
         assert isinstance(store, PostgresStore)
-        with store._connection() as conn:  # the operator's settings reach every connection
-            assert conn.execute("SHOW hnsw.ef_search").fetchone() == ("64",)
+        with store.reading() as txn:  # the operator's settings reach every connection
+            assert txn.one("SHOW hnsw.ef_search") == ("64",)
         assert store._pool.max_size == 3
-        with store._connection() as conn:  # migration 4: vacuumed after 1 % dead, not 20 %
-            options = conn.execute(
-                "SELECT reloptions FROM pg_class WHERE relname = 'memories'"
-            ).fetchone()
+        with store.reading() as txn:  # migration 4: vacuumed after 1 % dead, not 20 %
+            options = txn.one("SELECT reloptions FROM pg_class WHERE relname = 'memories'")
         assert options is not None and "autovacuum_vacuum_scale_factor=0.01" in options[0]
         put(store, [mem("alice", "a fact")], [vec(1)])
         assert store.stats()["memories"] == 1
@@ -444,8 +739,8 @@ def test_postgres_vector_search_reads_small_scopes_exactly_and_large_ones_by_hns
             assert scores == sorted(scores, reverse=True) and len(by_scan) == 10
             # 300 rows: the graph finds the same neighbours as the scan
             assert [c.memory.id for c in by_index] == [c.memory.id for c in by_scan]
-        with exact._connection() as conn:
-            index = conn.execute(
+        with exact.reading() as txn:
+            index = txn.one(
                 "SELECT indexdef FROM pg_indexes WHERE indexname = 'memories_embedding'"
-            ).fetchone()
+            )
         assert index is not None and "hnsw" in index[0]  # what serves scopes too large to scan

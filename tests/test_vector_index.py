@@ -113,7 +113,8 @@ def test_changes_the_log_does_not_itemise_or_no_longer_holds_reload_the_scope(
         _save(writer, f"more {n}", _vec(1, n + 1))
     assert len(_nearest(reader, _vec(1))) == 4
     assert (reader.vectors.loads, reader.vectors.patches) == (3, 0)
-    logged = reader._read(lambda c: list(c.execute("SELECT count(*) FROM vector_changes")))
+    with reader.reading() as txn:
+        logged = txn.fetch("SELECT count(*) FROM vector_changes")
     assert logged[0][0] == 2  # one row per revision, the newest two kept
 
 
@@ -128,7 +129,8 @@ def test_a_bulk_import_is_logged_as_a_whole_scope_change(
     ]
     vectors = np.repeat(_vec(0, 1), len(many), axis=0)
     writer.insert(many, vectors, dedup_threshold=None, dedup=[False] * len(many), actor="alice")
-    logged = reader._read(lambda c: list(c.execute("SELECT row_id FROM vector_changes")))
+    with reader.reading() as txn:
+        logged = txn.fetch("SELECT row_id FROM vector_changes")
     assert len(logged) == 2 and (-1,) in logged  # first's row, then one marker for 1,001 rows
     assert len(reader.vector_search(ALICE, _vec(0, 1), 2000, MemoryFilter())) == 1002
     assert (reader.vectors.loads, reader.vectors.patches) == (2, 0)

@@ -3,9 +3,8 @@ bring-your-own provider settings.
 
 :class:`Accounts` is the service; it keeps no state of its own and stores everything through an
 :class:`AccountStore` in the same database as the memories
-(:class:`memorybank.stores.sqlite_accounts.SQLiteAccountStore`,
-:class:`memorybank.stores.postgres_accounts.PostgresAccountStore`; both run the statements of
-:class:`memorybank.stores.accounts_sql.SqlAccountStore`).
+(:class:`memorybank.stores.accounts_sql.SqlAccountStore`, in the SQLite file or the PostgreSQL
+database of the bank's store). The records themselves are in :mod:`memorybank.account_records`.
 
 * API keys are ``mb_`` + 32 random bytes (urlsafe base64), shown once by
   :meth:`Accounts.create_key` and stored only as their SHA-256 (the keys have 256 bits of
@@ -31,108 +30,36 @@ import re
 import secrets
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from cryptography.fernet import Fernet, InvalidToken
-from pydantic import BaseModel, ConfigDict, Field
 
+from memorybank.account_records import (
+    ORG_ROLES,
+    PROVIDER_KINDS,
+    ROLES,
+    ApiKey,
+    Membership,
+    OrgRole,
+    Project,
+    ProviderKind,
+    ProviderSettings,
+    Role,
+    Thread,
+    User,
+)
 from memorybank.errors import ConfigurationError, NotFound, ValidationError
-from memorybank.model import new_id, utcnow
+from memorybank.model import utcnow
+from memorybank.stores.accounts_sql import sql_accounts
 
 if TYPE_CHECKING:
     from memorybank.bank import MemoryBank
     from memorybank.settings import Settings
 
-Role = Literal["owner", "admin", "member"]
-OrgRole = Literal["admin", "member"]
-ProviderKind = Literal["embedding", "llm"]
-
-ROLES: tuple[Role, ...] = ("owner", "admin", "member")
-ORG_ROLES: tuple[OrgRole, ...] = ("admin", "member")
-PROVIDER_KINDS: tuple[ProviderKind, ...] = ("embedding", "llm")
 #: The user of single-user local mode (no users configured).
 LOCAL_USER = "local"
 KEY_PREFIX = "mb_"
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
-
-
-class User(BaseModel):
-    """Someone who may call the server."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    name: str
-    created_at: datetime = Field(default_factory=utcnow)
-
-
-class Project(BaseModel):
-    """A shared memory scope (seed 002's drive, seed 001's folder), optionally in an org."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    name: str
-    org_id: str | None = None
-    created_at: datetime = Field(default_factory=utcnow)
-
-
-class Membership(BaseModel):
-    """A user's role in a project."""
-
-    model_config = ConfigDict(frozen=True)
-
-    project_id: str
-    user_id: str
-    role: Role
-
-
-class ApiKey(BaseModel):
-    """An API key's record: never the key itself, only the hash of it."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str = Field(default_factory=lambda: new_id("key"))
-    user_id: str
-    key_hash: str
-    label: str | None = None
-    created_at: datetime = Field(default_factory=utcnow)
-    revoked_at: datetime | None = None
-
-
-class Thread(BaseModel):
-    """A conversation: its project decides the tools' scope, ``memory_enabled`` whether the
-    model gets memory tools at all (seed 001's per-chat toggle)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str = Field(default_factory=lambda: new_id("thr"))
-    user_id: str
-    project_id: str | None = None
-    title: str | None = None
-    memory_enabled: bool = True
-    created_at: datetime = Field(default_factory=utcnow)
-    updated_at: datetime = Field(default_factory=utcnow)
-
-
-class ProviderSettings(BaseModel):
-    """A user's own embedding or LLM provider, as stored: the key only encrypted."""
-
-    model_config = ConfigDict(frozen=True)
-
-    user_id: str
-    kind: ProviderKind
-    base_url: str
-    model: str
-    enabled: bool = True
-    key_ciphertext: bytes | None = Field(default=None, repr=False)
-    key_hint: str | None = None
-    updated_at: datetime = Field(default_factory=utcnow)
-
-    @property
-    def key_set(self) -> bool:
-        """Whether an API key is stored."""
-        return self.key_ciphertext is not None
 
 
 class AccountStore(Protocol):
@@ -225,8 +152,6 @@ class Accounts:
     @classmethod
     def open(cls, bank: MemoryBank, settings: Settings) -> Accounts:
         """Accounts in the same database as ``bank``'s memories (SQLite file or PostgreSQL)."""
-        from memorybank.stores.accounts_sql import sql_accounts
-
         return cls(sql_accounts(bank.store), load_master_key(settings))
 
     # -- users and keys ---------------------------------------------------------------------

@@ -1,20 +1,20 @@
-"""The SQL of :class:`memorybank.accounts.AccountStore`, shared by the SQLite and PostgreSQL
-stores.
+"""The accounts (:class:`memorybank.accounts.AccountStore`) in a SQL store's own database.
 
-Both keep accounts in the same tables (SQLite migration 3, PostgreSQL migration 2) with times
-as integer microseconds, and both understand ``INSERT … ON CONFLICT … DO UPDATE``, so one set
-of statements serves both. A backend only says how to run a statement
-(:meth:`SqlAccountStore._all`, :meth:`SqlAccountStore._exec`); statements are written with
-``?`` placeholders and a backend with another paramstyle rewrites them.
+The SQLite and PostgreSQL stores keep accounts in the same tables (SQLite migration 3,
+PostgreSQL migration 2) with times as integer microseconds, so one set of statements, in the
+stores' shared dialect (:mod:`.sql`), serves both. :class:`SqlAccountStore` runs them in the
+store's own transactions (:meth:`~memorybank.stores.sql_store.SqlStore.reading`,
+:meth:`~memorybank.stores.sql_store.SqlStore.writing`), so accounts and memories share one
+database, one lock and one backup, and every replica of a server sees the same users and keys.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from memorybank.accounts import (
+from memorybank.account_records import (
     ApiKey,
     Membership,
     OrgRole,
@@ -27,6 +27,8 @@ from memorybank.accounts import (
 )
 from memorybank.errors import ConfigurationError
 from memorybank.stores.base import Store, from_us, to_us
+from memorybank.stores.sql import Transactional, upsert
+from memorybank.stores.sql_store import SqlStore
 
 _us = to_us
 _dt = from_us
@@ -38,18 +40,8 @@ PROVIDER_COLUMNS = "user_id, kind, base_url, model, key_ciphertext, key_hint, en
 KEY_COLUMNS = "id, user_id, key_hash, label, created_us, revoked_us"
 
 
-def _upsert(table: str, columns: str, key: str) -> str:
-    names = [c.strip() for c in columns.split(",")]
-    keys = {k.strip() for k in key.split(",")}
-    sets = ", ".join(f"{n} = excluded.{n}" for n in names if n not in keys)
-    marks = ", ".join("?" for _ in names)
-    return (
-        f"INSERT INTO {table} ({columns}) VALUES ({marks}) ON CONFLICT ({key}) DO UPDATE SET {sets}"
-    )
-
-
-_SAVE_THREAD = _upsert("threads", THREAD_COLUMNS, "id")
-_SAVE_PROVIDER = _upsert("provider_settings", PROVIDER_COLUMNS, "user_id, kind")
+_SAVE_THREAD = upsert("threads", THREAD_COLUMNS, "id")
+_SAVE_PROVIDER = upsert("provider_settings", PROVIDER_COLUMNS, "user_id, kind")
 
 
 def _thread(row: tuple[Any, ...]) -> Thread:
@@ -92,26 +84,34 @@ def _project(row: tuple[Any, ...]) -> Project:
     return Project(id=row[0], name=row[1], org_id=row[2], created_at=_dt(row[3]))
 
 
-class SqlAccountStore(ABC):
-    """An :class:`~memorybank.accounts.AccountStore` over SQL tables; subclasses run the
-    statements in their database. :meth:`fetch`, :meth:`execute` and :meth:`execute_many` take
-    ``?`` placeholders; :mod:`memorybank.migrate` also uses them to copy tables."""
+class SqlAccountStore:
+    """An :class:`~memorybank.accounts.AccountStore` in the database of ``store``.
 
-    @abstractmethod
-    def fetch(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    :meth:`fetch`, :meth:`execute` and :meth:`execute_many` run one statement of the shared
+    dialect (``?`` placeholders) in a transaction of its own.
+    """
+
+    def __init__(self, store: Transactional) -> None:
+        self.store = store
+
+    def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """The rows of one query, read in one snapshot."""
+        with self.store.reading() as txn:
+            return txn.fetch(sql, params)
 
-    @abstractmethod
-    def execute(self, sql: str, params: tuple[Any, ...] = ()) -> int:
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Run one statement in a write transaction; the number of rows it changed."""
+        with self.store.writing() as txn:
+            return txn.execute(sql, params)
 
-    @abstractmethod
     def execute_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         """Run one statement once per parameter row, all in one write transaction."""
+        with self.store.writing() as txn:
+            txn.execute_many(sql, rows)
 
-    def _one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
-        rows = self.fetch(sql, params)
-        return rows[0] if rows else None
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        with self.store.reading() as txn:
+            return txn.one(sql, params)
 
     # -- users ------------------------------------------------------------------------------
 
@@ -310,17 +310,8 @@ class SqlAccountStore(ABC):
 
 def sql_accounts(store: Store) -> SqlAccountStore:
     """The account tables in the database of ``store`` (a SQLite or PostgreSQL store)."""
-    from memorybank.stores.postgres import PostgresStore
-    from memorybank.stores.sqlite import SQLiteStore
-
-    if isinstance(store, SQLiteStore):
-        from memorybank.stores.sqlite_accounts import SQLiteAccountStore
-
-        return SQLiteAccountStore(store)
-    if isinstance(store, PostgresStore):
-        from memorybank.stores.postgres_accounts import PostgresAccountStore
-
-        return PostgresAccountStore(store)
+    if isinstance(store, SqlStore):
+        return SqlAccountStore(store)
     raise ConfigurationError(
         f"accounts need a SQLite or PostgreSQL store, not {type(store).__name__}: "
         "set MEMORYBANK_URL to sqlite:///… or postgresql://…"

@@ -120,7 +120,8 @@ class Candidate:
     row keeps the row and decodes up front only what ranking reads (id, importance, times,
     session, speaker); the :class:`Memory` is built the first time :attr:`memory` is read.
 
-    >>> c = Candidate.of(Memory(user_id="u", content="User likes tea"), 0.8)
+    >>> memory = Memory(user_id="u", content="User likes tea", category="preference")
+    >>> c = Candidate.of(memory, 0.8)
     >>> (c.memory.content, c.score, c.importance)
     ('User likes tea', 0.8, 5)
     """

@@ -1,0 +1,761 @@
+"""What the SQLite and PostgreSQL stores share: every :class:`~memorybank.stores.base.Store`
+method whose SQL is the same in both, written once over a
+:class:`~memorybank.stores.sql.Dialect`, and the public transaction API.
+
+A backend (:class:`~memorybank.stores.sqlite.SQLiteStore`,
+:class:`~memorybank.stores.postgres.PostgresStore`) subclasses :class:`SqlStore` and supplies
+what is not a matter of spelling: its connections and transactions (:meth:`SqlStore.reading`,
+:meth:`SqlStore.writing`), its migrations, where vectors live and how they are searched, the
+full-text search, and the few steps of a write that touch those (the ``_``-prefixed hooks).
+
+Transactions are public so that code keeping other tables in the same database runs in the
+store's own transactions (the accounts, :mod:`memorybank.stores.accounts_sql`, through which
+:mod:`memorybank.migrate` also copies tables), with statements in the shared dialect (``?``
+placeholders):
+
+>>> from memorybank.stores.sqlite import SQLiteStore
+>>> store = SQLiteStore(":memory:", dimension=3)
+>>> with store.writing() as txn:
+...     txn.execute("INSERT INTO users (id, name, created_us) VALUES (?, ?, ?)", ("bo", "Bo", 0))
+1
+>>> with store.reading() as txn:
+...     txn.fetch("SELECT id, name FROM users")
+[('bo', 'Bo')]
+>>> store.close()
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime, timedelta
+from typing import Any, ClassVar, Generic, Self, TypeVar
+
+import numpy as np
+
+from memorybank.embedders.base import Vectors
+from memorybank.errors import ConfigurationError, NotFound, StoreError, ValidationError
+from memorybank.model import (
+    EventKind,
+    ForgetAction,
+    ForgetPlan,
+    ForgetStep,
+    HistoryEvent,
+    Memory,
+    MemoryFilter,
+    PlanStatus,
+    Scope,
+    ScopeSet,
+)
+from memorybank.stores.base import Candidate, InsertOutcome, Order, PlanOutcome, from_us, to_us
+from memorybank.stores.sql import Dialect, Transaction, changed_values, chunks, scope_keys, upsert
+
+TxnT = TypeVar("TxnT", bound=Transaction)
+#: A migration: version, name, SQL (as the backend's ``_run_migration`` runs it).
+Migration = tuple[int, str, str]
+
+# Ended plans are dropped this long after they expire; confirming one then says "no plan".
+_PLAN_RETENTION = timedelta(days=7)
+_PLAN_COLUMNS = "id, user_id, project_id, steps, status, created_us, expires_us, finished_us"
+_HISTORY_COLUMNS = (
+    "id, memory_id, user_id, project_id, scope_key, kind, old_content, new_content, actor, "
+    "created_us"
+)
+_SET_META = upsert("meta", "key, value", "key")
+
+
+class SqlStore(ABC, Generic[TxnT]):
+    """A :class:`~memorybank.stores.base.Store` over SQL tables; see the module documentation.
+
+    ``TxnT`` is the backend's transaction, which its hooks receive.
+    """
+
+    dialect: ClassVar[Dialect]
+    #: The backend's schema migrations, oldest first.
+    migrations: ClassVar[Sequence[Migration]]
+    #: What a delete reads of each row (row id, id, user_id, project_id first) to remove it.
+    _delete_columns: ClassVar[str]
+    #: :meth:`Dialect.update_memory` with the backend's extra columns.
+    _update_sql: ClassVar[str]
+    remote_reads: bool
+    dimension: int
+
+    # -- transactions (backend) -------------------------------------------------------------
+
+    @abstractmethod
+    def reading(self) -> AbstractContextManager[TxnT]:
+        """A transaction to read in: every statement in it sees one snapshot (PostgreSQL
+        refuses writes in it; write in :meth:`writing`). Not re-entrant: no other transaction
+        of the store may be opened inside it in the same thread."""
+
+    @abstractmethod
+    def writing(self) -> AbstractContextManager[TxnT]:
+        """A write transaction, serialised with the store's other writers: committed when
+        the block ends, rolled back if it raises (database errors raised as
+        :class:`~memorybank.errors.StoreError`). Not re-entrant."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release files and connections."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- migrations -------------------------------------------------------------------------
+
+    @abstractmethod
+    def _migrating(self) -> AbstractContextManager[TxnT]:
+        """The transaction migrations run in, exclusive of other processes' migrations."""
+
+    @abstractmethod
+    def _run_migration(self, txn: TxnT, version: int, sql: str) -> None:
+        """Apply one migration's SQL."""
+
+    def _migrated(self, txn: TxnT) -> None:
+        """Checks once every migration is applied (none by default)."""
+
+    def _migrate(self) -> None:
+        known = self.migrations[-1][0]
+        with self._migrating() as txn:
+            txn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                f"name TEXT NOT NULL, applied_us {self.dialect.microseconds} NOT NULL)"
+            )
+            done = {row[0] for row in txn.fetch("SELECT version FROM schema_migrations")}
+            newest = max(done, default=0)
+            if newest > known:
+                raise ConfigurationError(
+                    f"this database has schema version {newest}, newer than this memorybank "
+                    f"knows ({known}): upgrade memorybank"
+                )
+            for version, name, sql in self.migrations:
+                if version in done:
+                    continue
+                self._run_migration(txn, version, sql)
+                txn.execute(
+                    "INSERT INTO schema_migrations VALUES (?, ?, ?)",
+                    (version, name, to_us(datetime.now(UTC))),
+                )
+            self._migrated(txn)
+
+    # -- meta -------------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        """A value from the settings table."""
+        with self.reading() as txn:
+            row = txn.one("SELECT value FROM meta WHERE key = ?", (key,))
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a value in the settings table."""
+        with self.writing() as txn:
+            txn.execute(_SET_META, (key, value))
+
+    # -- writes (hooks) ---------------------------------------------------------------------
+
+    def _check_vectors(self, vectors: Vectors, count: int) -> Vectors:
+        arr = np.asarray(vectors, dtype=np.float32)
+        if arr.ndim != 2 or arr.shape != (count, self.dimension):
+            raise ValidationError(
+                f"expected {count} vectors of dimension {self.dimension}, got shape {arr.shape}",
+                field="vectors",
+            )
+        return arr
+
+    def _bind_vector(self, vector: Vectors) -> Any:
+        """A vector as the insert hooks take it (computed once per memory)."""
+        return vector
+
+    def _lock_scopes(self, txn: TxnT, keys: Sequence[str]) -> None:
+        """Serialise this insert's duplicate checks with other writers of the scopes ``keys``
+        (sorted); nothing by default, where a write transaction excludes every other."""
+
+    @abstractmethod
+    def _duplicate(
+        self, txn: TxnT, memory: Memory, vector: Vectors, bound: Any, threshold: float
+    ) -> tuple[Memory | None, float] | None:
+        """The stored memory of ``memory``'s scope (this transaction's inserts included) most
+        similar to ``vector`` above ``threshold``, with the similarity. Only memories that
+        were themselves checked for duplicates count: a fact is no duplicate of a chat turn."""
+
+    @abstractmethod
+    def _insert_row(
+        self, txn: TxnT, memory: Memory, vector: Vectors, bound: Any, checked: bool
+    ) -> None:
+        """Store a new memory with its vector (``checked``: its duplicate check ran)."""
+
+    @abstractmethod
+    def _vector_params(self, vector: Vectors | None) -> list[Any]:
+        """Parameters of :attr:`_update_sql`'s extra columns for a new vector (or none)."""
+
+    def _replaced(
+        self, txn: TxnT, row: tuple[Any, ...], memory: Memory, vector: Vectors | None
+    ) -> None:
+        """Follow an overwritten memory row (``row``: its row id, scope key, content and tags
+        before); nothing by default."""
+
+    @abstractmethod
+    def _remove_rows(self, txn: TxnT, rows: Sequence[Sequence[Any]]) -> None:
+        """Delete memory rows (read with :attr:`_delete_columns`) and what hangs on them."""
+
+    def _after_delete(self) -> None:
+        """Runs after a committed delete (nothing by default)."""
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def insert(
+        self,
+        memories: Sequence[Memory],
+        vectors: Vectors,
+        *,
+        dedup_threshold: float | None,
+        dedup: Sequence[bool],
+        actor: str | None,
+        record: bool = True,
+    ) -> list[InsertOutcome]:
+        """Insert memories with their vectors in one transaction (see :class:`Store`)."""
+        vecs = self._check_vectors(vectors, len(memories))
+        if len(dedup) != len(memories):
+            raise ValidationError("dedup flags must match memories one to one", field="dedup")
+        outcomes: list[InsertOutcome] = []
+        if not memories:
+            return outcomes
+        with self.writing() as txn:
+            self._lock_scopes(txn, sorted({m.scope.key for m in memories}))
+            for memory, vector, check in zip(memories, vecs, dedup, strict=True):
+                bound = self._bind_vector(vector)
+                if check and dedup_threshold is not None:
+                    found = self._duplicate(txn, memory, vector, bound, dedup_threshold)
+                    if found is not None:
+                        outcomes.append(InsertOutcome(memory, False, *found))
+                        continue
+                self._insert_row(txn, memory, vector, bound, check)
+                if record:
+                    event = HistoryEvent.about(
+                        memory,
+                        EventKind.ADD,
+                        actor,
+                        new_content=memory.content,
+                        created_at=memory.created_at,
+                    )
+                    self._record(txn, event)
+                outcomes.append(InsertOutcome(memory, True))
+        return outcomes
+
+    def _record(self, txn: TxnT, event: HistoryEvent) -> None:
+        scope = Scope(user_id=event.user_id, project_id=event.project_id)
+        txn.execute(
+            f"INSERT INTO history ({_HISTORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                event.id,
+                event.memory_id,
+                event.user_id,
+                event.project_id,
+                scope.key,
+                str(event.kind),
+                event.old_content,
+                event.new_content,
+                event.actor,
+                to_us(event.created_at),
+            ),
+        )
+
+    def replace(self, memory: Memory, vector: Vectors | None, event: HistoryEvent) -> None:
+        """Overwrite a stored memory (same id, same scope) and record ``event``."""
+        vec = None if vector is None else self._check_vectors(vector.reshape(1, -1), 1)[0]
+        with self.writing() as txn:
+            self._replace_row(txn, memory, vec, event)
+
+    def _replace_row(
+        self, txn: TxnT, memory: Memory, vec: Vectors | None, event: HistoryEvent
+    ) -> None:
+        d = self.dialect
+        row = txn.one(
+            f"SELECT {d.rowid}, scope_key, content, tags FROM memories WHERE id = ?" + d.for_update,
+            (memory.id,),
+        )
+        if row is None or row[1] != memory.scope.key:
+            raise StoreError(f"memory {memory.id} is not stored in that scope")
+        txn.execute(self._update_sql, [*changed_values(memory), *self._vector_params(vec), row[0]])
+        self._replaced(txn, row, memory, vec)
+        self._record(txn, event)
+
+    def delete(self, memory_ids: Sequence[str], scopes: ScopeSet, actor: str | None) -> list[str]:
+        """Delete memories for real; returns the ids that were deleted."""
+        keys = scope_keys(scopes)
+        if not memory_ids or not keys:
+            return []
+        by_id = self.dialect.any_of("id", list(memory_ids))
+        by_scope = self.dialect.any_of("scope_key", keys)
+        where = f"{by_id[0]} AND {by_scope[0]}"
+        rows = self._delete_where(where, [*by_id[1], *by_scope[1]], actor)
+        return [str(r[1]) for r in rows]
+
+    def clear(self, scope: Scope, actor: str | None) -> int:
+        """Delete every memory of one scope."""
+        return len(self._delete_where("scope_key = ?", [scope.key], actor))
+
+    def _delete_where(
+        self, where: str, params: Sequence[Any], actor: str | None
+    ) -> list[tuple[Any, ...]]:
+        with self.writing() as txn:
+            rows = txn.fetch(
+                f"SELECT {self._delete_columns} FROM memories WHERE {where}"
+                + self.dialect.lock_rows,
+                params,
+            )
+            self._delete_rows(txn, rows, actor)
+        if rows:
+            self._after_delete()
+        return rows
+
+    def _delete_rows(self, txn: TxnT, rows: Sequence[Sequence[Any]], actor: str | None) -> None:
+        if not rows:
+            return
+        self._remove_rows(txn, rows)
+        # History keeps a tombstone only: earlier events carried the text.
+        for ids in chunks([str(r[1]) for r in rows], self.dialect.list_max):
+            condition, params = self.dialect.any_of("memory_id", ids)
+            txn.execute(f"DELETE FROM history WHERE {condition}", params)
+        for row in rows:
+            tombstone = HistoryEvent(
+                memory_id=row[1],
+                user_id=row[2],
+                project_id=row[3],
+                kind=EventKind.DELETE,
+                actor=actor,
+            )
+            self._record(txn, tombstone)
+
+    # -- reads (hooks) ----------------------------------------------------------------------
+
+    @abstractmethod
+    def _vector_candidates(
+        self, txn: TxnT, keys: Sequence[str], query: Vectors, k: int, filters: MemoryFilter
+    ) -> list[Candidate]:
+        """:meth:`vector_search` inside a read transaction (``query``: float32, 1-d)."""
+
+    @abstractmethod
+    def _text_candidates(
+        self, txn: TxnT, keys: Sequence[str], query: str, k: int, filters: MemoryFilter
+    ) -> list[Candidate]:
+        """:meth:`text_search` inside a read transaction."""
+
+    def _hybrid(
+        self,
+        txn: TxnT,
+        keys: Sequence[str],
+        vector: Vectors,
+        query: str,
+        k: int,
+        filters: MemoryFilter,
+    ) -> tuple[list[Candidate], list[Candidate]]:
+        """:meth:`hybrid_candidates` inside a read transaction."""
+        by_vector = self._vector_candidates(txn, keys, vector, k, filters)
+        return by_vector, self._text_candidates(txn, keys, query, k, filters)
+
+    @abstractmethod
+    def _describe(self) -> dict[str, int | str]:
+        """The head of :meth:`stats`: ``backend`` and where the database is."""
+
+    @abstractmethod
+    def _sizes(self, txn: TxnT) -> dict[str, int | str]:
+        """The tail of :meth:`stats`: sizes on disk and in memory."""
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def get(self, memory_id: str, scopes: ScopeSet) -> Memory | None:
+        """The memory with this id, if visible through ``scopes``."""
+        keys = scope_keys(scopes)
+        if not keys:
+            return None
+        d = self.dialect
+        by_scope, params = d.any_of("scope_key", keys)
+        with self.reading() as txn:
+            row = txn.one(
+                f"SELECT {d.columns} FROM memories WHERE id = ? AND {by_scope}",
+                [memory_id, *params],
+            )
+        return None if row is None else d.memory(row)
+
+    def _select_m(
+        self, what: str, scopes: ScopeSet, filters: MemoryFilter
+    ) -> tuple[str, list[Any]] | None:
+        """``SELECT what FROM memories m`` of the visible memories meeting ``filters``."""
+        keys = scope_keys(scopes)
+        if not keys:
+            return None
+        by_scope, params = self.dialect.any_of("m.scope_key", keys)
+        where, more = self.dialect.filter_sql(filters)
+        return f"SELECT {what} FROM memories m WHERE {by_scope} AND {where}", [*params, *more]
+
+    def list_memories(
+        self,
+        scopes: ScopeSet,
+        filters: MemoryFilter,
+        *,
+        limit: int,
+        offset: int = 0,
+        order: Order = "created_desc",
+    ) -> list[Memory]:
+        """Memories visible through ``scopes`` meeting ``filters``, in ``order``."""
+        d = self.dialect
+        select = self._select_m(d.m_columns, scopes, filters)
+        if select is None:
+            return []
+        sql = f"{select[0]} ORDER BY {d.orders[order]} LIMIT ? OFFSET ?"
+        with self.reading() as txn:
+            rows = txn.fetch(sql, [*select[1], limit, offset])
+        return [d.memory(r) for r in rows]
+
+    def count(self, scopes: ScopeSet, filters: MemoryFilter) -> int:
+        """How many memories match."""
+        select = self._select_m("count(*)", scopes, filters)
+        if select is None:
+            return 0
+        with self.reading() as txn:
+            row = txn.one(*select)
+        return 0 if row is None else int(row[0])
+
+    def vector_search(
+        self, scopes: ScopeSet, query: Vectors, k: int, filters: MemoryFilter
+    ) -> list[Candidate]:
+        """The ``k`` nearest memories by cosine similarity."""
+        keys = scope_keys(scopes)
+        if not keys or k <= 0:
+            return []
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        with self.reading() as txn:
+            return self._vector_candidates(txn, keys, q, k, filters)
+
+    def text_search(
+        self, scopes: ScopeSet, query: str, k: int, filters: MemoryFilter
+    ) -> list[Candidate]:
+        """The ``k`` best full-text matches of ``query`` (any of its content words)."""
+        keys = scope_keys(scopes)
+        if not keys or k <= 0:
+            return []
+        with self.reading() as txn:
+            return self._text_candidates(txn, keys, query, k, filters)
+
+    def hybrid_candidates(
+        self, scopes: ScopeSet, vector: Vectors, query: str, k: int, filters: MemoryFilter
+    ) -> tuple[list[Candidate], list[Candidate]]:
+        """Both candidate lists of a hybrid search from one snapshot."""
+        keys = scope_keys(scopes)
+        if not keys or k <= 0:
+            return [], []
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        with self.reading() as txn:
+            return self._hybrid(txn, keys, q, query, k, filters)
+
+    def _rows_by_rowid(self, txn: TxnT, rowids: Sequence[int]) -> list[tuple[Any, ...]]:
+        """Memory rows by row id, in no particular order."""
+        d = self.dialect
+        rows: list[tuple[Any, ...]] = []
+        for chunk in chunks(rowids, d.list_max):
+            condition, params = d.any_of(d.rowid, chunk, "bigint")
+            rows += txn.fetch(f"SELECT {d.columns} FROM memories WHERE {condition}", params)
+        return rows
+
+    def neighbours(
+        self, memory_ids: Sequence[str], scopes: ScopeSet, window: int
+    ) -> dict[str, list[tuple[Memory, int]]]:
+        """Memories of the same session within ``window`` places of each given one."""
+        keys = scope_keys(scopes)
+        if not memory_ids or not keys or window <= 0:
+            return {}
+        d, ids = self.dialect, list(memory_ids)
+        (by_id, id_params), (by_scope, key_params) = (
+            d.any_of("id", ids),
+            d.any_of("scope_key", keys),
+        )
+        given, given_params = d.any_of("a.mid", ids)
+        # Number every memory of the sessions involved, then pair each given memory with those
+        # a few places away. Sessions are conversations: tens to hundreds of rows each.
+        sql = f"""
+            WITH wanted AS (
+                SELECT scope_key, session_id FROM memories
+                WHERE {by_id} AND {by_scope} AND session_id IS NOT NULL
+                GROUP BY scope_key, session_id
+            ), numbered AS (
+                SELECT m.{d.rowid} AS rid, m.id AS mid, m.scope_key, m.session_id,
+                       ROW_NUMBER() OVER (
+                           PARTITION BY m.scope_key, m.session_id ORDER BY m.{d.rowid}
+                       ) AS pos
+                FROM memories m JOIN wanted w
+                  ON m.scope_key = w.scope_key AND m.session_id = w.session_id
+            )
+            SELECT a.mid, b.rid, b.pos - a.pos FROM numbered a JOIN numbered b
+              ON a.scope_key = b.scope_key AND a.session_id = b.session_id
+             AND b.pos BETWEEN a.pos - ? AND a.pos + ? AND b.pos <> a.pos
+            WHERE {given}
+        """
+        params = [*id_params, *key_params, window, window, *given_params]
+        with self.reading() as txn:
+            pairs = [(str(r[0]), int(r[1]), int(r[2])) for r in txn.fetch(sql, params)]
+            rows = self._rows_by_rowid(txn, sorted({rid for _, rid, _ in pairs}))
+        memories = {int(r[0]): d.memory(r) for r in rows}
+        out: dict[str, list[tuple[Memory, int]]] = {}
+        for mid, rid, offset in pairs:
+            out.setdefault(mid, []).append((memories[rid], offset))
+        return out
+
+    def existing_ids(self, memory_ids: Sequence[str]) -> set[str]:
+        """Which of these ids are taken, in any scope."""
+        found: set[str] = set()
+        if not memory_ids:
+            return found
+        with self.reading() as txn:
+            for chunk in chunks(list(memory_ids), self.dialect.list_max):
+                condition, params = self.dialect.any_of("id", chunk)
+                found.update(
+                    str(r[0])
+                    for r in txn.fetch(f"SELECT id FROM memories WHERE {condition}", params)
+                )
+        return found
+
+    def history(self, memory_id: str, scopes: ScopeSet) -> list[HistoryEvent]:
+        """Events of one memory, oldest first."""
+        keys = scope_keys(scopes)
+        if not keys:
+            return []
+        d = self.dialect
+        by_scope, params = d.any_of("scope_key", keys)
+        with self.reading() as txn:
+            rows = txn.fetch(
+                "SELECT id, memory_id, user_id, project_id, kind, old_content, new_content, "
+                f"actor, created_us FROM history WHERE memory_id = ? AND {by_scope} "
+                f"ORDER BY created_us, {d.history_seq}",
+                [memory_id, *params],
+            )
+        return [
+            HistoryEvent(
+                id=r[0],
+                memory_id=r[1],
+                user_id=r[2],
+                project_id=r[3],
+                kind=r[4],
+                old_content=r[5],
+                new_content=r[6],
+                actor=r[7],
+                created_at=from_us(r[8]),
+            )
+            for r in rows
+        ]
+
+    def iter_memories(self, batch_size: int = 500) -> Iterator[list[Memory]]:
+        """Every memory, in batches, by insertion order (stable under concurrent inserts)."""
+        d = self.dialect
+        sql = f"SELECT {d.columns} FROM memories WHERE {d.rowid} > ? ORDER BY {d.rowid} LIMIT ?"
+        last = 0
+        while True:
+            with self.reading() as txn:
+                rows = txn.fetch(sql, (last, batch_size))
+            if not rows:
+                return
+            last = int(rows[-1][0])
+            yield [d.memory(r) for r in rows]
+
+    def stats(self) -> dict[str, int | str]:
+        """Counts and sizes."""
+        counts = {
+            "memories": "SELECT count(*) FROM memories",
+            "users": "SELECT count(DISTINCT user_id) FROM memories",
+            "scopes": "SELECT count(DISTINCT scope_key) FROM memories",
+            "history_events": "SELECT count(*) FROM history",
+        }
+        out = self._describe()
+        with self.reading() as txn:
+            for name, sql in counts.items():
+                row = txn.one(sql)
+                out[name] = 0 if row is None else int(row[0])
+            out.update(self._sizes(txn))
+        return out
+
+    # -- forget plans -----------------------------------------------------------------------
+
+    def save_forget_plan(self, plan: ForgetPlan) -> None:
+        """Store a new forget plan; plans that ended over a week ago are dropped meanwhile."""
+        steps = [step.model_dump(mode="json") for step in plan.steps]
+        with self.writing() as txn:
+            txn.execute(
+                "DELETE FROM forget_plans WHERE expires_us < ?",
+                (to_us(plan.created_at - _PLAN_RETENTION),),
+            )
+            txn.execute(
+                f"INSERT INTO forget_plans ({_PLAN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    plan.id,
+                    plan.user_id,
+                    plan.project_id,
+                    json.dumps(steps),
+                    str(plan.status),
+                    to_us(plan.created_at),
+                    to_us(plan.expires_at),
+                    to_us(plan.finished_at),
+                ),
+            )
+
+    def get_forget_plan(self, plan_id: str) -> ForgetPlan | None:
+        """The plan with this id, whoever it belongs to (callers check the owner)."""
+        with self.reading() as txn:
+            return self._plan(txn, plan_id, lock=False)
+
+    def cancel_forget_plan(
+        self, plan_id: str, user_id: str, project_id: str | None, now: datetime
+    ) -> ForgetPlan:
+        """Mark a pending plan of this user cancelled (see :meth:`ForgetPlan.check_usable`)."""
+        with self.writing() as txn:
+            plan = self._usable_plan(txn, plan_id, user_id, project_id, now)
+            _finish_plan(txn, plan.id, PlanStatus.CANCELLED, now)
+        return plan.model_copy(update={"status": PlanStatus.CANCELLED, "finished_at": now})
+
+    def execute_forget_plan(
+        self,
+        plan_id: str,
+        user_id: str,
+        project_id: str | None,
+        rewrites: Mapping[str, tuple[Memory, Vectors]],
+        now: datetime,
+        actor: str | None,
+    ) -> PlanOutcome:
+        """Apply a plan in one transaction: FORGET steps delete, REWRITE steps replace the
+        text with ``rewrites[memory_id]`` (new memory, new vector) and drop the old text from
+        history. A memory changed since the preview fails the whole plan (nothing applied);
+        one already deleted is reported as missing."""
+        vectors = {
+            mid: self._check_vectors(vec.reshape(1, -1), 1)[0] for mid, (_, vec) in rewrites.items()
+        }
+        outcome = PlanOutcome([], [], 0, [])
+        with self.writing() as txn:
+            plan = self._usable_plan(txn, plan_id, user_id, project_id, now)
+            keys = [Scope(user_id=user_id).key]
+            if project_id is not None:
+                keys.append(Scope(user_id=user_id, project_id=project_id).key)
+            for step in plan.steps:
+                if step.action != ForgetAction.KEEP:
+                    self._run_step(txn, step, keys, rewrites, vectors, actor, outcome)
+            _finish_plan(txn, plan.id, PlanStatus.EXECUTED, now)
+        if outcome.forgotten or outcome.rewritten:
+            self._after_delete()
+        kept = sum(step.action == ForgetAction.KEEP for step in plan.steps)
+        return PlanOutcome(outcome.forgotten, outcome.rewritten, kept, outcome.missing)
+
+    def _run_step(
+        self,
+        txn: TxnT,
+        step: ForgetStep,
+        keys: Sequence[str],
+        rewrites: Mapping[str, tuple[Memory, Vectors]],
+        vectors: Mapping[str, Vectors],
+        actor: str | None,
+        outcome: PlanOutcome,
+    ) -> None:
+        """One FORGET or REWRITE step of a plan, its memory id added to ``outcome``."""
+        row = self._step_row(txn, step, keys)
+        if row is None:
+            outcome.missing.append(step.memory_id)
+        elif step.action == ForgetAction.FORGET:
+            self._delete_rows(txn, [row], actor)
+            outcome.forgotten.append(step.memory_id)
+        else:
+            if step.memory_id not in rewrites:
+                raise ValidationError(
+                    f"no rewritten memory given for {step.memory_id}", field="rewrites"
+                )
+            memory = rewrites[step.memory_id][0]
+            # The old text must leave history too: earlier events go and one UPDATE event
+            # without the old text stays.
+            txn.execute("DELETE FROM history WHERE memory_id = ?", (memory.id,))
+            event = HistoryEvent.about(memory, EventKind.UPDATE, actor, new_content=memory.content)
+            self._replace_row(txn, memory, vectors[step.memory_id], event)
+            outcome.rewritten.append(step.memory_id)
+
+    def _plan(self, txn: TxnT, plan_id: str, *, lock: bool) -> ForgetPlan | None:
+        lock_sql = self.dialect.for_update if lock else ""
+        r = txn.one(f"SELECT {_PLAN_COLUMNS} FROM forget_plans WHERE id = ?{lock_sql}", (plan_id,))
+        if r is None:
+            return None
+        return ForgetPlan.model_validate(
+            {
+                "id": r[0],
+                "user_id": r[1],
+                "project_id": r[2],
+                "steps": json.loads(r[3]),
+                "status": r[4],
+                "created_at": from_us(r[5]),
+                "expires_at": from_us(r[6]),
+                "finished_at": from_us(r[7]),
+            }
+        )
+
+    def _usable_plan(
+        self, txn: TxnT, plan_id: str, user_id: str, project_id: str | None, now: datetime
+    ) -> ForgetPlan:
+        """The plan, checked (and locked) inside the write transaction so two confirms
+        cannot both run it."""
+        plan = self._plan(txn, plan_id, lock=True)
+        if plan is None:
+            raise NotFound(f"no forget plan {plan_id!r} for this user")
+        plan.check_usable(user_id, project_id, now)
+        return plan
+
+    def _step_row(self, txn: TxnT, step: ForgetStep, keys: Sequence[str]) -> tuple[Any, ...] | None:
+        """The memory row of one plan step, if still there; raises if it changed since the plan."""
+        d = self.dialect
+        by_scope, params = d.any_of("scope_key", keys)
+        row = txn.one(
+            f"SELECT {d.columns} FROM memories WHERE id = ? AND {by_scope}{d.for_update}",
+            [step.memory_id, *params],
+        )
+        if row is not None and d.memory(row).updated_at != step.updated_at:
+            raise ValidationError(
+                f"memory {step.memory_id} changed after the forget preview, so nothing was "
+                "applied; run forget_preview again",
+                field="planId",
+            )
+        return row
+
+    # -- orgs -------------------------------------------------------------------------------
+
+    def add_org_member(self, org_id: str, user_id: str) -> None:
+        """Record that ``user_id`` belongs to ``org_id`` (adding twice changes nothing)."""
+        with self.writing() as txn:
+            txn.execute(
+                "INSERT INTO org_members (org_id, user_id, added_us) VALUES (?, ?, ?) "
+                "ON CONFLICT DO NOTHING",
+                (org_id, user_id, to_us(datetime.now(UTC))),
+            )
+
+    def remove_org_member(self, org_id: str, user_id: str) -> bool:
+        """Remove ``user_id`` from ``org_id``; whether they were a member."""
+        with self.writing() as txn:
+            changed = txn.execute(
+                "DELETE FROM org_members WHERE org_id = ? AND user_id = ?", (org_id, user_id)
+            )
+        return changed > 0
+
+    def org_users(self, org_id: str) -> list[str]:
+        """The users of ``org_id``, sorted."""
+        with self.reading() as txn:
+            rows = txn.fetch(
+                "SELECT user_id FROM org_members WHERE org_id = ? ORDER BY user_id", (org_id,)
+            )
+        return [str(r[0]) for r in rows]
+
+
+def _finish_plan(txn: Transaction, plan_id: str, status: PlanStatus, now: datetime) -> None:
+    # The steps (ids and rewritten text) are not needed once the plan has ended.
+    txn.execute(
+        "UPDATE forget_plans SET status = ?, finished_us = ?, steps = '[]' WHERE id = ?",
+        (str(status), to_us(now), plan_id),
+    )
+
+
+__all__ = ["Migration", "SqlStore"]
