@@ -13,9 +13,10 @@ from rich.text import Text
 
 import memorybank
 from memorybank.cli._common import DbOption, JsonOption, handles_errors, print_json, stdout
-from memorybank.errors import ValidationError
+from memorybank.errors import ConfigurationError, ValidationError
 
 if TYPE_CHECKING:
+    from memorybank.accounts import Accounts
     from memorybank.settings import Settings
 
 
@@ -61,7 +62,7 @@ def serve(
     with memorybank.open(db) as bank:
         accounts = Accounts.open(bank, settings)
         local = not accounts.has_users()
-        _check_host(host, local)
+        _check_host(accounts, host)
         _announce(url, local, as_json)
         if workers == 1:
             uvicorn.run(
@@ -74,18 +75,15 @@ def serve(
     _serve_workers(settings, host, port, workers, access_log)
 
 
-def _check_host(host: str, local: bool) -> None:
-    """Local mode has no authentication, so it listens on a loopback address only."""
-    from memorybank.server.app import LOOPBACK_HOSTS
+def _check_host(accounts: Accounts, host: str) -> None:
+    """The server's rule (local mode has no authentication, so it listens on a loopback
+    address only), checked before anything is announced; a bad ``--host`` exits 2."""
+    from memorybank.server.app import require_loopback_in_local_mode
 
-    if local and host not in LOOPBACK_HOSTS:
-        raise ValidationError(
-            f"refusing to listen on {host!r}: no users are configured, so the server runs "
-            "in single-user local mode without authentication and only binds to a loopback "
-            "address (127.0.0.1, localhost or ::1); create a user and an API key with "
-            "`memorybank admin create-user` and `memorybank admin create-key` first",
-            field="host",
-        )
+    try:
+        require_loopback_in_local_mode(accounts, host)
+    except ConfigurationError as exc:
+        raise ValidationError(str(exc), field="host") from exc
 
 
 def _announce(url: str, local: bool, as_json: bool) -> None:

@@ -7,8 +7,9 @@
 * Auth: with no users configured the server is in local mode (one user, ``local``), and only
   serves a loopback address (:data:`LOOPBACK_HOSTS`); otherwise every ``/api`` and ``/mcp``
   request needs ``Authorization: Bearer <key>``
-  (:func:`~memorybank.server.permissions.resolve_caller`).
-* Permissions: seed 002 §6.5, decided in :mod:`memorybank.server.permissions` only.
+  (:func:`~memorybank.server.permissions.resolve_principal`).
+* Permissions: seed 002 §6.5's table is :mod:`memorybank.permissions`, enforced by the bank;
+  :mod:`memorybank.server.permissions` says who is calling and their role in a project.
 * Errors: always ``{"error": "<what to fix>"}``;
   :func:`~memorybank.server.errors.status_code` is the one mapping from the
   :class:`~memorybank.MemoryBankError` tree to HTTP statuses.
