@@ -12,9 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memorybank.model import new_id, utcnow
+from memorybank.model import Role, new_id, utcnow
 
-Role = Literal["owner", "admin", "member"]
 OrgRole = Literal["admin", "member"]
 ProviderKind = Literal["embedding", "llm"]
 

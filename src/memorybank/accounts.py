@@ -14,10 +14,12 @@ database of the bank's store). The records themselves are in :mod:`memorybank.ac
   :meth:`Accounts.provider_secret` when a call needs them, and never returned otherwise: a
   :class:`ProviderSettings` only says whether a key is set and its last four characters.
 
->>> accounts = Accounts.open(bank, settings)  # doctest: +SKIP
->>> accounts.create_user("alice", name="Alice")  # doctest: +SKIP
->>> key, raw = accounts.create_key("alice")  # doctest: +SKIP
->>> accounts.authenticate(raw).id  # doctest: +SKIP
+>>> from memorybank.settings import Settings
+>>> accounts = Accounts.open(bank, Settings(master_key="a-server-secret"))
+>>> accounts.create_user("alice", name="Alice").id
+'alice'
+>>> key, raw = accounts.create_key("alice")
+>>> accounts.authenticate(raw).id
 'alice'
 """
 

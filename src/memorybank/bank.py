@@ -32,6 +32,7 @@ from memorybank.intake import (
     pydantic_message,
     save_result,
     skipped,
+    stored,
 )
 from memorybank.model import (
     Caller,
@@ -755,18 +756,8 @@ class MemoryBank:
             if memory.id in taken:  # the id belongs to someone else's copy: give a new one
                 update["id"] = new_id("mem")
             fresh.append(memory.model_copy(update=update))
-        stored = self.save_records(fresh, actor=user_id, role=role, progress=progress)
-        return results + [
-            SaveResult(
-                success=True,
-                memory_id=m.id,
-                content=m.content,
-                category=m.category,
-                importance=m.importance,
-                memory=m,
-            )
-            for m in stored
-        ]
+        added = self.save_records(fresh, actor=user_id, role=role, progress=progress)
+        return results + [stored(m) for m in added]
 
     def reindex(self, progress: ProgressFn | None = None, batch_size: int = 256) -> int:
         """Re-embed every memory with the configured embedder and record its model id."""

@@ -140,18 +140,23 @@ def pydantic_message(exc: PydanticValidationError) -> str:
     return "; ".join(parts)
 
 
+def stored(memory: Memory, rephrased: bool = False) -> SaveResult:
+    """What a save answers for a memory it stored."""
+    return SaveResult(
+        success=True,
+        memory_id=memory.id,
+        content=memory.content,
+        category=memory.category,
+        importance=memory.importance,
+        rephrased=rephrased,
+        memory=memory,
+    )
+
+
 def save_result(memory: Memory, outcome: InsertOutcome, rephrased: bool) -> SaveResult:
     """What a save answers: the stored memory, or the duplicate that kept it out."""
     if outcome.inserted:
-        return SaveResult(
-            success=True,
-            memory_id=memory.id,
-            content=memory.content,
-            category=memory.category,
-            importance=memory.importance,
-            rephrased=rephrased,
-            memory=memory,
-        )
+        return stored(memory, rephrased)
     existing = outcome.duplicate_of
     return SaveResult(
         success=False,
@@ -185,4 +190,5 @@ __all__ = [
     "pydantic_message",
     "save_result",
     "skipped",
+    "stored",
 ]

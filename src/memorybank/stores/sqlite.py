@@ -13,7 +13,10 @@ Vector search runs in-process over per-scope matrices (:mod:`.vector_index`), ke
 other processes' writes by :mod:`.sqlite_vectors`. The statements it shares with PostgreSQL are
 :class:`~memorybank.stores.sql_store.SqlStore`'s.
 
->>> store = SQLiteStore(":memory:", dimension=384)  # doctest: +SKIP
+>>> store = SQLiteStore(":memory:", dimension=384)
+>>> store.stats()["memories"]
+0
+>>> store.close()
 """
 
 from __future__ import annotations
@@ -126,7 +129,8 @@ class SQLiteStore(SqlStore[SQLiteTxn]):
     ``":memory:"`` (one private database per store, shared by its threads; for tests).
     ``dimension`` is the vector length; vectors of another length are refused.
 
-    >>> with SQLiteStore("/tmp/mb.db", dimension=384) as store:  # doctest: +SKIP
+    >>> from memorybank.model import MemoryFilter, ScopeSet
+    >>> with SQLiteStore("mb.db", dimension=384) as store:
     ...     store.count(ScopeSet(user_id="u1"), MemoryFilter())
     0
     """
