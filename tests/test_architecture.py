@@ -429,3 +429,87 @@ def test_exception_tree_in_errors_docstring_matches_the_classes() -> None:
         f"  in the tree but not defined: {gone}\n"
         f"  wrong parent: {misplaced}"
     )
+
+
+# -- layers ------------------------------------------------------------------------------------
+#
+# docs/architecture.md draws the layers; here they are as data. A module may import its own
+# layer and those below it, never one above (at run time: TYPE_CHECKING imports, which only
+# annotate, do not count). The first prefix that matches a module's name decides its layer.
+
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("model", ("memorybank.model", "memorybank.errors", "memorybank.account_records")),
+    (
+        "parts",
+        (
+            "memorybank.stores",
+            "memorybank.embedders",
+            "memorybank.llm",
+            "memorybank.httpretry",
+            "memorybank.textsearch",
+            "memorybank.json_schemas",
+        ),
+    ),
+    (
+        "rules",
+        (
+            "memorybank.retrieval",
+            "memorybank.policy",
+            "memorybank.third_person",
+            "memorybank.context",
+            "memorybank.permissions",
+            "memorybank.intake",
+            "memorybank.filtering",
+            "memorybank.portability",
+            "memorybank.tokens",
+            "memorybank.timeparse",
+        ),
+    ),
+    (
+        "services",
+        (
+            "memorybank.bank",
+            "memorybank.remember",
+            "memorybank.forget",
+            "memorybank.decisions",
+            "memorybank.accounts",
+            "memorybank.orgs",
+        ),
+    ),
+    (
+        "adapters",
+        (
+            "memorybank.server",
+            "memorybank.cli",
+            "memorybank.tools",
+            "memorybank.mcp",
+            "memorybank.settings",
+            "memorybank.factory",
+            "memorybank.migrate",
+            "memorybank",
+        ),
+    ),
+)
+
+
+def layer_of(name: str) -> int:
+    for rank, (_, prefixes) in enumerate(LAYERS):
+        if any(name == p or name.startswith(p + ".") for p in prefixes):
+            return rank
+    raise AssertionError(f"{name} is in no layer: add it to LAYERS and to docs/architecture.md")
+
+
+def test_every_module_has_a_layer() -> None:
+    for name in modules():
+        layer_of(name)
+
+
+def test_dependencies_point_down() -> None:
+    upward = [
+        f"  {e.source} ({LAYERS[layer_of(e.source)][0]}) → {e.target} "
+        f"({LAYERS[layer_of(e.target)][0]})  ({modules()[e.source].where}:{e.line})"
+        for e in sorted(import_edges(), key=lambda e: (e.source, e.target))
+        if layer_of(e.target) > layer_of(e.source)
+    ]
+    if upward:
+        pytest.fail("imports pointing up a layer:\n" + "\n".join(upward), pytrace=False)

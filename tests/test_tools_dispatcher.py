@@ -19,9 +19,9 @@ from memorybank.errors import (
     StoreError,
     ValidationError,
 )
+from memorybank.json_schemas import Arguments
 from memorybank.tools import Profile, SafetyTier, ToolContext, call, profile, toolkit
 from memorybank.tools.profiles import define
-from memorybank.tools.schema import Arguments
 
 CTX = ToolContext(user_id="alice", thread_id="t1")
 

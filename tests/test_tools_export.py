@@ -9,8 +9,8 @@ import pytest
 
 from memorybank import tools
 from memorybank.errors import ValidationError
+from memorybank.json_schemas import STRICT_KEYWORDS, plain_schema, strict_schema
 from memorybank.tools import Profile
-from memorybank.tools.schema import STRICT_KEYWORDS, plain_schema, strict_schema
 
 
 def available_profiles() -> list[Profile]:

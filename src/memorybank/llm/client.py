@@ -26,7 +26,7 @@ from memorybank.errors import ConfigurationError, ProviderError
 
 # The embedder and this client share retry rules: same statuses, same Retry-After cap.
 from memorybank.httpretry import RetryableError, provider_message, retry_after, shorten
-from memorybank.tools.schema import strict_schema
+from memorybank.json_schemas import strict_schema
 
 Message = Mapping[str, str]
 M = TypeVar("M", bound=BaseModel)

@@ -40,8 +40,8 @@ from memorybank.errors import (
     StoreError,
     ValidationError,
 )
+from memorybank.json_schemas import TOOL_MESSAGE
 from memorybank.tools.base import Profile, SafetyTier, Tool, ToolContext
-from memorybank.tools.schema import TOOL_MESSAGE
 
 if TYPE_CHECKING:
     from memorybank.bank import MemoryBank

@@ -17,9 +17,9 @@ import json
 from typing import Any, Literal
 
 from memorybank.errors import ValidationError
+from memorybank.json_schemas import plain_schema, strict_schema
 from memorybank.tools.base import Profile, SafetyTier
 from memorybank.tools.profiles import profile as _profile
-from memorybank.tools.schema import plain_schema, strict_schema
 
 __all__ = ["FORMATS", "to_anthropic", "to_json_schema", "to_mcp", "to_openai", "token_cost"]
 

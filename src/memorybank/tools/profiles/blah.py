@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
+from memorybank.json_schemas import Arguments, tool_error
 from memorybank.tools.base import Profile, SafetyTier, ToolContext
 from memorybank.tools.profiles import define
-from memorybank.tools.schema import Arguments, tool_error
 
 if TYPE_CHECKING:
     from memorybank.bank import MemoryBank

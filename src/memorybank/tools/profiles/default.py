@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from memorybank.json_schemas import Arguments
 from memorybank.tools.base import Profile, SafetyTier, ToolContext
 from memorybank.tools.profiles import define
-from memorybank.tools.schema import Arguments
 
 if TYPE_CHECKING:
     from memorybank.bank import MemoryBank

@@ -32,11 +32,11 @@ from pydantic import Field
 
 from memorybank.decisions import DecisionFilter, filtered_recent, filtered_search, log_decision
 from memorybank.forget import forget_confirm, forget_preview, render_executed, render_preview
+from memorybank.json_schemas import Arguments
 from memorybank.model import DecisionOutcome, Domain, Memory, Ring, SearchHit
 from memorybank.remember import remember, render_remember
 from memorybank.tools.base import Profile, SafetyTier, ToolContext
 from memorybank.tools.profiles import define
-from memorybank.tools.schema import Arguments
 
 if TYPE_CHECKING:
     from memorybank.bank import MemoryBank

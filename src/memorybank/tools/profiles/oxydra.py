@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from memorybank.errors import NotFound
+from memorybank.json_schemas import Arguments
 from memorybank.model import Memory, Ring, SearchHit, Source
 from memorybank.tools.base import Profile, SafetyTier, ToolContext
 from memorybank.tools.profiles import define
-from memorybank.tools.schema import Arguments
 
 if TYPE_CHECKING:
     from memorybank.bank import MemoryBank

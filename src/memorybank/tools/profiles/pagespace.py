@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from memorybank.errors import NotFound, ValidationError
+from memorybank.json_schemas import Arguments
 from memorybank.model import Memory, ScopeChoice, Source
 from memorybank.permissions import Action, require
 from memorybank.tools.base import Profile, SafetyTier, ToolContext
 from memorybank.tools.profiles import define
-from memorybank.tools.schema import Arguments
 
 if TYPE_CHECKING:
     from memorybank.bank import MemoryBank

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from memorybank.errors import ValidationError
+from memorybank.json_schemas import Arguments
 from memorybank.model import Category, utcnow
 from memorybank.tools.base import Profile, SafetyTier, ToolContext
 from memorybank.tools.profiles import define
-from memorybank.tools.schema import Arguments
 
 if TYPE_CHECKING:
     from memorybank.bank import MemoryBank

@@ -1,4 +1,5 @@
-"""JSON schemas for tool arguments, generated from one pydantic model per tool.
+"""JSON schemas generated from pydantic models: for tool arguments (one model per tool) and
+for the answers the chat model is asked for (:mod:`memorybank.llm`).
 
 Pydantic's own output is noisy for a model to read (titles, ``$defs``, ``default: null``), and
 each provider wants a different dialect of it. This module turns a model into:
