@@ -469,6 +469,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "services",
         (
             "memorybank.bank",
+            "memorybank.candidates",
             "memorybank.remember",
             "memorybank.forget",
             "memorybank.decisions",

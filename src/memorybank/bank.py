@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +21,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import ValidationError as PydanticValidationError
 
+from memorybank.candidates import find as find_candidates
+from memorybank.candidates import neighbours as session_neighbours
 from memorybank.embedders.base import Embedder, Vectors
 from memorybank.embedders.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryVectorCache
 from memorybank.errors import EmbeddingModelMismatch, NotFound, ValidationError
@@ -59,8 +62,8 @@ from memorybank.model import (
 from memorybank.permissions import Action, adding, require, require_org_admin
 from memorybank.policy import PolicySettings, to_third_person, validate_memory
 from memorybank.portability import export_json, export_markdown, parse_export
-from memorybank.retrieval import RetrievalSettings, fuse, neutral_query, speakers_named
-from memorybank.stores.base import Candidate, Order, PlanOutcome, Store
+from memorybank.retrieval import RetrievalSettings, fuse
+from memorybank.stores.base import Order, PlanOutcome, Store
 
 ProgressFn = Callable[[int, int], None]
 # Re-exported: they were defined here before the bank's helpers got modules of their own.
@@ -334,8 +337,12 @@ class MemoryBank:
             superseded=None if include_superseded else False,
         )
         k = max(self.retrieval.candidates, limit * 3)
-        vector_hits, text_hits = self._candidates(scope_set, query, k, filters)
-        neighbours = self._neighbours(scope_set, filters, [*vector_hits, *text_hits])
+        vector_of = functools.partial(self.query_cache.vector, self.embedder)
+        vector_hits, text_hits = find_candidates(
+            self.store, vector_of, self.retrieval, self._probe_pool, scope_set, query, k, filters
+        )
+        hits = [*vector_hits, *text_hits]
+        neighbours = session_neighbours(self.store, self.retrieval, scope_set, filters, hits)
         return fuse(
             vector_hits,
             text_hits,
@@ -345,60 +352,6 @@ class MemoryBank:
             query=query,
             neighbours=neighbours,
         )
-
-    def _candidates(
-        self, scope_set: ScopeSet, query: str, k: int, filters: MemoryFilter
-    ) -> tuple[builtins.list[Candidate], builtins.list[Candidate]]:
-        """Vector and text candidates for ``query`` with the speakers it names left out.
-
-        Which speakers those are is learnt from a text search of the query as asked: a
-        speaker's memories contain their name, so some of them are among its matches. The
-        speaker boost in :func:`~memorybank.retrieval.fuse` still reads the original query.
-        """
-        if not self.retrieval.speaker_weight:
-            vector = self.query_cache.vector(self.embedder, query)
-            return self.store.hybrid_candidates(scope_set, vector, query, k, filters)
-        if self.store.remote_reads:
-            # The probe runs beside the query's embedding and vector search, which the common
-            # case (no speaker named) needs as they are: on PostgreSQL each is a round trip of
-            # several milliseconds, so a search waits for the longer, not their sum. (In-process
-            # SQLite reads take about a millisecond; there the thread handoff costs more.)
-            job = self._probe_pool().submit(self.store.text_search, scope_set, query, k, filters)
-            try:
-                vector = self.query_cache.vector(self.embedder, query)
-                vector_hits = self.store.vector_search(scope_set, vector, k, filters)
-            except BaseException:
-                job.cancel()
-                raise
-            probe: builtins.list[Candidate] = job.result()
-        else:
-            probe, vector_hits = self.store.text_search(scope_set, query, k, filters), None
-        names = speakers_named(query, (c.speaker for c in probe))
-        if not names:
-            # The probe is the text search of the query as asked: keep it rather than run
-            # it twice (most memories have no speaker, so this is the common case).
-            if vector_hits is None:
-                vector = self.query_cache.vector(self.embedder, query)
-                vector_hits = self.store.vector_search(scope_set, vector, k, filters)
-            return vector_hits, probe
-        asked = neutral_query(query, names)
-        vector = self.query_cache.vector(self.embedder, asked)
-        return self.store.hybrid_candidates(scope_set, vector, asked, k, filters)
-
-    def _neighbours(
-        self, scope_set: ScopeSet, filters: MemoryFilter, hits: Sequence[Candidate]
-    ) -> dict[str, builtins.list[tuple[Memory, int]]]:
-        """Session neighbours of the conversation candidates, kept only if they meet the
-        filters too (a neighbour joins the results)."""
-        settings = self.retrieval
-        if not settings.context_weight or not settings.context_window:
-            return {}
-        ids = sorted({h.id for h in hits if h.session_id is not None})
-        found = self.store.neighbours(ids, scope_set, settings.context_window)
-        return {
-            key: [(m, off) for m, off in around if filters.matches(m)]
-            for key, around in found.items()
-        }
 
     def recent(
         self,

@@ -1,0 +1,83 @@
+"""A search's candidates, gathered from the store before :func:`~memorybank.retrieval.fuse`
+ranks them: vector and full-text matches (with the speakers a query names left out of the text
+that is embedded and searched), and the session neighbours of conversation turns.
+
+Which speakers a query names is learnt from a text search of the query as asked: a speaker's
+memories contain their name, so some of them are among its matches. The speaker boost in
+:func:`~memorybank.retrieval.fuse` still reads the original query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+
+from memorybank.embedders.base import Vectors
+from memorybank.model import Memory, MemoryFilter, ScopeSet
+from memorybank.retrieval import RetrievalSettings, neutral_query, speakers_named
+from memorybank.stores.base import Candidate, Store
+
+#: The query vector of a text (from the bank's query cache).
+VectorOf = Callable[[str], Vectors]
+
+
+def find(
+    store: Store,
+    vector_of: VectorOf,
+    settings: RetrievalSettings,
+    probes: Callable[[], Executor],
+    scope_set: ScopeSet,
+    query: str,
+    k: int,
+    filters: MemoryFilter,
+) -> tuple[list[Candidate], list[Candidate]]:
+    """Up to ``k`` vector and ``k`` text candidates for ``query`` in ``scope_set``.
+    ``probes`` gives the executor that runs the speaker probe beside the vector search when
+    the store's reads are round trips."""
+    if not settings.speaker_weight:
+        return store.hybrid_candidates(scope_set, vector_of(query), query, k, filters)
+    vector_hits: list[Candidate] | None
+    if store.remote_reads:
+        # The probe runs beside the query's embedding and vector search, which the common
+        # case (no speaker named) needs as they are: on PostgreSQL each is a round trip of
+        # several milliseconds, so a search waits for the longer, not their sum. (In-process
+        # SQLite reads take about a millisecond; there the thread handoff costs more.)
+        job = probes().submit(store.text_search, scope_set, query, k, filters)
+        try:
+            vector_hits = store.vector_search(scope_set, vector_of(query), k, filters)
+        except BaseException:
+            job.cancel()
+            raise
+        probe: list[Candidate] = job.result()
+    else:
+        probe, vector_hits = store.text_search(scope_set, query, k, filters), None
+    names = speakers_named(query, (c.speaker for c in probe))
+    if not names:
+        # The probe is the text search of the query as asked: keep it rather than run
+        # it twice (most memories have no speaker, so this is the common case).
+        if vector_hits is None:
+            vector_hits = store.vector_search(scope_set, vector_of(query), k, filters)
+        return vector_hits, probe
+    asked = neutral_query(query, names)
+    return store.hybrid_candidates(scope_set, vector_of(asked), asked, k, filters)
+
+
+def neighbours(
+    store: Store,
+    settings: RetrievalSettings,
+    scope_set: ScopeSet,
+    filters: MemoryFilter,
+    hits: Sequence[Candidate],
+) -> dict[str, list[tuple[Memory, int]]]:
+    """Session neighbours of the conversation candidates, kept only if they meet the
+    filters too (a neighbour joins the results)."""
+    if not settings.context_weight or not settings.context_window:
+        return {}
+    ids = sorted({h.id for h in hits if h.session_id is not None})
+    found = store.neighbours(ids, scope_set, settings.context_window)
+    return {
+        key: [(m, off) for m, off in around if filters.matches(m)] for key, around in found.items()
+    }
+
+
+__all__ = ["VectorOf", "find", "neighbours"]
