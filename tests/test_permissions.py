@@ -189,8 +189,10 @@ def test_remember_never_rewrites_project_memory_for_a_member(bank: MemoryBank, r
     if may(role, Action.CHANGE):
         assert [u.memory_id for u in result.updated] == [fact.id] and now == newer, result
     else:
+        # The project's fact is untouched; the new fact is the member's own, and said so.
         assert not result.updated and now == fact.content
-        assert any("owners and admins" in r.reason for r in result.rejected), result
+        assert [(m.content, m.project_id) for m in result.stored] == [(newer, None)]
+        assert any("admins and owners may change" in w for w in result.warnings), result
 
 
 # -- the REST API -----------------------------------------------------------------------------

@@ -50,7 +50,7 @@ from memorybank.model import (
     SearchHit,
     Source,
 )
-from memorybank.permissions import Action, require
+from memorybank.permissions import Action, allowed, require
 from memorybank.policy import strip_lead_in
 
 if TYPE_CHECKING:
@@ -426,6 +426,8 @@ def _reconcile(
             verdict = Reconciliation(action="ADD", target_id=None, content=None, reason="")
     targets = {h.memory.id: h.memory for h in hits}
     target = targets.get(verdict.target_id or "")
+    if verdict.action in ("UPDATE", "SUPERSEDE") and target is not None:
+        target = _changeable(ctx, result, fact, target)
     if verdict.action == "ADD" or target is None:
         _add_fact(bank, ctx, result, fact, None)
     elif verdict.action == "NOOP":
@@ -440,6 +442,22 @@ def _reconcile(
         _update(bank, ctx, result, fact, target, verdict.content or fact.content)
     else:
         _supersede(bank, ctx, result, fact, target)
+
+
+def _changeable(
+    ctx: Caller, result: RememberResult, fact: ExtractedFact, target: Memory
+) -> Memory | None:
+    """``target`` if the caller may change it; ``None`` (the fact is then added as the
+    caller's own, and the result says why) for a project memory the caller's role may not
+    change. The model decides what a new fact does to old ones, never who may change what:
+    a member's assistant adds to shared memory, it does not rewrite or hide it (seed 002)."""
+    if allowed(ctx.role, Action.CHANGE) or target.project_id is None:
+        return target
+    result.warnings.append(
+        f"{target.id} is shared memory of project {target.project_id!r}, which only its "
+        f"admins and owners may change; saved {fact.content!r} as the user's own memory"
+    )
+    return None
 
 
 def _ask_verdict(
