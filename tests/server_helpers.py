@@ -41,7 +41,16 @@ def bank_url(bank: MemoryBank) -> str:
     return f"sqlite:///{bank.store.path}"  # type: ignore[attr-defined]
 
 
+#: The Host header of Starlette's TestClient, allowed by name in the apps tests build (the
+#: product answers only to loopback names and ``MEMORYBANK_ALLOWED_HOSTS``).
+TEST_HOSTS = ["testserver"]
+
+#: A TestClient peer on loopback, for ``/metrics`` (which answers only to this machine).
+LOOPBACK_PEER = ("127.0.0.1", 50000)
+
+
 def settings_for(bank: MemoryBank, **more: object) -> Settings:
+    more = {"allowed_hosts": TEST_HOSTS, **more}
     return Settings(url=bank_url(bank), master_key=MASTER, **more)  # type: ignore[arg-type]
 
 

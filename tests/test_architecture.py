@@ -446,6 +446,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memorybank.embedders",
             "memorybank.llm",
             "memorybank.httpretry",
+            "memorybank.netguard",
             "memorybank.textsearch",
             "memorybank.json_schemas",
         ),
@@ -463,6 +464,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memorybank.portability",
             "memorybank.tokens",
             "memorybank.timeparse",
+            "memorybank.limits",
         ),
     ),
     (

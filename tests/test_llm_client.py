@@ -73,8 +73,9 @@ def test_falls_back_to_prompted_json_when_schema_refused(
 
 def test_other_400_is_an_error_not_a_fallback(chat: ChatServer, client: ChatClient) -> None:
     chat.reply(Raw(400, b'{"error": {"message": "messages must not be empty"}}'))
-    with pytest.raises(ProviderError, match="HTTP 400: messages must not be empty"):
+    with pytest.raises(ProviderError, match="HTTP 400: the provider refused") as info:
         client.complete_json(ASK, "Colour", SCHEMA)
+    assert "messages must not be empty" not in str(info.value)  # answers are never echoed
     assert len(chat.requests) == 1
 
 
@@ -98,7 +99,7 @@ def test_gives_up_after_max_retries_without_leaking_key(chat: ChatServer) -> Non
     assert "failed after 3 attempts" in message
     assert "HTTP 502" in message
     assert API_KEY not in message
-    assert "[redacted]" in message
+    assert "bad gateway" not in message  # the provider's answer is never echoed
     assert len(chat.requests) == 3
 
 
@@ -151,7 +152,7 @@ def test_answer_without_choices_is_a_provider_error(chat: ChatServer, client: Ch
 def test_refusal_is_reported(chat: ChatServer, client: ChatClient) -> None:
     body = {"choices": [{"message": {"role": "assistant", "content": None, "refusal": "No."}}]}
     chat.reply(Raw(200, json.dumps(body).encode()))
-    with pytest.raises(ProviderError, match="refused: No."):
+    with pytest.raises(ProviderError, match="refused to answer"):
         client.complete_json(ASK, "Colour", SCHEMA)
 
 

@@ -130,7 +130,8 @@ def test_search_embeds_a_repeated_query_once(bank: MemoryBank, embedder: LocalEm
 def test_metrics_count_hits_and_misses(bank: MemoryBank, tmp_path: Path) -> None:
     settings = Settings(home=tmp_path)
     app = create_app(bank, Accounts.open(bank, settings), settings)
-    with TestClient(app) as client:
+    # A loopback Host and peer: local mode answers to no other host, /metrics to no other peer.
+    with TestClient(app, base_url="http://127.0.0.1", client=("127.0.0.1", 50000)) as client:
         for _ in range(3):
             assert client.get("/api/search", params={"q": "favourite tea"}).status_code == 200
         text = client.get("/metrics").text

@@ -39,6 +39,7 @@ def _local_app(tmp: Path, embedder: LocalEmbedder) -> Any:
         url=f"sqlite:///{tmp / 'fuzz.db'}",
         master_key=MASTER,
         ai_write_rate_per_minute=1_000_000,
+        allowed_hosts=["testserver"],  # TestClient's Host; local mode answers to no other
     )
     app = create_app(bank, Accounts.open(bank, cfg), cfg)
     bank.save("local", "User prefers dark mode in every editor", "preference")
@@ -164,11 +165,16 @@ def test_prompt_injection_is_inert_in_the_memory_block(bank: MemoryBank) -> None
 
 @pytest.fixture
 def auth_client(bank: MemoryBank) -> Iterator[tuple[TestClient, Accounts, str]]:
-    cfg = Settings(url=f"sqlite:///{bank.store.path}", master_key=MASTER)  # type: ignore[attr-defined,call-arg]
+    cfg = Settings(  # type: ignore[call-arg]
+        url=f"sqlite:///{bank.store.path}",  # type: ignore[attr-defined]
+        master_key=MASTER,
+        provider_allow_private=True,
+    )
     accounts = Accounts.open(bank, cfg)
     accounts.create_user("alice", name="Alice")
     key = accounts.create_key("alice")[1]
-    with TestClient(create_app(bank, accounts, cfg)) as client:
+    # A loopback peer: /metrics answers to no other.
+    with TestClient(create_app(bank, accounts, cfg), client=("127.0.0.1", 50000)) as client:
         yield client, accounts, key
 
 

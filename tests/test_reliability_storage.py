@@ -132,7 +132,9 @@ def _app(bank: MemoryBank) -> TestClient:
     path = str(bank.store.path)  # type: ignore[attr-defined]
     settings = Settings(url=f"sqlite:///{path}", master_key=MASTER)  # type: ignore[arg-type]
     accounts = Accounts.open(bank, settings)
-    return TestClient(create_app(bank, accounts, settings), raise_server_exceptions=False)
+    app = create_app(bank, accounts, settings)
+    # A loopback Host: local mode answers to no other.
+    return TestClient(app, base_url="http://127.0.0.1:8000", raise_server_exceptions=False)
 
 
 @pytest.mark.parametrize("which", ["readonly_bank", "full_bank"])

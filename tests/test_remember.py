@@ -322,7 +322,8 @@ def test_llm_failure_falls_back_to_explicit_statements(
     chat.reply(Raw(400, b'{"error": {"message": "model not found"}}'))
     result = remember(bank, CTX, SEED_MESSAGES, llm=llm)
     assert [m.content for m in result.stored] == ["User prefers to work in the mornings"]
-    assert "model not found" in result.warnings[0]
+    assert "HTTP 400" in result.warnings[0]
+    assert "model not found" not in result.warnings[0]  # the provider's answer is never echoed
     assert "Note: fact extraction by the LLM failed" in render_remember(result)
     assert len(result.conversation_ids) == 2
 

@@ -26,7 +26,8 @@ PROVIDER_KEY = "sk-byok-PLAINTEXT-0123456789abcd"
 
 @pytest.fixture
 def world(any_bank: MemoryBank) -> World:
-    return make_world(any_bank)
+    # The BYOK test's provider is on 127.0.0.1: users' providers may use it only when allowed.
+    return make_world(any_bank, provider_allow_private=True)
 
 
 @pytest.fixture

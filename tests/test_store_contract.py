@@ -623,6 +623,91 @@ def test_a_failing_forget_plan_applies_nothing(store: Store) -> None:
     assert store.get_forget_plan(rewrite.id) == rewrite
 
 
+def revise(store: Store, memory: Memory, text: str, minutes: int) -> Memory:
+    """``memory`` updated to ``text`` as MemoryBank.update records it, ``minutes`` after NOW."""
+    at = NOW + timedelta(minutes=minutes)
+    changed = memory.model_copy(update={"content": text, "updated_at": at})
+    event = HistoryEvent.about(
+        memory,
+        EventKind.UPDATE,
+        memory.user_id,
+        old_content=memory.content,
+        new_content=text,
+        created_at=at,
+    )
+    store.replace(changed, None, event)
+    return changed
+
+
+def test_earlier_texts_finds_old_versions_by_their_words(store: Store) -> None:
+    moved = mem("alice", "User lives at 123 Oak Street, Apt 4B", created_at=NOW, updated_at=NOW)
+    named = mem("alice", "User's friend is O'Brien", created_at=NOW, updated_at=NOW)
+    current = mem("alice", "User walks down Oak Street daily", created_at=NOW, updated_at=NOW)
+    theirs = mem("bob", "Bob lives on Oak Street", created_at=NOW, updated_at=NOW)
+    shared = mem("alice", "Apollo office is on Oak Street", "apollo", created_at=NOW)
+    put(store, [moved, named, current, theirs, shared], [vec(1)] * 5)
+    moved = revise(store, moved, "User lives at 12 Pine Lane", 1)
+    moved = revise(store, moved, "User lives at 9 Elm Road", 2)
+    named = revise(store, named, "User's friend is Sam", 3)
+    revise(store, theirs, "Bob lives elsewhere", 1)
+    revise(store, shared, "Apollo office is remote", 1)
+    revise(store, current, "User walks down Oak Street every day", 4)  # old text matches too
+
+    found = store.earlier_texts(ALICE, ["oa", "stree"], 2, 10)
+    assert [(m.id, texts) for m, texts in found] == [
+        # most recently changed first; every earlier text, oldest first, the current one left out
+        (current.id, ["User walks down Oak Street daily"]),
+        (moved.id, ["User lives at 123 Oak Street, Apt 4B", "User lives at 12 Pine Lane"]),
+    ]
+    assert found[1][0] == moved  # the memory as it is now
+    assert store.earlier_texts(ALICE, ["oa", "stree"], 2, 1)[0][0].id == current.id
+    assert store.earlier_texts(ALICE, ["OA", "pine", "xyz"], 2, 10) == []  # one of three
+    assert [m.id for m, _ in store.earlier_texts(ALICE, ["pin", "xyz"], 1, 10)] == [moved.id]
+    # Case and apostrophes do not matter; a word inside a longer one does.
+    assert [m.id for m, _ in store.earlier_texts(ALICE, ["obrien"], 1, 10)] == [named.id]
+    assert [m.id for m, _ in store.earlier_texts(ALICE, ["brie"], 1, 10)] == [named.id]
+    # Other users' and projects' histories only through their scopes.
+    in_project = ScopeSet(user_id="alice", include_private=False, project_ids=("apollo",))
+    assert [m.id for m, _ in store.earlier_texts(in_project, ["oa", "stree"], 2, 10)] == [shared.id]
+    assert [m.id for m, _ in store.earlier_texts(BOB, ["oa", "stree"], 2, 10)] == [theirs.id]
+    assert store.earlier_texts(ALICE, [], 1, 10) == []
+    assert store.earlier_texts(ALICE, ["oa"], 1, 0) == []
+
+
+def test_a_forget_plan_redacts_history_and_keeps_the_events(store: Store) -> None:
+    moved = mem("alice", "User lives at 123 Oak Street, Apt 4B", created_at=NOW, updated_at=NOW)
+    other = mem("alice", "User's locker code is 4471", created_at=NOW, updated_at=NOW)
+    put(store, [moved, other], [vec(1), vec(0, 1)])
+    moved = revise(store, moved, "User lives at 12 Pine Lane", 1)
+    moved = revise(store, moved, "User lives at 9 Elm Road", 2)
+    before = store.history(moved.id, ALICE)
+    p = plan("alice", [step(moved, ForgetAction.REDACT), step(other, ForgetAction.KEEP)])
+    store.save_forget_plan(p)
+    outcome = store.execute_forget_plan(p.id, "alice", None, {}, NOW, "alice")
+    assert outcome == PlanOutcome([], [], 1, [], [moved.id])
+    assert store.get(moved.id, ALICE) == moved  # the memory itself is untouched
+    after = store.history(moved.id, ALICE)
+    # The same events (kind, actor, time), with every text but the current one gone.
+    assert [(e.id, e.kind, e.actor, e.created_at) for e in after] == [
+        (e.id, e.kind, e.actor, e.created_at) for e in before
+    ]
+    assert [(e.old_content, e.new_content) for e in after] == [
+        (None, None),
+        (None, None),
+        (None, "User lives at 9 Elm Road"),
+    ]
+    assert store.earlier_texts(ALICE, ["oa"], 1, 10) == []
+    assert [e.kind for e in store.history(other.id, ALICE)] == [EventKind.ADD]  # kept as is
+
+    # A REDACT step refuses a memory changed since the plan, like any other step.
+    again = plan("alice", [step(moved, ForgetAction.REDACT)])
+    store.save_forget_plan(again)
+    revise(store, moved, "User lives at 10 Elm Road", 5)
+    with pytest.raises(ValidationError, match="changed after the forget preview"):
+        store.execute_forget_plan(again.id, "alice", None, {}, NOW, "alice")
+    assert store.history(moved.id, ALICE)[-1].old_content == "User lives at 9 Elm Road"
+
+
 def test_org_members(store: Store) -> None:
     assert store.org_users("acme") == []
     for org, user in (("acme", "carol"), ("acme", "alice"), ("acme", "alice"), ("other", "bob")):
@@ -705,6 +790,9 @@ def test_postgres_url_selects_postgres_store_and_dimension_is_fixed(postgres_url
         assert store._pool.max_size == 3
         with store.reading() as txn:  # migration 4: vacuumed after 1 % dead, not 20 %
             options = txn.one("SELECT reloptions FROM pg_class WHERE relname = 'memories'")
+        assert options is not None and "autovacuum_vacuum_scale_factor=0.01" in options[0]
+        with store.reading() as txn:  # migration 5: history too (forgotten text in dead rows)
+            options = txn.one("SELECT reloptions FROM pg_class WHERE relname = 'history'")
         assert options is not None and "autovacuum_vacuum_scale_factor=0.01" in options[0]
         put(store, [mem("alice", "a fact")], [vec(1)])
         assert store.stats()["memories"] == 1

@@ -51,7 +51,10 @@ __version__ = "0.1.0"
 def open(url: str | None = None, **settings: Any) -> MemoryBank:  # noqa: A001
     """Build the default stack: the store at ``url`` (default: the SQLite file in
     ``$MEMORYBANK_HOME`` or the platform data dir) and the configured embedder (default: the
-    bundled all-MiniLM-L6-v2). Other keyword arguments are :class:`Settings` fields.
+    bundled all-MiniLM-L6-v2). Other keyword arguments are :class:`Settings` fields. The bank
+    limits the writes each user starts through the tools, MCP and the server to
+    ``ai_write_rate_per_minute`` (60; :meth:`MemoryBank.count_write`); its own methods are not
+    limited.
 
     >>> import memorybank
     >>> with memorybank.open("sqlite:///memories.db") as bank:
@@ -73,6 +76,7 @@ def open(url: str | None = None, **settings: Any) -> MemoryBank:  # noqa: A001
             policy=config.policy,
             retrieval=config.retrieval,
             query_cache_size=config.query_cache_size,
+            write_rate_per_minute=config.ai_write_rate_per_minute,
         )
     except BaseException:
         store.close()

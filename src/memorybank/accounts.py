@@ -52,6 +52,7 @@ from memorybank.account_records import (
 )
 from memorybank.errors import ConfigurationError, NotFound, ValidationError
 from memorybank.model import utcnow
+from memorybank.netguard import AddressPolicy, url_problem
 from memorybank.stores.accounts_sql import sql_accounts
 
 if TYPE_CHECKING:
@@ -331,13 +332,19 @@ class Accounts:
         model: str,
         api_key: str | None = None,
         enabled: bool = True,
+        address_policy: AddressPolicy | None = None,
     ) -> ProviderSettings:
         """Create or change the user's provider of ``kind``; ``api_key=None`` keeps the stored
-        key (so enabling, disabling or changing the model never needs the key again)."""
+        key (so enabling, disabling or changing the model never needs the key again).
+
+        ``base_url`` must be http(s) with a host and no ``user:pass@``, query or fragment;
+        with an ``address_policy`` (the server's, for its users) a host written as an IP
+        literal must be an address the policy allows (names are checked on connecting)."""
         if kind not in PROVIDER_KINDS:
             raise ValidationError(f"provider kind {kind!r} is not embedding or llm", field="kind")
-        if not re.fullmatch(r"https?://\S+", base_url or ""):
-            raise ValidationError("base_url must be an http(s) URL", field="base_url")
+        problem = url_problem(base_url, address_policy)
+        if problem is not None:
+            raise ValidationError(f"base_url {problem}", field="base_url")
         if not model or not model.strip():
             raise ValidationError("model is required", field="model")
         old = self.store.get_provider(user_id, kind)

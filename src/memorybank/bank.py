@@ -37,6 +37,7 @@ from memorybank.intake import (
     skipped,
     stored,
 )
+from memorybank.limits import RateLimiter
 from memorybank.model import (
     Caller,
     Category,
@@ -77,7 +78,9 @@ class MemoryBank:
     :class:`~memorybank.embedders.base.Embedder`, and optionally an LLM client. Use
     :func:`memorybank.open` to build the default stack. The vectors of the last
     ``query_cache_size`` distinct search queries are kept (``bank.query_cache``), so a repeated
-    query skips the embedding model; 0 turns that off.
+    query skips the embedding model; 0 turns that off. ``write_rate_per_minute`` is the
+    per-user limit of writes the adapters start (:meth:`count_write`); ``None``, the default,
+    is no limit.
 
     >>> from memorybank.embedders import LocalEmbedder
     >>> from memorybank.stores.sqlite import SQLiteStore
@@ -98,6 +101,7 @@ class MemoryBank:
         retrieval: RetrievalSettings | None = None,
         check_model: bool = True,
         query_cache_size: int = DEFAULT_QUERY_CACHE_SIZE,
+        write_rate_per_minute: int | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -107,8 +111,29 @@ class MemoryBank:
         self.query_cache = QueryVectorCache(query_cache_size)
         self._probes: ThreadPoolExecutor | None = None
         self._probe_lock = threading.Lock()
+        self.write_limiter: RateLimiter | None = None
+        self.set_write_limit(write_rate_per_minute)
         if check_model:
             self._check_model()
+
+    def set_write_limit(self, per_minute: int | None) -> None:
+        """Allow each user ``per_minute`` writes in any minute from now on (``None``: no
+        limit); the writes already counted stay counted."""
+        if per_minute is None:
+            self.write_limiter = None
+        elif self.write_limiter is None:
+            self.write_limiter = RateLimiter(per_minute)
+        else:
+            self.write_limiter.per_minute = per_minute
+
+    def count_write(self, user_id: str) -> None:
+        """Count one write that ``user_id`` starts through an adapter (a tool call that
+        changes memory, a fact added by hand, a new thread): every adapter spends the same
+        budget. :class:`~memorybank.errors.RateLimited`, with ``retry_after``, when the last
+        minute already holds the limit; the bank's own methods never count, so the host
+        application itself is not limited."""
+        if self.write_limiter is not None:
+            self.write_limiter.hit(user_id)
 
     def _check_model(self) -> None:
         stored = self.store.get_meta("embedding_model")
@@ -379,7 +404,7 @@ class MemoryBank:
         """One memory by id. Raises :class:`NotFound` if it is not in the caller's scopes."""
         memory = self.store.get(memory_id, self.scope_set(user_id, project_id))
         if memory is None:
-            raise NotFound(f"no memory {memory_id!r} for this user")
+            raise NotFound(f"no memory {memory_id!r}")
         return memory
 
     def list(
@@ -426,7 +451,7 @@ class MemoryBank:
         """ADD / UPDATE (old → new) / DELETE events of one memory, oldest first."""
         events = self.store.history(memory_id, self.scope_set(user_id, project_id))
         if not events:
-            raise NotFound(f"no history for memory {memory_id!r} for this user")
+            raise NotFound(f"no memory {memory_id!r}")
         return events
 
     # -- changing ---------------------------------------------------------------------------
@@ -516,7 +541,7 @@ class MemoryBank:
             [memory_id], self.scope_set(user_id, project_id), actor or user_id
         )
         if not deleted:
-            raise NotFound(f"no memory {memory_id!r} for this user")
+            raise NotFound(f"no memory {memory_id!r}")
 
     def delete_many(
         self,
@@ -585,6 +610,21 @@ class MemoryBank:
         """The plan with this id, whoever owns it (callers check the owner)."""
         return self.store.get_forget_plan(plan_id)
 
+    def earlier_texts(
+        self,
+        user_id: str,
+        terms: Sequence[str],
+        *,
+        project_id: str | None = None,
+        min_terms: int = 1,
+        limit: int = 50,
+    ) -> builtins.list[tuple[Memory, builtins.list[str]]]:
+        """The caller's memories whose history holds an earlier text containing ``min_terms``
+        of ``terms`` (lower-case substrings), with all their earlier texts
+        (:meth:`Store.earlier_texts`); a forget preview's way to old versions."""
+        scopes = self.scope_set(user_id, project_id)
+        return self.store.earlier_texts(scopes, list(terms), min_terms, limit)
+
     def execute_forget_plan(
         self,
         plan: ForgetPlan,
@@ -595,8 +635,8 @@ class MemoryBank:
         role: Role | None = None,
     ) -> PlanOutcome:
         """Apply ``plan`` for ``user_id`` (in ``project_id``) in one transaction: every
-        delete and rewrite, or nothing. The store refuses a plan that is not the caller's, or
-        no longer usable, or whose memories changed since it was made."""
+        delete, rewrite and history redaction, or nothing. The store refuses a plan that is
+        not the caller's, or no longer usable, or whose memories changed since it was made."""
         require(role, Action.CHANGE, project_id)
         now = now or utcnow()
         scopes = self.scope_set(user_id, project_id)

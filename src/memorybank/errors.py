@@ -3,8 +3,8 @@
 Every error memorybank raises on purpose is a :class:`MemoryBankError`. Adapters (REST, MCP,
 tools, CLI) map this tree to their own error shapes in one place each; lower-level errors
 (apsw, httpx, onnxruntime) are translated inside the module that calls them. The classes are
-defined here, except the last four and ``MalformedReply``, which belong to the one adapter
-that raises them (:mod:`memorybank.server`, :mod:`memorybank.llm`).
+defined here, except ``Unauthorized``, ``Conflict``, ``TooLarge`` and ``MalformedReply``, which
+belong to the one adapter that raises them (:mod:`memorybank.server`, :mod:`memorybank.llm`).
 
     MemoryBankError
     ├── ValidationError        bad input; says which field and what to fix
@@ -16,10 +16,10 @@ that raises them (:mod:`memorybank.server`, :mod:`memorybank.llm`).
     ├── StoreError             the database failed (disk full, read-only, corrupt)
     ├── ProviderError          an embedding or LLM provider failed
     │   └── MalformedReply     the chat model answered, but not with a JSON object (llm)
+    ├── RateLimited            too many writes by one user in the last minute (retry_after)
     ├── Unauthorized           no valid API key on a request that needs one (server, 401)
     ├── Conflict               the request clashes with what is stored (server, 409)
-    ├── TooLarge               a request body over the configured limit (server, 413)
-    └── RateLimited            too many AI writes in the last minute (server, 429)
+    └── TooLarge               a request body over the configured limit (server, 413)
 
 ``tests/test_architecture.py`` checks that this tree is complete and matches the classes.
 
@@ -83,6 +83,17 @@ class ProviderError(MemoryBankError):
     """An embedding or chat provider failed or answered something unusable."""
 
 
+class RateLimited(MemoryBankError):
+    """A user started more writes in the last minute than the bank's write limit allows
+    (:class:`memorybank.limits.RateLimiter`); ``retry_after`` is the seconds until one more
+    fits. Every adapter answers it with that hint: REST 429 with ``Retry-After``, tools and MCP
+    ``{"success": false, "error": "… try again in N s"}``."""
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 __all__ = [
     "ConfigurationError",
     "EmbeddingModelMismatch",
@@ -90,6 +101,7 @@ __all__ = [
     "NotFound",
     "PermissionDenied",
     "ProviderError",
+    "RateLimited",
     "RoleRequired",
     "StoreError",
     "ValidationError",

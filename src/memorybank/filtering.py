@@ -8,8 +8,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timedelta
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from enum import Enum
 from typing import Any
 
 from memorybank.errors import ValidationError
@@ -21,42 +22,91 @@ _SINCE = {
     "30d": timedelta(days=30),
     "90d": timedelta(days=90),
 }
+_SINCE_UNITS = {"h": "hours", "d": "days", "w": "weeks"}
+
+#: The furthest back a ``since`` period may reach: 100 years (a longer one is a mistake, and
+#: past ~2000 years the date itself would not exist).
+SINCE_MAX = timedelta(days=36_525)
+_SINCE_UNIT_MAX = {unit: SINCE_MAX // timedelta(**{name: 1}) for unit, name in _SINCE_UNITS.items()}
+_SINCE_MOST = (
+    f"at most {_SINCE_UNIT_MAX['d']}d (100 years; {_SINCE_UNIT_MAX['h']}h, {_SINCE_UNIT_MAX['w']}w)"
+)
 
 
 def parse_since(since: str | datetime | timedelta | None) -> datetime | None:
     """``"24h"``/``"7d"``/``"30d"``/``"90d"`` (or ``"12h"``, ``"3d"``), a timedelta or a
-    datetime → the datetime it means; ``None`` → ``None``.
+    datetime → the datetime it means; ``None`` → ``None``. A period reaches back at most
+    :data:`SINCE_MAX` (100 years); a longer one is a :class:`~memorybank.ValidationError`
+    saying the most each unit allows.
 
     >>> parse_since(None) is None
     True
     >>> round((utcnow() - parse_since("3d")) / timedelta(days=1))
     3
-    """
+    >>> parse_since("9999999999d")
+    Traceback (most recent call last):
+    ...
+    memorybank.errors.ValidationError: since '9999999999d' reaches back too far: at most 36525d (100 years; 876600h, 5217w)
+    """  # noqa: E501
     if since is None or isinstance(since, datetime):
         return since
     if isinstance(since, timedelta):
+        if since > SINCE_MAX:
+            raise ValidationError(
+                f"since {since} reaches back too far: {_SINCE_MOST}", field="since"
+            )
         return utcnow() - since
     if since in _SINCE:
         return utcnow() - _SINCE[since]
-    match = re.fullmatch(r"(\d+)([hdw])", since.strip())
+    match = re.fullmatch(r"([0-9]+)([hdw])", since.strip())
     if not match:
+        return _iso(since)
+    digits, unit = match.groups()
+    # Compared as text first: int() of thousands of digits is itself an error.
+    if len(digits.lstrip("0")) > 9 or int(digits) > _SINCE_UNIT_MAX[unit]:
         raise ValidationError(
-            f"since {since!r} is not understood: use 24h, 7d, 30d, 90d, a number with h/d/w, "
-            "or an ISO datetime",
-            field="since",
+            f"since {_shown(since)} reaches back too far: {_SINCE_MOST}", field="since"
         )
-    unit = {"h": "hours", "d": "days", "w": "weeks"}[match.group(2)]
-    return utcnow() - timedelta(**{unit: int(match.group(1))})
+    return utcnow() - timedelta(**{_SINCE_UNITS[unit]: int(digits)})
 
 
-def _tuple(value: Any, kind: Callable[[Any], Any], field: str) -> tuple[Any, ...] | None:
+def _iso(since: str) -> datetime:
+    """An ISO date or datetime (UTC unless it says otherwise), or the error listing what
+    ``since`` accepts."""
+    try:
+        moment = datetime.fromisoformat(since.strip())
+        if moment.tzinfo is None:
+            return moment.replace(tzinfo=UTC)
+        return moment.astimezone(UTC)  # year 1 or 9999 with an offset leaves the calendar
+    except (ValueError, OverflowError):
+        raise ValidationError(
+            f"since {_shown(since)} is not understood: use 24h, 7d, 30d, 90d, a number with "
+            "h/d/w, or an ISO datetime such as 2025-01-31T09:00:00Z",
+            field="since",
+        ) from None
+
+
+def _shown(value: str) -> str:
+    """``value`` for an error message, cut short: an attacker-sized one must not flood it."""
+    return repr(value if len(value) <= 40 else value[:39] + "…")
+
+
+def _tuple(value: Any, kind: type[Enum], field: str) -> tuple[Any, ...] | None:
     if value is None:
         return None
     values = [value] if isinstance(value, str) else list(value)
-    try:
-        return tuple(kind(v) for v in values)
-    except ValueError as exc:
-        raise ValidationError(f"{field}: {exc}", field=field) from exc
+    out: list[Any] = []
+    for v in values:
+        try:
+            out.append(kind(v))
+        except ValueError:
+            # The value is echoed cut short: a query parameter may be thousands of characters.
+            shown = _shown(v) if isinstance(v, str) else type(v).__name__
+            choices = ", ".join(str(c.value) for c in kind)
+            raise ValidationError(
+                f"{field}: {shown} is not one of {choices}", field=field
+            ) from None
+    return tuple(out)
 
 
 def memory_filter(
@@ -90,4 +140,4 @@ def memory_filter(
     )
 
 
-__all__ = ["memory_filter", "parse_since"]
+__all__ = ["SINCE_MAX", "memory_filter", "parse_since"]

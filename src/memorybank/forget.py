@@ -2,9 +2,11 @@
 
 :func:`forget_preview` finds the memories a request like "my old address on Oak Street" is
 about and marks each FORGET (delete), REWRITE (keep it without the part to forget) or KEEP,
-with a reason. The plan is stored (id ``fp_…``) for its user for 24 hours; the user reviews
-it, then :func:`forget_confirm` applies it in one transaction (every delete and rewrite, or
-nothing) or :func:`forget_cancel` drops it. A plan is used at most once.
+with a reason; and REDACT a memory whose current text is fine but whose history holds an
+earlier version that mentions the request (the memory and its events stay, its earlier texts
+are erased). The plan is stored (id ``fp_…``) for its user for 24 hours; the user reviews it,
+then :func:`forget_confirm` applies it in one transaction (every step, or nothing) or
+:func:`forget_cancel` drops it. A plan is used at most once.
 
 Who decides:
 
@@ -18,8 +20,17 @@ Who decides:
   Relevance ranks candidates but does not decide: it is relative to the best match, so it
   cannot tell a good match from the least bad one.
 
+Candidates are the best search matches, superseded memories included, and the memories whose
+history holds a matching earlier text (an old version that an update replaced): the store
+finds those (:meth:`MemoryBank.earlier_texts`, one indexed query over the scopes' UPDATE
+events counting substrings of the request's stems) and the same word rule judges each earlier
+text, with or without an LLM (the LLM sees current texts only). A KEEP whose earlier text
+matches becomes REDACT; FORGET and REWRITE take the old texts with them anyway.
+
 Forgetting is real: deleted text leaves the table, the full-text index, the vectors and the
-history, and a rewritten memory's old text leaves its history too.
+history, a rewritten memory's old text leaves its history too, and a redacted memory's
+history keeps its events without their earlier texts. Nothing of it stays in the database
+files (see :mod:`memorybank.stores.sql_forget`).
 
 >>> ctx = Caller(user_id="sam")
 >>> _ = bank.save("sam", "User's home address is 12 Oak Street", "identity")
@@ -35,6 +46,19 @@ history, and a rewritten memory's old text leaves its history too.
 2
 >>> [m.content for m in bank.list("sam")]
 ['User prefers green tea']
+
+A memory whose old version is the thing to forget keeps its current text and loses the old
+one from its history:
+
+>>> work = bank.save("sam", "User works at 12 Oak Street", "context").memory_id
+>>> _ = bank.update(work, "sam", content="User works from home")
+>>> preview = forget_preview(bank, ctx, "my old address on Oak Street")
+>>> [(item.memory.content, item.earlier) for item in preview.of(ForgetAction.REDACT)]
+[('User works from home', ['User works at 12 Oak Street'])]
+>>> forget_confirm(bank, ctx, preview.plan.id).redacted == [work]
+True
+>>> [(e.kind.value, e.old_content, e.new_content) for e in bank.history(work, "sam")]
+[('ADD', None, None), ('UPDATE', None, 'User works from home')]
 """
 
 from __future__ import annotations
@@ -75,6 +99,8 @@ _REQUEST_WORDS = frozenset(
     information memory memories mention mentions mentioned please""".split()
 )
 MAX_TOP_K = 200
+# How many earlier texts of one REDACT item the preview text shows.
+_SHOWN = 3
 
 
 class PreviewItem(BaseModel):
@@ -84,6 +110,8 @@ class PreviewItem(BaseModel):
     action: ForgetAction
     reason: str
     rewrite: str | None = None
+    #: REDACT only: the earlier texts of the memory that leave its history (all of them).
+    earlier: list[str] = Field(default_factory=list)
 
 
 class ForgetPreview(BaseModel):
@@ -101,13 +129,15 @@ class ForgetPreview(BaseModel):
 
 
 class ForgetResult(BaseModel):
-    """What :func:`forget_confirm` did. ``missing`` were already gone when it ran."""
+    """What :func:`forget_confirm` did. ``missing`` were already gone when it ran;
+    ``redacted`` kept their current text and lost their earlier ones from history."""
 
     plan_id: str
     forgotten: list[str]
     rewritten: list[str]
     kept: int
     missing: list[str] = Field(default_factory=list)
+    redacted: list[str] = Field(default_factory=list)
 
 
 def forget_preview(
@@ -122,7 +152,8 @@ def forget_preview(
     """Plan what forgetting ``query`` means for the caller's memories (changes none of them).
 
     Candidates are the ``top_k`` best search matches in the caller's scopes (``ctx``'s user
-    and project). ``llm`` defaults to ``bank.llm``. ``now`` is for tests and replays.
+    and project), superseded ones included, and up to ``top_k`` memories whose history holds
+    a matching earlier text. ``llm`` defaults to ``bank.llm``. ``now`` is for tests and replays.
     """
     if not isinstance(query, str) or not query.strip():
         raise ValidationError("query is empty: say what to forget", field="query")
@@ -133,17 +164,18 @@ def forget_preview(
         ctx.user_id, query, project_id=ctx.project_id, limit=top_k, include_superseded=True
     )
     llm = llm if llm is not None else bank.llm
+    wanted = _request_stems(query)
     warnings: list[str] = []
-    items, summary = None, ""
+    items, judged = None, None
     if llm is not None and hits:
         try:
-            items, summary = _judge(bank, llm, query, hits)
+            items, judged = _judge(bank, llm, query, hits)
         except ProviderError as exc:
             warnings.append(f"the LLM could not plan this ({exc}); used the word-match rule")
     if items is None:
-        wanted = _request_stems(query)
         items = [_rule(hit.memory, wanted) for hit in hits]
-        summary = _summary(query, items)
+    items = _with_history(bank, ctx, items, wanted, top_k)
+    summary = _summary(query, items) if judged is None else _llm_summary(judged, items)
     plan = ForgetPlan(
         user_id=ctx.user_id,
         project_id=ctx.project_id,
@@ -180,6 +212,7 @@ def forget_confirm(
         rewritten=outcome.rewritten,
         kept=outcome.kept,
         missing=outcome.missing,
+        redacted=outcome.redacted,
     )
 
 
@@ -219,27 +252,108 @@ def _request_stems(query: str) -> dict[str, str]:
     return _stems([w for w in query_terms(query) if w not in _REQUEST_WORDS])
 
 
+def _shared(text: str, wanted: dict[str, str]) -> list[str]:
+    """The request's words (as the user wrote them) that ``text`` mentions, by stem."""
+    return sorted(wanted[s] for s in _stems(query_terms(text)) if s in wanted)
+
+
+def _about(shared: Sequence[str], wanted: dict[str, str]) -> bool:
+    """Whether mentioning ``shared`` makes a text about the request (the rule above)."""
+    return bool(shared) and len(shared) >= min(MIN_SHARED_WORDS, len(wanted))
+
+
+def _quoted(words: Sequence[str]) -> str:
+    return ", ".join(f"'{w}'" for w in words)
+
+
 def _rule(memory: Memory, wanted: dict[str, str]) -> PreviewItem:
-    shared = sorted(wanted[s] for s in _stems(query_terms(memory.content)) if s in wanted)
-    quoted = ", ".join(f"'{w}'" for w in shared)
-    if shared and len(shared) >= min(MIN_SHARED_WORDS, len(wanted)):
-        action, reason = ForgetAction.FORGET, f"mentions {quoted}"
+    shared = _shared(memory.content, wanted)
+    if _about(shared, wanted):
+        action, reason = ForgetAction.FORGET, f"mentions {_quoted(shared)}"
     elif shared:
-        action, reason = ForgetAction.KEEP, f"mentions only {quoted}"
+        action, reason = ForgetAction.KEEP, f"mentions only {_quoted(shared)}"
     else:
         action, reason = ForgetAction.KEEP, "does not mention what to forget"
     return PreviewItem(memory=memory, action=action, reason=reason)
 
 
+def _substring(stem: str) -> str:
+    """A part of every word with this stem, for the store's substring match: the stem less
+    its last letter and a trailing "i" (Snowball turns "cry" into "cri" and "dying" into
+    "die"; checked on a million English word forms), cut before its first non-ASCII letter,
+    which SQL's ``lower()`` may not fold. Shorter only matches more: the rule decides."""
+    head = stem[:-1].rstrip("i")
+    for n, char in enumerate(head):
+        if not char.isascii():
+            return head[:n]
+    return head
+
+
+def _with_history(
+    bank: MemoryBank, ctx: Caller, items: list[PreviewItem], wanted: dict[str, str], limit: int
+) -> list[PreviewItem]:
+    """``items`` plus REDACT for the memories whose history holds an earlier text about the
+    request: a KEEP becomes REDACT, a memory not among ``items`` is added (FORGET and
+    REWRITE already take the old texts with them)."""
+    if not wanted:
+        return items
+    found = bank.earlier_texts(
+        ctx.user_id,
+        # One per stem, repeats kept: two stems with one substring must still count twice.
+        [_substring(stem) for stem in wanted],
+        project_id=ctx.project_id,
+        min_terms=min(MIN_SHARED_WORDS, len(wanted)),
+        limit=limit,
+    )
+    position = {item.memory.id: n for n, item in enumerate(items)}
+    out = list(items)
+    for memory, texts in found:
+        matches = [shared for text in texts if _about(shared := _shared(text, wanted), wanted)]
+        n = position.get(memory.id)
+        if not matches or (n is not None and out[n].action != ForgetAction.KEEP):
+            continue
+        words = sorted({word for shared in matches for word in shared})
+        item = PreviewItem(
+            memory=memory,
+            action=ForgetAction.REDACT,
+            reason=f"an earlier version mentions {_quoted(words)}",
+            earlier=texts,
+        )
+        if n is None:
+            out.append(item)
+        else:
+            out[n] = item
+    return out
+
+
 def _summary(query: str, items: Sequence[PreviewItem]) -> str:
     forget = sum(item.action == ForgetAction.FORGET for item in items)
-    kept = len(items) - forget
-    if not forget:
+    redact = sum(item.action == ForgetAction.REDACT for item in items)
+    kept = len(items) - forget - redact
+    if not forget and not redact:
         return f'Nothing to forget: no memory clearly matches "{query}".'
-    text = f'Will delete {_count(forget)} matching "{query}".'
+    parts = []
+    if forget:
+        parts.append(f'Will delete {_count(forget)} matching "{query}".')
+    if redact:
+        parts.append(_redaction(redact, None if forget else query))
     if kept:
-        text += f" {_count(kept)} found nearby will be kept."
-    return text
+        parts.append(f"{_count(kept)} found nearby will be kept.")
+    return " ".join(parts)
+
+
+def _llm_summary(summary: str, items: Sequence[PreviewItem]) -> str:
+    """The LLM's summary, plus the redactions the word rule added to its plan."""
+    redact = sum(item.action == ForgetAction.REDACT for item in items)
+    return f"{summary} {_redaction(redact, None)}" if redact else summary
+
+
+def _redaction(n: int, query: str | None) -> str:
+    matching = "" if query is None else f' matching "{query}"'
+    return (
+        f"Will erase the earlier versions of {_count(n)}{matching} from history; "
+        "the current text stays."
+    )
 
 
 def _count(n: int) -> str:
@@ -284,6 +398,7 @@ REWRITE."""
 def _judge(
     bank: MemoryBank, llm: JSONCompleter, query: str, hits: Sequence[SearchHit]
 ) -> tuple[list[PreviewItem], str]:
+    """The LLM's plan for the current texts of ``hits``, and its summary."""
     by_id = {hit.memory.id: hit.memory for hit in hits}
     listing = "\n".join(f"- {m.id}: {m.content}" for m in by_id.values())
     messages = [
@@ -355,6 +470,15 @@ def render_preview(preview: ForgetPreview) -> str:
                 f"   **After:** {_one_line(item.rewrite or '')}",
                 f"   _{item.reason}_",
             ]
+    redact = preview.of(ForgetAction.REDACT)
+    if redact:
+        lines += ["", f"### Will REDACT HISTORY ({len(redact)})"]
+        for n, item in enumerate(redact, 1):
+            lines.append(f"{n}. **Keeps:** {_one_line(item.memory.content)}")
+            lines += [f"   **Erases:** {_one_line(text)}" for text in item.earlier[:_SHOWN]]
+            if len(item.earlier) > _SHOWN:
+                lines.append(f"   **Erases:** {len(item.earlier) - _SHOWN} more earlier versions")
+            lines.append(f"   _{item.reason}_")
     lines += [f"Note: {w}" for w in preview.warnings]
     lines += [
         "",
@@ -373,6 +497,8 @@ def render_executed(result: ForgetResult) -> str:
         f"- Rewritten: {len(result.rewritten)}",
         f"- Kept: {result.kept}",
     ]
+    if result.redacted:
+        lines.insert(3, f"- History redacted: {len(result.redacted)}")
     if result.missing:
         lines.append(f"- Already gone: {len(result.missing)}")
     return "\n".join(lines)

@@ -10,7 +10,10 @@ tool result with ``isError: true``. The profile's guidance is sent as the server
 
 Whose memory the tools touch comes from the server's configuration (a fixed
 :class:`~memorybank.tools.ToolContext`, or for HTTP a factory that reads the authenticated
-request), never from the model's arguments.
+request), never from the model's arguments. Each call of a side-effecting tool is one write
+against the bank's per-user write limit (:meth:`~memorybank.MemoryBank.count_write`, counted by
+the dispatcher): the same budget the REST API spends, and over it an error result that says
+when to try again.
 
     memorybank mcp --user alice --profile default        # stdio, for a desktop MCP host
 
@@ -31,7 +34,7 @@ import functools
 import json
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -39,6 +42,7 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
 
 from memorybank import __version__
 from memorybank.errors import MemoryBankError
@@ -189,6 +193,7 @@ def mcp_http_app(
     *,
     path: str = "/mcp",
     host: str = "127.0.0.1",
+    allowed_hosts: Sequence[str] = (),
     stateless: bool = False,
     json_response: bool = False,
 ) -> Starlette:
@@ -196,7 +201,8 @@ def mcp_http_app(
 
     ``ctx_factory`` turns each HTTP request into the caller's :class:`ToolContext` (read the
     authenticated user from it, never from the body). ``host`` is the host the server is
-    reached at: for loopback hosts the SDK turns on DNS-rebinding protection.
+    reached at: for loopback hosts the SDK turns on DNS-rebinding protection, accepting the
+    loopback names and ``allowed_hosts`` (names without a port) in ``Host`` and ``Origin``.
 
     The app's lifespan runs the MCP session manager, and Starlette does not run the lifespan of
     a mounted sub-app, so a host app must enter it itself::
@@ -215,6 +221,25 @@ def mcp_http_app(
     return server.streamable_http_app(
         streamable_http_path=path,
         host=host,
+        transport_security=_transport_security(host, allowed_hosts),
         stateless_http=stateless,
         json_response=json_response,
+    )
+
+
+def _transport_security(host: str, extra: Sequence[str]) -> TransportSecuritySettings | None:
+    """The SDK's own DNS-rebinding protection for a loopback ``host``, with ``extra`` names
+    allowed beside the loopback ones; ``None`` (the SDK's default) when there are none."""
+    if not extra or host not in ("127.0.0.1", "localhost", "::1"):
+        return None
+    names = ["127.0.0.1", "localhost", "[::1]", *extra]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[form for name in names for form in (name, f"{name}:*")],
+        allowed_origins=[
+            f"{scheme}://{form}"
+            for name in names
+            for form in (name, f"{name}:*")
+            for scheme in ("http", "https")
+        ],
     )

@@ -357,6 +357,8 @@ class ForgetAction(StrEnum):
     FORGET = "FORGET"
     REWRITE = "REWRITE"
     KEEP = "KEEP"
+    # Keep the memory as it is now; erase its earlier texts from history (the events stay).
+    REDACT = "REDACT"
 
 
 class PlanStatus(StrEnum):

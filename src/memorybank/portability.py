@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError as PydanticValidationError
 
 from memorybank.errors import ValidationError
 from memorybank.model import Category, Memory, utcnow
+from memorybank.stores.base import from_us, to_us
 
 FORMAT = "memorybank-export"
 VERSION = 1
+#: How deeply an imported memory's metadata may nest, as for a saved one (the policy's
+#: limit): a store reading back metadata nested ~900 deep runs out of stack, which made every
+#: read of the scope fail.
+METADATA_MAX_DEPTH = 64
 
 
 def export_json(user_id: str, project_id: str | None, memories: Sequence[Memory]) -> str:
@@ -58,6 +64,10 @@ def parse_export(data: str | bytes | Mapping[str, Any]) -> list[Memory]:
         doc: Any = json.loads(data) if isinstance(data, str | bytes) else data
     except json.JSONDecodeError as exc:
         raise ValidationError(f"import data is not JSON: {exc}", field="data") from exc
+    except UnicodeDecodeError:  # bytes that are not UTF-8 (or UTF-16/32) text
+        raise ValidationError("import data is not UTF-8 text", field="data") from None
+    except RecursionError:  # thousands of nested brackets; no export is nested that deep
+        raise ValidationError("import data is nested too deeply", field="data") from None
     items = doc.get("memories") if isinstance(doc, Mapping) else doc
     if isinstance(doc, Mapping) and doc.get("format") not in (None, FORMAT):
         raise ValidationError(
@@ -72,11 +82,51 @@ def parse_export(data: str | bytes | Mapping[str, Any]) -> list[Memory]:
     memories = []
     for index, item in enumerate(items):
         try:
-            memories.append(Memory.model_validate(item))
+            memory = Memory.model_validate(item)
         except PydanticValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
             raise ValidationError(
                 f"import item {index}: {where}: {first['msg']}", field="data"
             ) from exc
+        if _depth(memory.metadata) > METADATA_MAX_DEPTH:
+            raise ValidationError(
+                f"import item {index}: metadata: nested deeper than {METADATA_MAX_DEPTH} levels",
+                field="data",
+            )
+        for name in ("created_at", "updated_at", "occurred_at"):
+            if not _storable(getattr(memory, name)):
+                raise ValidationError(
+                    f"import item {index}: {name}: must fall within the years 1–9999 in UTC",
+                    field="data",
+                )
+        memories.append(memory)
     return memories
+
+
+def _depth(value: object) -> int:
+    """How deeply ``value`` nests objects and lists (walked without recursion)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > METADATA_MAX_DEPTH:
+            break
+        if isinstance(item, Mapping):
+            stack += [(v, depth + 1) for v in item.values()]
+        elif isinstance(item, list | tuple):
+            stack += [(v, depth + 1) for v in item]
+    return deepest
+
+
+def _storable(moment: datetime | None) -> bool:
+    """Whether a time survives the stores' round trip through UTC microseconds: a date at
+    the calendar's edge with an offset (``9999-12-31T23:59:59-14:00``) is year 10000 in UTC,
+    which no read of its scope could turn back into a date."""
+    if moment is None:
+        return True
+    try:
+        from_us(to_us(moment))
+    except (ValueError, OverflowError, OSError):
+        return False
+    return True

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import platformdirs
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic import ValidationError as PydanticValidationError
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from memorybank.errors import ConfigurationError
 from memorybank.policy import PolicySettings
@@ -94,6 +94,24 @@ class Settings(BaseSettings):
     key_file: Path | None = None
     max_request_bytes: int = Field(1024 * 1024, ge=1024)
     ai_write_rate_per_minute: int = Field(60, ge=1)
+    # Which requests the server accepts (memorybank.server.guard): host names it answers to
+    # besides localhost, 127.0.0.1 and [::1], any port, comma-separated (checked always in
+    # local mode, in auth mode once set; browser writes must come from these hosts too); and
+    # the bearer token /metrics requires when set (unset: it answers loopback clients only).
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    metrics_token: SecretStr | None = None
+    # Users' own provider URLs (bring-your-own keys; memorybank.netguard): public addresses
+    # only, plus loopback in local mode (a local Ollama); true also allows private, loopback,
+    # link-local and 100.64/10 addresses (never cloud metadata). The operator's own
+    # *_BASE_URL providers above are not limited.
+    provider_allow_private: bool = False
+
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [host.strip() for host in value.split(",") if host.strip()]
+        return value
 
     def database_url(self) -> str:
         """The configured URL, or the SQLite file in :attr:`home`."""

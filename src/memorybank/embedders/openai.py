@@ -18,7 +18,8 @@ import numpy as np
 
 from memorybank.embedders.base import Vectors, normalise
 from memorybank.errors import ConfigurationError, ProviderError, ValidationError
-from memorybank.httpretry import RetryableError, provider_message, retry_after, shorten
+from memorybank.httpretry import RetryableError, retry_after, status_advice
+from memorybank.netguard import AddressPolicy, AddressRefused, guarded_client
 
 
 class OpenAIEmbedder:
@@ -28,7 +29,10 @@ class OpenAIEmbedder:
     5xx answers are retried up to ``max_retries`` times with exponential backoff
     (``backoff * 2**attempt`` seconds, or the server's ``Retry-After``, at most 10 s); any
     other failure raises :class:`~memorybank.errors.ProviderError` at once. The API key is
-    only ever sent in the ``Authorization`` header and never appears in error messages.
+    only ever sent in the ``Authorization`` header and never appears in error messages, and
+    neither does the provider's answer: errors say the HTTP status and what to check.
+    ``address_policy`` is for a URL a user chose: then only addresses the policy allows are
+    connected to (:mod:`memorybank.netguard`).
     Returned vectors are L2-normalised float32. The embedder may be shared between threads.
 
     Example::
@@ -57,6 +61,7 @@ class OpenAIEmbedder:
         max_retries: int = 3,
         timeout: float = 30.0,
         backoff: float = 0.5,
+        address_policy: AddressPolicy | None = None,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise ConfigurationError(
@@ -90,7 +95,10 @@ class OpenAIEmbedder:
         headers = {"Accept": "application/json"}
         if self._api_key is not None:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        self._client = httpx.Client(timeout=timeout, headers=headers)
+        if address_policy is None:
+            self._client = httpx.Client(timeout=timeout, headers=headers)
+        else:
+            self._client = guarded_client(address_policy, timeout=timeout, headers=headers)
 
     @property
     def model_id(self) -> str:
@@ -170,6 +178,8 @@ class OpenAIEmbedder:
             raise ProviderError(f"{self._describe()}: the embedder is closed")
         try:
             response = self._client.post(self._url, json=body)
+        except AddressRefused as exc:
+            raise ProviderError(f"{self._describe()} was not contacted: {exc}") from None
         except httpx.TimeoutException as exc:
             raise RetryableError(f"timed out ({type(exc).__name__})") from exc
         except httpx.TransportError as exc:
@@ -181,19 +191,18 @@ class OpenAIEmbedder:
         status = response.status_code
         if status == 429 or status >= 500:
             raise RetryableError(
-                f"HTTP {status}: {self._error_text(response)}",
-                retry_after=retry_after(response),
+                f"HTTP {status}: {status_advice(status)}", retry_after=retry_after(response)
             )
         if not 200 <= status < 300:  # other 4xx, or a redirect we do not follow
             raise ProviderError(
-                f"{self._describe()} answered HTTP {status}: {self._error_text(response)}"
+                f"{self._describe()} answered HTTP {status}: {status_advice(status)}"
             )
         try:
             return response.json()
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ProviderError(
-                f"{self._describe()} answered HTTP {status} with a body that is not JSON: "
-                f"{shorten(self._redact(response.text))!r}"
+                f"{self._describe()} answered HTTP {status} with a body that is not JSON: check "
+                "that the base URL is an embeddings API (the answer is not shown)"
             ) from exc
 
     def _parse(self, payload: Any, count: int) -> Vectors:
@@ -246,7 +255,3 @@ class OpenAIEmbedder:
         if self._api_key:
             text = text.replace(self._api_key, "[redacted]")
         return text
-
-    def _error_text(self, response: httpx.Response) -> str:
-        """The provider's own error message (redacted and shortened), else the raw body."""
-        return shorten(self._redact(provider_message(response)))

@@ -25,8 +25,15 @@ from pydantic import ValidationError as PydanticValidationError
 from memorybank.errors import ConfigurationError, ProviderError
 
 # The embedder and this client share retry rules: same statuses, same Retry-After cap.
-from memorybank.httpretry import RetryableError, provider_message, retry_after, shorten
+from memorybank.httpretry import (
+    RetryableError,
+    provider_message,
+    retry_after,
+    shorten,
+    status_advice,
+)
 from memorybank.json_schemas import strict_schema
+from memorybank.netguard import AddressPolicy, AddressRefused, guarded_client
 
 Message = Mapping[str, str]
 M = TypeVar("M", bound=BaseModel)
@@ -64,7 +71,12 @@ class ChatClient:
     skips the first try. Connection errors, timeouts, HTTP 429 and 5xx are retried up to
     ``max_retries`` times with exponential backoff (or the server's ``Retry-After``, at most
     10 s); anything else raises :class:`~memorybank.errors.ProviderError` at once. The API
-    key is sent only in the ``Authorization`` header and never appears in error messages.
+    key is sent only in the ``Authorization`` header and never appears in error messages,
+    and neither does the provider's answer: errors say the HTTP status and what to check.
+
+    ``address_policy`` is for a URL a user chose (bring-your-own keys): the client then
+    connects only to addresses the policy allows, checked on each connection
+    (:mod:`memorybank.netguard`), and takes no proxy or credentials from the environment.
 
     Example::
 
@@ -93,6 +105,7 @@ class ChatClient:
         backoff: float = 0.5,
         temperature: float = 0.0,
         structured_output: bool | None = None,
+        address_policy: AddressPolicy | None = None,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise ConfigurationError(
@@ -122,7 +135,10 @@ class ChatClient:
         headers = {"Accept": "application/json"}
         if self._api_key is not None:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        self._client = httpx.Client(timeout=timeout, headers=headers)
+        if address_policy is None:
+            self._client = httpx.Client(timeout=timeout, headers=headers)
+        else:
+            self._client = guarded_client(address_policy, timeout=timeout, headers=headers)
 
     def close(self) -> None:
         """Close the HTTP client; the client cannot be used afterwards."""
@@ -155,7 +171,7 @@ class ChatClient:
                 return parse_json_object(self._content(payload), self._redact)
             refused = status in (400, 422) and _NO_SCHEMA_RE.search(payload)
             if self._structured is True or not refused:
-                raise ProviderError(f"{self._describe()} answered HTTP {status}: {payload}")
+                raise self._status_error(status)
             with self._lock:
                 self._structured = False
         instruction = (
@@ -165,7 +181,7 @@ class ChatClient:
         body = self._body([*messages, {"role": "system", "content": instruction}])
         status, payload = self._post(body)
         if status != 200:
-            raise ProviderError(f"{self._describe()} answered HTTP {status}: {payload}")
+            raise self._status_error(status)
         return parse_json_object(self._content(payload), self._redact)
 
     # -- HTTP --------------------------------------------------------------------------------
@@ -178,7 +194,8 @@ class ChatClient:
         }
 
     def _post(self, body: dict[str, Any]) -> tuple[int, Any]:
-        """(200, parsed JSON body) or (a 4xx status, the provider's error text)."""
+        """(200, parsed JSON body) or (a 4xx status, the provider's error text, to decide on
+        and never to show)."""
         attempts = self._max_retries + 1
         last = ""
         for attempt in range(attempts):
@@ -196,6 +213,8 @@ class ChatClient:
     def _attempt(self, body: dict[str, Any]) -> tuple[int, Any]:
         try:
             response = self._client.post(self._url, json=body)
+        except AddressRefused as exc:
+            raise ProviderError(f"{self._describe()} was not contacted: {exc}") from None
         except httpx.TimeoutException as exc:
             raise RetryableError(f"timed out ({type(exc).__name__})") from exc
         except httpx.TransportError as exc:
@@ -207,8 +226,7 @@ class ChatClient:
         status = response.status_code
         if status == 429 or status >= 500:
             raise RetryableError(
-                f"HTTP {status}: {self._error_text(response)}",
-                retry_after=retry_after(response),
+                f"HTTP {status}: {status_advice(status)}", retry_after=retry_after(response)
             )
         if status != 200:
             return status, self._error_text(response)
@@ -216,8 +234,8 @@ class ChatClient:
             return status, response.json()
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ProviderError(
-                f"{self._describe()} answered HTTP 200 with a body that is not JSON: "
-                f"{shorten(self._redact(response.text))!r}"
+                f"{self._describe()} answered HTTP 200 with a body that is not JSON: check "
+                "that the base URL is a chat-completions API (the answer is not shown)"
             ) from exc
 
     def _content(self, payload: Any) -> str:
@@ -232,7 +250,10 @@ class ChatClient:
             return content
         refusal = message.get("refusal")
         if isinstance(refusal, str) and refusal:
-            raise ProviderError(f"{self._describe()} refused: {shorten(self._redact(refusal))}")
+            raise ProviderError(
+                f"{self._describe()} refused to answer (its refusal is not shown): try another "
+                "model, or check what it is asked"
+            )
         raise MalformedReply(f"{self._describe()} answered with an empty message", "")
 
     # -- messages ----------------------------------------------------------------------------
@@ -245,8 +266,12 @@ class ChatClient:
             text = text.replace(self._api_key, "[redacted]")
         return text
 
+    def _status_error(self, status: int) -> ProviderError:
+        return ProviderError(f"{self._describe()} answered HTTP {status}: {status_advice(status)}")
+
     def _error_text(self, response: httpx.Response) -> str:
-        """The provider's own error message (redacted and shortened), else the raw body."""
+        """The provider's own error message (redacted and shortened), else the raw body: to
+        recognise a refused ``response_format``, never shown."""
         return shorten(self._redact(provider_message(response)))
 
 

@@ -13,8 +13,11 @@
 * Errors: always ``{"error": "<what to fix>"}``;
   :func:`~memorybank.server.errors.status_code` is the one mapping from the
   :class:`~memorybank.MemoryBankError` tree to HTTP statuses.
-* Limits: request bodies over ``max_request_bytes`` get 413; AI writes over
-  ``ai_write_rate_per_minute`` per user get 429 with ``Retry-After``.
+* Limits: request bodies over ``max_request_bytes`` get 413. Writes a user starts (tool calls
+  that change memory, facts added by hand, new threads) over ``ai_write_rate_per_minute`` a
+  minute get 429 with ``Retry-After``, and over MCP an error result saying when to retry: the
+  app sets the bank's one limiter (:meth:`~memorybank.MemoryBank.count_write`), which REST,
+  the tools and MCP share.
 * Where endpoints run (the event loop, a small compute pool, or FastAPI's general pool) is
   decided once per app, by what they wait on: :mod:`memorybank.server.execution`.
 
@@ -45,7 +48,8 @@ from memorybank.errors import ConfigurationError
 from memorybank.server.deps import mcp_context
 from memorybank.server.errors import ERROR_RESPONSES, error_response, register_error_handlers
 from memorybank.server.execution import Execution
-from memorybank.server.limits import BodyLimit, ConfirmTokens, RateLimiter
+from memorybank.server.guard import Guard, host_name
+from memorybank.server.limits import BodyLimit, ConfirmTokens
 from memorybank.server.metrics import Metrics, MetricsMiddleware
 from memorybank.server.permissions import Unauthorized, resolve_principal
 from memorybank.server.routes import ROUTERS
@@ -151,14 +155,24 @@ def create_app(
     """The app serving ``bank`` with ``accounts``. The caller owns both and closes the bank
     after serving, unless ``owns_bank``: then the app closes it when it shuts down. ``host``
     is where clients reach the server (MCP's DNS-rebinding check); with no users configured
-    it must be a loopback address (:class:`~memorybank.ConfigurationError` otherwise)."""
+    it must be a loopback address (:class:`~memorybank.ConfigurationError` otherwise).
+
+    The bank's per-user write limit becomes ``settings.ai_write_rate_per_minute`` (replacing
+    the rate it had, keeping what it counted): the server's settings decide the server's
+    limit, and every route and ``/mcp`` of the process count against that one limiter."""
     from memorybank.mcp import mcp_http_app
     from memorybank.server.ui import mount_ui
 
     settings = settings or Settings()
     require_loopback_in_local_mode(accounts, host)
     mcp_app = mcp_http_app(
-        bank, "default", functools.partial(mcp_context, accounts), path="/mcp", host=host
+        bank,
+        "default",
+        functools.partial(mcp_context, accounts),
+        path="/mcp",
+        host=host,
+        # The guard checks every path; the SDK's own check on /mcp must know the same names.
+        allowed_hosts=[host_name(h) for h in settings.allowed_hosts],
     )
     app = FastAPI(
         title="memorybank",
@@ -174,12 +188,13 @@ def create_app(
     app.state.settings = settings
     app.state.execution = execution
     app.state.inline_searches = execution.inline
-    app.state.write_limiter = RateLimiter(settings.ai_write_rate_per_minute)
+    bank.set_write_limit(settings.ai_write_rate_per_minute)  # one limiter: REST, tools, MCP
     app.state.confirmations = ConfirmTokens()
     app.state.metrics = metrics
     app.state.mcp_app = mcp_app
     app.state.owns_bank = owns_bank
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(Guard, accounts=accounts, settings=settings)  # host, origin, body type
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     register_error_handlers(app)
     _add_routes(app)

@@ -21,7 +21,8 @@ from fastapi import Depends, Request
 from memorybank.accounts import Accounts, Role, Thread
 from memorybank.bank import MemoryBank
 from memorybank.llm.client import ChatClient
-from memorybank.server.limits import ConfirmTokens, RateLimiter
+from memorybank.netguard import AddressPolicy
+from memorybank.server.limits import ConfirmTokens
 from memorybank.server.metrics import Metrics
 from memorybank.server.permissions import (
     Action,
@@ -54,12 +55,6 @@ async def app_settings(request: Request) -> Settings:
     return settings
 
 
-async def app_write_limiter(request: Request) -> RateLimiter:
-    """The per-user limit of AI (and manual) writes a minute."""
-    limiter: RateLimiter = request.app.state.write_limiter
-    return limiter
-
-
 async def app_confirmations(request: Request) -> ConfirmTokens:
     """The pending confirm tokens of clearing a scope."""
     confirmations: ConfirmTokens = request.app.state.confirmations
@@ -87,7 +82,6 @@ async def current_principal(request: Request) -> Principal:
 BankDep = Annotated[MemoryBank, Depends(app_bank)]
 AccountsDep = Annotated[Accounts, Depends(app_accounts)]
 SettingsDep = Annotated[Settings, Depends(app_settings)]
-WriteLimiterDep = Annotated[RateLimiter, Depends(app_write_limiter)]
 ConfirmationsDep = Annotated[ConfirmTokens, Depends(app_confirmations)]
 MetricsDep = Annotated[Metrics, Depends(app_metrics)]
 PrincipalDep = Annotated[Principal, Depends(current_principal)]
@@ -97,15 +91,27 @@ PrincipalDep = Annotated[Principal, Depends(current_principal)]
 
 
 @contextmanager
-def llm_for(accounts: Accounts, principal: Principal) -> Iterator[ChatClient | None]:
+def llm_for(
+    accounts: Accounts, principal: Principal, settings: Settings
+) -> Iterator[ChatClient | None]:
     """The principal's own chat model for the calls made inside, when they enabled one
-    (closed afterwards); ``None`` otherwise, which means the bank's own."""
+    (closed afterwards); ``None`` otherwise, which means the bank's own.
+
+    It connects only to addresses the user policy allows (:mod:`memorybank.netguard`):
+    public ones, loopback in local mode, private ones too when ``settings`` allow them."""
     provider = accounts.provider(principal.user_id, "llm")
     if provider is None or not provider.enabled:
         yield None
         return
+    policy = AddressPolicy.for_users(
+        allow_private=settings.provider_allow_private,
+        local_mode=principal.local,
+    )
     with ChatClient(
-        provider.base_url, provider.model, api_key=accounts.provider_secret(provider)
+        provider.base_url,
+        provider.model,
+        api_key=accounts.provider_secret(provider),
+        address_policy=policy,
     ) as client:
         yield client
 
@@ -148,7 +154,6 @@ __all__ = [
     "ConfirmationsDep",
     "MetricsDep",
     "SettingsDep",
-    "WriteLimiterDep",
     "llm_for",
     "current_principal",
     "mcp_context",

@@ -10,18 +10,20 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.exceptions import HTTPException, RequestValidationError
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
 
 from memorybank.errors import (
     MemoryBankError,
     NotFound,
     PermissionDenied,
     ProviderError,
+    RateLimited,
     StoreError,
     ValidationError,
 )
-from memorybank.server.limits import RateLimited, TooLarge
+from memorybank.server.limits import TooLarge
 from memorybank.server.permissions import Unauthorized
 from memorybank.server.schemas import ErrorBody
 
@@ -46,7 +48,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         (409, "Already remembered, or memory is off for the thread"),
         (413, "The request body is over the size limit"),
         (422, "A parameter or field is invalid"),
-        (429, "Too many AI writes: retry after Retry-After seconds"),
+        (429, "Too many writes by this user in a minute: retry after Retry-After seconds"),
         (502, "The model provider failed"),
         (503, "The database refused the write (read-only, or locked for too long)"),
         (507, "The disk is full"),
@@ -91,8 +93,9 @@ async def memorybank_error(request: Request, exc: MemoryBankError) -> JSONRespon
 
 
 async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
-    """A FastAPI ``HTTPException`` (413 from :class:`~memorybank.server.limits.BodyLimit`
-    while a body streams in), in the same body."""
+    """An ``HTTPException`` — Starlette's (an unknown route, a body that is not UTF-8) or
+    FastAPI's (413 from :class:`~memorybank.server.limits.BodyLimit` while a body streams
+    in) — in the same body."""
     return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code)
 
 

@@ -1,7 +1,9 @@
-"""Request limits of the server: body size, per-user AI write rate, and clear-all tokens.
+"""Request limits of the server: body size and clear-all tokens. (The per-user write rate
+belongs to the bank, so that MCP and the tools spend the same budget as REST:
+:mod:`memorybank.limits`.)
 
-All in memory, per process: a restart forgets counters and pending confirmations, which only
-ever errs towards asking again.
+All in memory, per process: a restart forgets pending confirmations, which only ever errs
+towards asking again.
 """
 
 from __future__ import annotations
@@ -9,7 +11,6 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,40 +22,6 @@ from memorybank.errors import MemoryBankError, ValidationError
 
 class TooLarge(MemoryBankError):
     """A request body over the configured limit (HTTP 413)."""
-
-
-class RateLimited(MemoryBankError):
-    """Too many AI writes in the last minute (HTTP 429 with ``Retry-After``)."""
-
-    def __init__(self, message: str, retry_after: int) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
-
-
-class RateLimiter:
-    """A sliding one-minute window of write events per user."""
-
-    def __init__(self, per_minute: int, clock: Any = time.monotonic) -> None:
-        self.per_minute = per_minute
-        self._clock = clock
-        self._events: dict[str, deque[float]] = {}
-        self._lock = threading.Lock()
-
-    def hit(self, user_id: str) -> None:
-        """Count one write of ``user_id``; :class:`RateLimited` if over the limit."""
-        now = self._clock()
-        with self._lock:
-            events = self._events.setdefault(user_id, deque())
-            while events and events[0] <= now - 60:
-                events.popleft()
-            if len(events) >= self.per_minute:
-                retry = max(1, int(events[0] + 60 - now + 0.999))
-                raise RateLimited(
-                    f"too many memory writes: at most {self.per_minute} a minute; try again in "
-                    f"{retry} s",
-                    retry,
-                )
-            events.append(now)
 
 
 @dataclass(frozen=True)
@@ -139,4 +106,4 @@ class BodyLimit:
         await self.app(scope, limited, send)
 
 
-__all__ = ["BodyLimit", "ConfirmTokens", "RateLimited", "RateLimiter", "TooLarge"]
+__all__ = ["BodyLimit", "ConfirmTokens", "TooLarge"]

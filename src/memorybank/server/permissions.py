@@ -9,7 +9,10 @@ project from the accounts (:func:`project_role`). Routes check early with :func:
 
 Non-members get :class:`~memorybank.NotFound` (404), exactly as for a project that does not
 exist, so the API never reveals which projects exist; members lacking the role get
-:class:`~memorybank.PermissionDenied` (403).
+:class:`~memorybank.PermissionDenied` (403). Routes addressed by a project id answer
+``no project 'apollo'``, naming only what the caller named; routes addressed by a memory, plan
+or thread id turn that into the same 404 as an id that does not exist (``no memory 'mem_…'``),
+so they never reveal the project of something the caller may not see.
 
 In local mode (no users configured) everyone is the single user ``local``, owner of every
 project; otherwise a valid ``Authorization: Bearer`` API key is required.

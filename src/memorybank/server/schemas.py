@@ -1,12 +1,47 @@
-"""Request and response bodies of the REST API (separate from the core records)."""
+"""Request and response bodies of the REST API (separate from the core records), and the
+bounds of every string, number and list a request may carry.
+
+Every field a caller fills in has a bound no legitimate caller reaches, so an oversized value
+is a 422 naming the field and its limit, never a 5xx or a megabyte in the database. The text
+of a memory (``fact``, ``content``) is bounded by the bank's policy instead
+(:attr:`~memorybank.policy.PolicySettings.content_max`, 500 characters by default), whose
+error says the limit a deployment chose. The query-parameter aliases (:data:`SearchText` …)
+give routes the same bounds.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from memorybank.model import Memory
+
+#: Ids a caller sends: memories, projects, threads, forget plans (generated ids are ~30
+#: characters, user-chosen project ids at most 64).
+ID_MAX = 200
+#: A thread's title.
+TITLE_MAX = 200
+#: A search or forget query, in natural language.
+QUERY_MAX = 2000
+#: A category, a confirm token, a tool's name, a model's name: short names.
+NAME_MAX = 200
+#: Tags on one memory, and the length of each (the policy allows 20 of 64 by default).
+TAGS_MAX, TAG_MAX = 100, 200
+#: A provider's base URL and API key.
+URL_MAX, API_KEY_MAX = 2048, 4096
+
+Id = Annotated[str, Field(max_length=ID_MAX)]
+Name = Annotated[str, Field(max_length=NAME_MAX)]
+
+#: Query parameters, bounded like the body fields.
+SearchText = Annotated[str, Query(max_length=QUERY_MAX)]
+OptionalSearchText = Annotated[str | None, Query(max_length=QUERY_MAX)]
+IdParam = Annotated[str | None, Query(max_length=ID_MAX)]
+NameParam = Annotated[str | None, Query(max_length=NAME_MAX)]
+#: ``since``: 24h, 7d, 30d, 90d, a number with h/d/w or an ISO datetime.
+SinceParam = Annotated[str | None, Query(max_length=64)]
 
 
 class _Body(BaseModel):
@@ -31,61 +66,64 @@ class AddFact(_Body):
     """``POST /api/memory/user`` and ``/api/memory/drive/{driveId}``."""
 
     fact: str = Field(description="The fact, e.g. 'User prefers dark mode'")
-    category: str | None = Field(default=None, description="identity, preference, …")
+    category: Name | None = Field(default=None, description="identity, preference, …")
 
 
 class ClearRequest(_Body):
     """The second step of clearing a scope."""
 
-    confirm_token: str
+    confirm_token: Name
 
 
 class MemoryPatch(_Body):
     """``PATCH /api/memories/{id}``: only the fields given change."""
 
     content: str | None = None
-    category: str | None = None
+    category: Name | None = None
     importance: int | None = Field(default=None, ge=1, le=10)
-    tags: list[str] | None = None
+    tags: list[Annotated[str, Field(max_length=TAG_MAX)]] | None = Field(
+        default=None, max_length=TAGS_MAX
+    )
 
 
 class ForgetRequest(_Body):
     """``POST /api/forget/preview``."""
 
-    query: str
-    project_id: str | None = None
+    query: str = Field(max_length=QUERY_MAX)
+    project_id: Id | None = None
 
 
 class ThreadCreate(_Body):
     """``POST /api/threads``."""
 
-    project_id: str | None = None
+    project_id: Id | None = None
     memory_enabled: bool = True
-    title: str | None = None
+    title: str | None = Field(default=None, max_length=TITLE_MAX)
 
 
 class ThreadPatch(_Body):
     """``PATCH /api/threads/{id}``: only the fields given change."""
 
-    project_id: str | None = None
+    project_id: Id | None = None
     memory_enabled: bool | None = None
-    title: str | None = None
+    title: str | None = Field(default=None, max_length=TITLE_MAX)
 
 
 class ToolCall(_Body):
     """``POST /api/tools/{profile}/call``: what the model asked for."""
 
-    name: str
+    name: Name
+    # Bounded by the request size limit here and by each tool's own arguments model.
     arguments: dict[str, Any] | str = Field(default_factory=dict)
-    thread_id: str | None = None
+    thread_id: Id | None = None
 
 
 class ProviderUpdate(_Body):
     """``PUT /api/settings/providers/{kind}``: leave ``api_key`` out to keep the stored one."""
 
-    base_url: str
-    model: str
-    api_key: str | None = None
+    base_url: str = Field(max_length=URL_MAX)
+    model: Name
+    api_key: str | None = Field(default=None, max_length=API_KEY_MAX)
     enabled: bool = True
 
 

@@ -9,7 +9,7 @@ Scoring (fusion, importance, recency) lives in :mod:`memorybank.retrieval`, not 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, overload
 
@@ -195,12 +195,13 @@ class Candidate:
 @dataclass(frozen=True)
 class PlanOutcome:
     """What :meth:`Store.execute_forget_plan` did: ids deleted and rewritten, how many were
-    kept, and ids that were already gone when the plan ran."""
+    kept, ids that were already gone when the plan ran, and ids whose history was redacted."""
 
     forgotten: list[str]
     rewritten: list[str]
     kept: int
     missing: list[str]
+    redacted: list[str] = field(default_factory=list)
 
 
 class Store(Protocol):
@@ -304,6 +305,20 @@ class Store(Protocol):
         """Events of one memory, oldest first (tombstones included for deleted ones)."""
         ...
 
+    def earlier_texts(
+        self, scopes: ScopeSet, terms: Sequence[str], min_terms: int, limit: int
+    ) -> list[tuple[Memory, list[str]]]:
+        """Memories visible through ``scopes`` whose history holds an earlier text (the old
+        text of an UPDATE event) containing at least ``min_terms`` of ``terms``, each with all
+        its earlier texts: every text of its history other than its current content, distinct,
+        oldest first. At most ``limit`` memories, the most recently changed first.
+
+        A term matches as a substring of the text lower-cased (ASCII letters at least) with
+        its apostrophes removed; give terms in lower case. Seed 003's forget finds old
+        versions with it (:mod:`memorybank.forget`), which then judges each text itself.
+        """
+        ...
+
     def iter_memories(self, batch_size: int = 500) -> Iterator[list[Memory]]:
         """Every memory of every user, in batches (for reindex and migration)."""
         ...
@@ -348,9 +363,14 @@ class Store(Protocol):
         now: datetime,
         actor: str | None,
     ) -> PlanOutcome:
-        """Apply a pending plan in one transaction (deletes and rewrites together, or
-        nothing), checking it as :meth:`cancel_forget_plan` does and refusing when a memory
-        changed since the plan was made. The plan is then marked executed."""
+        """Apply a pending plan in one transaction (deletes, rewrites and redactions
+        together, or nothing), checking it as :meth:`cancel_forget_plan` does and refusing
+        when a memory changed since the plan was made. The plan is then marked executed.
+
+        FORGET deletes as :meth:`delete` does; REWRITE stores ``rewrites[memory_id]`` and
+        leaves one UPDATE event without the old text; REDACT keeps the memory and its events
+        and nulls every event text other than its current content. No step's old text is
+        left in the database's files (as after :meth:`delete`)."""
         ...
 
     def add_org_member(self, org_id: str, user_id: str) -> None:

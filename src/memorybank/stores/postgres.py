@@ -19,9 +19,11 @@ Text search ORs the query's content words (:func:`memorybank.textsearch.query_te
 ``to_tsquery`` and ranks with ``ts_rank_cd`` (≥ 0), as the SQLite store ORs them into an FTS5
 query ranked by BM25.
 
-Deletion: rows are deleted for real and history keeps only a tombstone. PostgreSQL keeps dead
-tuples (and so the old text) in table and index pages until VACUUM reclaims them; autovacuum
-does that in the background and :meth:`PostgresStore.vacuum` does it at once.
+Deletion: rows are deleted for real and history keeps only a tombstone; a forget plan's
+redacted history texts are overwritten with null. PostgreSQL keeps dead tuples (and so the old
+text) in table and index pages until VACUUM reclaims them; autovacuum does that in the
+background (memories and history after 1 % of their rows are dead) and
+:meth:`PostgresStore.vacuum` does it at once.
 
 >>> store = PostgresStore("postgresql://localhost/memorybank", dimension=384)  # doctest: +SKIP
 """

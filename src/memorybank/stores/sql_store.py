@@ -1,6 +1,7 @@
 """What the SQLite and PostgreSQL stores share: every :class:`~memorybank.stores.base.Store`
 method whose SQL is the same in both, written once over a
-:class:`~memorybank.stores.sql.Dialect`, and the public transaction API.
+:class:`~memorybank.stores.sql.Dialect`, and the public transaction API. The forget-plan
+methods (seed 003) are in its base :class:`~memorybank.stores.sql_forget.SqlForgetPlans`.
 
 A backend (:class:`~memorybank.stores.sqlite.SQLiteStore`,
 :class:`~memorybank.stores.postgres.PostgresStore`) subclasses :class:`SqlStore` and supplies
@@ -26,39 +27,32 @@ placeholders):
 
 from __future__ import annotations
 
-import json
-from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from abc import abstractmethod
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
-from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar, Generic, Self, TypeVar
+from datetime import UTC, datetime
+from typing import Any, ClassVar, Self, TypeVar
 
 import numpy as np
 
 from memorybank.embedders.base import Vectors
-from memorybank.errors import ConfigurationError, NotFound, StoreError, ValidationError
+from memorybank.errors import ConfigurationError, StoreError, ValidationError
 from memorybank.model import (
     EventKind,
-    ForgetAction,
-    ForgetPlan,
-    ForgetStep,
     HistoryEvent,
     Memory,
     MemoryFilter,
-    PlanStatus,
     Scope,
     ScopeSet,
 )
-from memorybank.stores.base import Candidate, InsertOutcome, Order, PlanOutcome, from_us, to_us
+from memorybank.stores.base import Candidate, InsertOutcome, Order, from_us, to_us
 from memorybank.stores.sql import Dialect, Transaction, changed_values, chunks, scope_keys, upsert
+from memorybank.stores.sql_forget import SqlForgetPlans
 
 TxnT = TypeVar("TxnT", bound=Transaction)
 #: A migration: version, name, SQL (as the backend's ``_run_migration`` runs it).
 Migration = tuple[int, str, str]
 
-# Ended plans are dropped this long after they expire; confirming one then says "no plan".
-_PLAN_RETENTION = timedelta(days=7)
-_PLAN_COLUMNS = "id, user_id, project_id, steps, status, created_us, expires_us, finished_us"
 _HISTORY_COLUMNS = (
     "id, memory_id, user_id, project_id, scope_key, kind, old_content, new_content, actor, "
     "created_us"
@@ -66,7 +60,7 @@ _HISTORY_COLUMNS = (
 _SET_META = upsert("meta", "key, value", "key")
 
 
-class SqlStore(ABC, Generic[TxnT]):
+class SqlStore(SqlForgetPlans[TxnT]):
     """A :class:`~memorybank.stores.base.Store` over SQL tables; see the module documentation.
 
     ``TxnT`` is the backend's transaction, which its hooks receive.
@@ -578,150 +572,6 @@ class SqlStore(ABC, Generic[TxnT]):
             out.update(self._sizes(txn))
         return out
 
-    # -- forget plans -----------------------------------------------------------------------
-
-    def save_forget_plan(self, plan: ForgetPlan) -> None:
-        """Store a new forget plan; plans that ended over a week ago are dropped meanwhile."""
-        steps = [step.model_dump(mode="json") for step in plan.steps]
-        with self.writing() as txn:
-            txn.execute(
-                "DELETE FROM forget_plans WHERE expires_us < ?",
-                (to_us(plan.created_at - _PLAN_RETENTION),),
-            )
-            txn.execute(
-                f"INSERT INTO forget_plans ({_PLAN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    plan.id,
-                    plan.user_id,
-                    plan.project_id,
-                    json.dumps(steps),
-                    str(plan.status),
-                    to_us(plan.created_at),
-                    to_us(plan.expires_at),
-                    to_us(plan.finished_at),
-                ),
-            )
-
-    def get_forget_plan(self, plan_id: str) -> ForgetPlan | None:
-        """The plan with this id, whoever it belongs to (callers check the owner)."""
-        with self.reading() as txn:
-            return self._plan(txn, plan_id, lock=False)
-
-    def cancel_forget_plan(
-        self, plan_id: str, user_id: str, project_id: str | None, now: datetime
-    ) -> ForgetPlan:
-        """Mark a pending plan of this user cancelled (see :meth:`ForgetPlan.check_usable`)."""
-        with self.writing() as txn:
-            plan = self._usable_plan(txn, plan_id, user_id, project_id, now)
-            _finish_plan(txn, plan.id, PlanStatus.CANCELLED, now)
-        return plan.model_copy(update={"status": PlanStatus.CANCELLED, "finished_at": now})
-
-    def execute_forget_plan(
-        self,
-        plan_id: str,
-        user_id: str,
-        project_id: str | None,
-        rewrites: Mapping[str, tuple[Memory, Vectors]],
-        now: datetime,
-        actor: str | None,
-    ) -> PlanOutcome:
-        """Apply a plan in one transaction: FORGET steps delete, REWRITE steps replace the
-        text with ``rewrites[memory_id]`` (new memory, new vector) and drop the old text from
-        history. A memory changed since the preview fails the whole plan (nothing applied);
-        one already deleted is reported as missing."""
-        vectors = {
-            mid: self._check_vectors(vec.reshape(1, -1), 1)[0] for mid, (_, vec) in rewrites.items()
-        }
-        outcome = PlanOutcome([], [], 0, [])
-        with self.writing() as txn:
-            plan = self._usable_plan(txn, plan_id, user_id, project_id, now)
-            keys = [Scope(user_id=user_id).key]
-            if project_id is not None:
-                keys.append(Scope(user_id=user_id, project_id=project_id).key)
-            for step in plan.steps:
-                if step.action != ForgetAction.KEEP:
-                    self._run_step(txn, step, keys, rewrites, vectors, actor, outcome)
-            _finish_plan(txn, plan.id, PlanStatus.EXECUTED, now)
-        if outcome.forgotten or outcome.rewritten:
-            self._after_delete()
-        kept = sum(step.action == ForgetAction.KEEP for step in plan.steps)
-        return PlanOutcome(outcome.forgotten, outcome.rewritten, kept, outcome.missing)
-
-    def _run_step(
-        self,
-        txn: TxnT,
-        step: ForgetStep,
-        keys: Sequence[str],
-        rewrites: Mapping[str, tuple[Memory, Vectors]],
-        vectors: Mapping[str, Vectors],
-        actor: str | None,
-        outcome: PlanOutcome,
-    ) -> None:
-        """One FORGET or REWRITE step of a plan, its memory id added to ``outcome``."""
-        row = self._step_row(txn, step, keys)
-        if row is None:
-            outcome.missing.append(step.memory_id)
-        elif step.action == ForgetAction.FORGET:
-            self._delete_rows(txn, [row], actor)
-            outcome.forgotten.append(step.memory_id)
-        else:
-            if step.memory_id not in rewrites:
-                raise ValidationError(
-                    f"no rewritten memory given for {step.memory_id}", field="rewrites"
-                )
-            memory = rewrites[step.memory_id][0]
-            # The old text must leave history too: earlier events go and one UPDATE event
-            # without the old text stays.
-            txn.execute("DELETE FROM history WHERE memory_id = ?", (memory.id,))
-            event = HistoryEvent.about(memory, EventKind.UPDATE, actor, new_content=memory.content)
-            self._replace_row(txn, memory, vectors[step.memory_id], event)
-            outcome.rewritten.append(step.memory_id)
-
-    def _plan(self, txn: TxnT, plan_id: str, *, lock: bool) -> ForgetPlan | None:
-        lock_sql = self.dialect.for_update if lock else ""
-        r = txn.one(f"SELECT {_PLAN_COLUMNS} FROM forget_plans WHERE id = ?{lock_sql}", (plan_id,))
-        if r is None:
-            return None
-        return ForgetPlan.model_validate(
-            {
-                "id": r[0],
-                "user_id": r[1],
-                "project_id": r[2],
-                "steps": json.loads(r[3]),
-                "status": r[4],
-                "created_at": from_us(r[5]),
-                "expires_at": from_us(r[6]),
-                "finished_at": from_us(r[7]),
-            }
-        )
-
-    def _usable_plan(
-        self, txn: TxnT, plan_id: str, user_id: str, project_id: str | None, now: datetime
-    ) -> ForgetPlan:
-        """The plan, checked (and locked) inside the write transaction so two confirms
-        cannot both run it."""
-        plan = self._plan(txn, plan_id, lock=True)
-        if plan is None:
-            raise NotFound(f"no forget plan {plan_id!r} for this user")
-        plan.check_usable(user_id, project_id, now)
-        return plan
-
-    def _step_row(self, txn: TxnT, step: ForgetStep, keys: Sequence[str]) -> tuple[Any, ...] | None:
-        """The memory row of one plan step, if still there; raises if it changed since the plan."""
-        d = self.dialect
-        by_scope, params = d.any_of("scope_key", keys)
-        row = txn.one(
-            f"SELECT {d.columns} FROM memories WHERE id = ? AND {by_scope}{d.for_update}",
-            [step.memory_id, *params],
-        )
-        if row is not None and d.memory(row).updated_at != step.updated_at:
-            raise ValidationError(
-                f"memory {step.memory_id} changed after the forget preview, so nothing was "
-                "applied; run forget_preview again",
-                field="planId",
-            )
-        return row
-
     # -- orgs -------------------------------------------------------------------------------
 
     def add_org_member(self, org_id: str, user_id: str) -> None:
@@ -748,14 +598,6 @@ class SqlStore(ABC, Generic[TxnT]):
                 "SELECT user_id FROM org_members WHERE org_id = ? ORDER BY user_id", (org_id,)
             )
         return [str(r[0]) for r in rows]
-
-
-def _finish_plan(txn: Transaction, plan_id: str, status: PlanStatus, now: datetime) -> None:
-    # The steps (ids and rewritten text) are not needed once the plan has ended.
-    txn.execute(
-        "UPDATE forget_plans SET status = ?, finished_us = ?, steps = '[]' WHERE id = ?",
-        (str(status), to_us(now), plan_id),
-    )
 
 
 __all__ = ["Migration", "SqlStore"]

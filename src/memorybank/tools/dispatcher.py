@@ -4,7 +4,10 @@
 JSON string, or a dict an SDK already parsed), validates them against the tool's pydantic
 model, runs the tool within its timeout, and returns a JSON-serialisable value. It never
 raises: every failure becomes ``{"success": false, "error": "<what to fix>"}``, worded for a
-model that will retry, and never carrying tracebacks, SQL or file paths.
+model that will retry, and never carrying tracebacks, SQL or file paths. Each call of a
+side-effecting tool is one write of the caller against the bank's per-user write limit
+(:meth:`~memorybank.MemoryBank.count_write`), counted here so the REST API, MCP and every host
+of the tools API spend one budget; over the limit the model is told when to try again.
 
 >>> from memorybank.tools import profile
 >>> ctx = ToolContext(user_id="sam")
@@ -36,6 +39,7 @@ from memorybank.errors import (
     NotFound,
     PermissionDenied,
     ProviderError,
+    RateLimited,
     RoleRequired,
     StoreError,
     ValidationError,
@@ -98,7 +102,7 @@ def error_message(exc: MemoryBankError, tool: str) -> str:
     Input errors say what to fix; backend failures say only that it failed and whether a
     retry can help, because their details (SQL, paths, provider replies) are for the log.
     """
-    if isinstance(exc, ValidationError | NotFound | PermissionDenied):
+    if isinstance(exc, ValidationError | NotFound | PermissionDenied | RateLimited):
         return str(exc)
     if isinstance(exc, StoreError):
         return f"the memory store could not complete {tool} right now; try again shortly"
@@ -202,25 +206,40 @@ def call(
     *,
     llm: JSONCompleter | None = None,
     raise_role_required: bool = False,
+    raises: tuple[type[MemoryBankError], ...] = (),
 ) -> Any:
     """Run tool ``name`` of ``profile`` with the model's ``arguments`` for ``ctx``.
 
     ``llm`` is the chat model for tools that use one (``None``: the bank's own). Returns the
     tool's JSON-serialisable result, or ``{"success": false, "error": "…"}``. Never raises
-    (except ``KeyboardInterrupt``/``SystemExit``), unless ``raise_role_required``: then the
-    bank's :class:`~memorybank.errors.RoleRequired` (the caller's role in the project does not
-    allow the change) propagates, for adapters that answer it in their own way (the REST
-    API's 403). Other refusals, such as ``orgWide`` for a non-admin, stay answers the model
-    can act on.
+    (except ``KeyboardInterrupt``/``SystemExit``), except the errors of ``raises``: those
+    propagate, for adapters that answer them in their own way (the REST API answers
+    :class:`~memorybank.errors.RoleRequired` with 403 and
+    :class:`~memorybank.errors.RateLimited` with 429 and ``Retry-After``).
+    ``raise_role_required`` is short for ``RoleRequired`` in ``raises``. Other refusals, such
+    as ``orgWide`` for a non-admin, stay answers the model can act on.
     """
     label = name if isinstance(name, str) and len(name) <= _ECHO else "the tool"
+    propagate = (*raises, RoleRequired) if raise_role_required else raises
     try:
-        return _call(bank, profile, name, arguments, ctx, llm, raise_role_required)
-    except RoleRequired:
-        raise  # only with raise_role_required: _call answers it otherwise
-    except Exception:
+        return _call(bank, profile, name, arguments, ctx, llm, propagate)
+    except Exception as exc:
+        if isinstance(exc, propagate):
+            raise  # only those asked for: _call answers the others
         log.exception("tool %s failed unexpectedly", label)
         return _internal(label)
+
+
+def _refusal(
+    exc: MemoryBankError, tool: Tool, propagate: tuple[type[MemoryBankError], ...]
+) -> dict[str, Any]:
+    """The model's answer to a memorybank error (or the error itself, if the adapter asked
+    to answer it)."""
+    if isinstance(exc, propagate):
+        raise exc
+    if isinstance(exc, StoreError | ProviderError | ConfigurationError):
+        log.warning("tool %s failed: %s", tool.name, exc)
+    return error(error_message(exc, tool.name))
 
 
 def _call(
@@ -230,7 +249,7 @@ def _call(
     arguments: Any,
     ctx: ToolContext,
     llm: JSONCompleter | None,
-    raise_role_required: bool,
+    propagate: tuple[type[MemoryBankError], ...],
 ) -> Any:
     offered = toolkit(profile, ctx)
     tool = offered.tool(name) if isinstance(name, str) else None
@@ -248,6 +267,11 @@ def _call(
     except PydanticValidationError as exc:
         return error(_validation_message(exc, tool))
 
+    if tool.tier == SafetyTier.SIDE_EFFECTING:
+        try:
+            bank.count_write(ctx.user_id)  # before it runs: a refused call writes nothing
+        except RateLimited as exc:
+            return _refusal(exc, tool, propagate)
     handler = functools.partial(tool.handler, llm=llm) if tool.uses_llm else tool.handler
     future: Future[Any] = _executor_().submit(handler, bank, ctx, args)
     try:
@@ -257,11 +281,7 @@ def _call(
         log.warning("tool %s timed out after %s s", tool.name, tool.timeout_s)
         return error(_timeout_message(tool))
     except MemoryBankError as exc:
-        if raise_role_required and isinstance(exc, RoleRequired):
-            raise
-        if isinstance(exc, StoreError | ProviderError | ConfigurationError):
-            log.warning("tool %s failed: %s", tool.name, exc)
-        return error(error_message(exc, tool.name))
+        return _refusal(exc, tool, propagate)
     except Exception:
         log.exception("tool %s failed unexpectedly", tool.name)
         return _internal(tool.name)

@@ -7,13 +7,15 @@ import urllib.parse
 from typing import Any, Literal
 
 import anyio.to_thread
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, HTTPException, Request, Response
 
 from memorybank.accounts import Accounts
 from memorybank.bank import MemoryBank
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, current_principal
 from memorybank.server.errors import ERROR_RESPONSES
+from memorybank.server.guard import GUARD_RESPONSES
 from memorybank.server.permissions import Action, Principal, authorize
+from memorybank.server.schemas import IdParam
 
 router = APIRouter(tags=["data"], responses=ERROR_RESPONSES)
 
@@ -32,7 +34,7 @@ def export(
     bank: BankDep,
     accounts: AccountsDep,
     format: Literal["json", "markdown"] = "json",
-    project_id: str | None = None,
+    project_id: IdParam = None,
 ) -> Response:
     """Every memory of the caller's private scope (or one project) as a download."""
     if project_id is not None:
@@ -58,12 +60,35 @@ def import_into(
     return {"imported": imported, "skipped": len(results) - imported}
 
 
-@router.post("/api/import")
+#: The body of ``POST /api/import``: an export document (``GET /api/export``), as JSON.
+_IMPORT_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": {"type": "object"}}},
+    }
+}
+
+
+def require_json_body(request: Request) -> None:
+    """415 unless the body is sent as JSON: ``Content-Type: application/json``, or no type at
+    all (scripts posting a file's bytes). A cross-site form's ``text/plain`` never passes,
+    whatever the mode."""
+    ctype = request.headers.get("content-type")
+    if ctype is not None and ctype.partition(";")[0].strip().lower() != "application/json":
+        raise HTTPException(
+            415,
+            f"send the export document as JSON with 'Content-Type: application/json' "
+            f"(got {ctype[:100]!r})",
+        )
+
+
+@router.post("/api/import", openapi_extra=_IMPORT_BODY, responses=GUARD_RESPONSES)
 async def import_(
-    request: Request, bank: BankDep, accounts: AccountsDep, project_id: str | None = None
+    request: Request, bank: BankDep, accounts: AccountsDep, project_id: IdParam = None
 ) -> dict[str, Any]:
     """Load a JSON export (the body) into the caller's scope or a project (admins)."""
     principal = await current_principal(request)
+    require_json_body(request)
     data = await request.body()
     return await anyio.to_thread.run_sync(import_into, bank, accounts, principal, data, project_id)
 

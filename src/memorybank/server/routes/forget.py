@@ -10,7 +10,7 @@ from memorybank.accounts import Accounts
 from memorybank.bank import MemoryBank
 from memorybank.errors import NotFound
 from memorybank.forget import forget_cancel, forget_confirm, forget_preview, render_preview
-from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, llm_for
+from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, SettingsDep, llm_for
 from memorybank.server.errors import ERROR_RESPONSES
 from memorybank.server.permissions import Action, Principal, authorize
 from memorybank.server.schemas import ForgetRequest
@@ -21,13 +21,17 @@ router = APIRouter(tags=["forget"], responses=ERROR_RESPONSES)
 
 @router.post("/api/forget/preview")
 def preview_forget(
-    principal: PrincipalDep, bank: BankDep, accounts: AccountsDep, body: ForgetRequest
+    principal: PrincipalDep,
+    bank: BankDep,
+    accounts: AccountsDep,
+    settings: SettingsDep,
+    body: ForgetRequest,
 ) -> dict[str, Any]:
     """Plan what forgetting ``query`` would do (changes nothing)."""
     if body.project_id is not None:
         authorize(accounts, principal, Action.CHANGE, body.project_id)
     ctx = ToolContext(user_id=principal.user_id, project_id=body.project_id)
-    with llm_for(accounts, principal) as llm:
+    with llm_for(accounts, principal, settings) as llm:
         preview = forget_preview(bank, ctx, body.query, llm=llm)
     return {
         "plan_id": preview.plan.id,
@@ -39,6 +43,7 @@ def preview_forget(
                 "reason": item.reason,
                 "content": item.memory.content,
                 "rewritten": item.rewrite,
+                "earlier": item.earlier,  # REDACT: the old texts that leave its history
             }
             for item in preview.items
         ],
@@ -50,12 +55,17 @@ def preview_forget(
 def plan_context(
     bank: MemoryBank, accounts: Accounts, principal: Principal, plan_id: str
 ) -> ToolContext:
-    """Where the caller's plan ``plan_id`` acts (404 when it is not theirs), after checking
-    they may delete there."""
+    """Where the caller's plan ``plan_id`` acts, after checking they may delete there: the
+    same 404 for a plan that does not exist, another user's, and one in a project the caller
+    has left (never named); 403 for a member lacking the role."""
+    missing = NotFound(f"no forget plan {plan_id!r} for this user")  # the library's words
     plan = bank.forget_plan(plan_id) if plan_id.startswith("fp_") else None
     if plan is None or plan.user_id != principal.user_id:
-        raise NotFound(f"no forget plan {plan_id!r} for this user")
-    role = authorize(accounts, principal, Action.CHANGE, plan.project_id)
+        raise missing
+    try:
+        role = authorize(accounts, principal, Action.CHANGE, plan.project_id)
+    except NotFound:
+        raise missing from None
     return ToolContext(user_id=principal.user_id, project_id=plan.project_id, role=role)
 
 
@@ -68,6 +78,7 @@ def confirm_forget(
     return {
         "forgotten": len(result.forgotten),
         "rewritten": len(result.rewritten),
+        "redacted": len(result.redacted),
         "kept": result.kept,
     }
 

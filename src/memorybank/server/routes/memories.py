@@ -17,13 +17,20 @@ from memorybank.server.deps import (
     BankDep,
     ConfirmationsDep,
     PrincipalDep,
-    WriteLimiterDep,
 )
 from memorybank.server.errors import ERROR_RESPONSES, Conflict
 from memorybank.server.execution import computing, reading
-from memorybank.server.limits import ConfirmTokens, RateLimiter
+from memorybank.server.limits import ConfirmTokens
 from memorybank.server.permissions import Action, Principal, authorize
-from memorybank.server.schemas import AddFact, ClearRequest, MemoryPatch, memory_json
+from memorybank.server.schemas import (
+    AddFact,
+    ClearRequest,
+    IdParam,
+    MemoryPatch,
+    NameParam,
+    OptionalSearchText,
+    memory_json,
+)
 
 router = APIRouter(responses=ERROR_RESPONSES)
 
@@ -33,15 +40,14 @@ router = APIRouter(responses=ERROR_RESPONSES)
 
 def add_fact(
     bank: MemoryBank,
-    limiter: RateLimiter,
     principal: Principal,
     body: AddFact,
     project_id: str | None,
     role: Role,
 ) -> JSONResponse:
-    """Save a fact by hand (counted against the write limit); :class:`Conflict` with the
-    stored one for a duplicate."""
-    limiter.hit(principal.user_id)
+    """Save a fact by hand (one write against the caller's write limit, which MCP and the
+    tools share); :class:`Conflict` with the stored one for a duplicate."""
+    bank.count_write(principal.user_id)
     result = bank.save(
         principal.user_id,
         body.fact,
@@ -125,15 +131,26 @@ def clear_scope(
     return {"deleted": deleted}
 
 
+def no_memory(memory_id: str) -> NotFound:
+    """The one answer for a memory id the caller may not see: it does not exist, it is another
+    user's, or it is in a project the caller is not a member of (which is never named). The
+    bank answers with the same words, so every route addressed by a memory id does."""
+    return NotFound(f"no memory {memory_id!r}")
+
+
 def memory_scope(
     accounts: Accounts, principal: Principal, memory_id: str, action: Action
 ) -> tuple[str | None, Role]:
     """The project of a memory addressed by id and the principal's role there, after
-    checking ``action`` there."""
+    checking ``action`` there: :func:`no_memory` for a non-member,
+    :class:`~memorybank.PermissionDenied` (403) for a member lacking the role."""
     exists, project_id = accounts.memory_project(memory_id)
     if not exists:
-        raise NotFound(f"no memory {memory_id!r}")
-    return project_id, authorize(accounts, principal, action, project_id)
+        raise no_memory(memory_id)
+    try:
+        return project_id, authorize(accounts, principal, action, project_id)
+    except NotFound:
+        raise no_memory(memory_id) from None
 
 
 # -- seed 002 §6.4: user memory ---------------------------------------------------------------
@@ -144,8 +161,8 @@ def memory_scope(
 def list_user_memory(
     principal: PrincipalDep,
     bank: BankDep,
-    q: str | None = None,
-    category: str | None = None,
+    q: OptionalSearchText = None,
+    category: NameParam = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> dict[str, Any]:
@@ -156,11 +173,9 @@ def list_user_memory(
 
 @router.post("/api/memory/user", status_code=201, tags=["memory"])
 @computing
-def add_user_memory(
-    principal: PrincipalDep, bank: BankDep, limiter: WriteLimiterDep, body: AddFact
-) -> JSONResponse:
+def add_user_memory(principal: PrincipalDep, bank: BankDep, body: AddFact) -> JSONResponse:
     """Add a fact to the caller's private memory by hand (409 for a duplicate)."""
-    return add_fact(bank, limiter, principal, body, None, "owner")
+    return add_fact(bank, principal, body, None, "owner")
 
 
 @router.delete("/api/memory/user/{memory_id}", status_code=204, tags=["memory"])
@@ -170,8 +185,8 @@ def delete_user_memory(
     """Delete one of the caller's private memories."""
     exists, project_id = accounts.memory_project(memory_id)
     if not exists or project_id is not None:
-        raise NotFound(f"no memory {memory_id!r} for this user")
-    bank.delete(memory_id, principal.user_id)
+        raise no_memory(memory_id)
+    bank.delete(memory_id, principal.user_id)  # another user's: the same NotFound
     return Response(status_code=204)
 
 
@@ -196,8 +211,8 @@ def list_drive_memory(
     bank: BankDep,
     accounts: AccountsDep,
     drive_id: str,
-    q: str | None = None,
-    category: str | None = None,
+    q: OptionalSearchText = None,
+    category: NameParam = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> dict[str, Any]:
@@ -213,13 +228,12 @@ def add_drive_memory(
     principal: PrincipalDep,
     bank: BankDep,
     accounts: AccountsDep,
-    limiter: WriteLimiterDep,
     drive_id: str,
     body: AddFact,
 ) -> JSONResponse:
     """Add a fact to a project by hand (admins and owners)."""
     role = authorize(accounts, principal, Action.ADD_MANUAL, drive_id)
-    return add_fact(bank, limiter, principal, body, drive_id, role)
+    return add_fact(bank, principal, body, drive_id, role)
 
 
 @router.delete("/api/memory/drive/{memory_id}", status_code=204, tags=["memory"])
@@ -227,10 +241,9 @@ def delete_drive_memory(
     principal: PrincipalDep, bank: BankDep, accounts: AccountsDep, memory_id: str
 ) -> Response:
     """Delete a project memory by its id (admins and owners of its project)."""
-    exists, project_id = accounts.memory_project(memory_id)
-    if not exists or project_id is None:
-        raise NotFound(f"no project memory {memory_id!r}")
-    role = authorize(accounts, principal, Action.CHANGE, project_id)
+    project_id, role = memory_scope(accounts, principal, memory_id, Action.CHANGE)
+    if project_id is None:  # a private memory, whoever's, is not deleted as drive memory
+        raise no_memory(memory_id)
     bank.delete(memory_id, principal.user_id, project_id=project_id, role=role)
     return Response(status_code=204)
 
@@ -259,7 +272,7 @@ def get_memory(
     bank: BankDep,
     accounts: AccountsDep,
     memory_id: str,
-    project_id: str | None = None,
+    project_id: IdParam = None,
 ) -> dict[str, Any]:
     """One memory (private, or of a project the caller belongs to)."""
     scope, _ = memory_scope(accounts, principal, memory_id, Action.VIEW)
@@ -274,7 +287,7 @@ def patch_memory(
     accounts: AccountsDep,
     memory_id: str,
     body: MemoryPatch,
-    project_id: str | None = None,
+    project_id: IdParam = None,
 ) -> dict[str, Any]:
     """Change a memory in place (project memories: admins and owners)."""
     scope, role = memory_scope(accounts, principal, memory_id, Action.CHANGE)
@@ -299,16 +312,16 @@ def memory_history(
     bank: BankDep,
     accounts: AccountsDep,
     memory_id: str,
-    project_id: str | None = None,
+    project_id: IdParam = None,
 ) -> dict[str, Any]:
     """ADD / UPDATE / DELETE events of a memory, oldest first."""
     exists, scope = accounts.memory_project(memory_id)
-    if exists:
-        authorize(accounts, principal, Action.VIEW, scope)
-    else:  # deleted: only its tombstone is left, in the scope the caller names
-        if project_id is not None:
-            authorize(accounts, principal, Action.VIEW, project_id)
+    if not exists:  # deleted: only its tombstone is left, in the scope the caller names
         scope = project_id
+    try:
+        authorize(accounts, principal, Action.VIEW, scope)
+    except NotFound:  # not a member: answered as for any memory the caller may not see
+        raise no_memory(memory_id) from None
     events = bank.history(memory_id, principal.user_id, project_id=scope)
     return {"events": [e.model_dump(mode="json") for e in events]}
 

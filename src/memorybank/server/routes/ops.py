@@ -1,28 +1,45 @@
-"""Operations: liveness and Prometheus metrics (no auth)."""
+"""Operations: liveness (no auth, says nothing about the data) and Prometheus metrics (a
+token, else loopback clients only: :func:`~memorybank.server.guard.require_metrics_access`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 from fastapi.responses import PlainTextResponse
 
-from memorybank.server.deps import BankDep, MetricsDep
+from memorybank.server.deps import MetricsDep, SettingsDep
 from memorybank.server.errors import ERROR_RESPONSES
+from memorybank.server.guard import require_metrics_access
 from memorybank.server.metrics import CONTENT_TYPE
 
 router = APIRouter(tags=["ops"], responses=ERROR_RESPONSES)
 
+#: /metrics answers Prometheus text, and its refusals JSON like every error.
+_METRICS_REFUSALS: dict[int | str, dict[str, Any]] = {
+    code: {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+    }
+    for code, description in (
+        (401, "MEMORYBANK_METRICS_TOKEN is set and the request lacks it as a bearer token"),
+        (403, "No token is set and the caller is not on this machine"),
+    )
+}
+
 
 @router.get("/healthz")
-def healthz(bank: BankDep) -> dict[str, Any]:
-    """Liveness, with the number of stored memories (no auth)."""
-    return {"status": "ok", "memories": int(bank.stats().get("memories", 0))}
+def healthz() -> dict[str, str]:
+    """Liveness: ``{"status": "ok"}`` (no auth, so nothing about what is stored)."""
+    return {"status": "ok"}
 
 
-@router.get("/metrics", response_class=PlainTextResponse)
-def prometheus(metrics: MetricsDep) -> Response:
-    """Prometheus metrics: request counts and latencies by route, memories stored."""
+@router.get("/metrics", response_class=PlainTextResponse, responses=_METRICS_REFUSALS)
+def prometheus(request: Request, metrics: MetricsDep, settings: SettingsDep) -> Response:
+    """Prometheus metrics: request counts and latencies by route, memories stored. With
+    ``MEMORYBANK_METRICS_TOKEN`` set it needs ``Authorization: Bearer <token>``; without it,
+    only clients on this machine get it (403 otherwise)."""
+    require_metrics_access(request, settings)
     return Response(metrics.render(), media_type=CONTENT_TYPE)
 
 

@@ -8,7 +8,8 @@ from fastapi import APIRouter, Response
 
 from memorybank.accounts import ProviderKind, ProviderSettings
 from memorybank.errors import ConfigurationError, NotFound, ProviderError
-from memorybank.server.deps import AccountsDep, PrincipalDep, llm_for
+from memorybank.netguard import AddressPolicy
+from memorybank.server.deps import AccountsDep, PrincipalDep, SettingsDep, llm_for
 from memorybank.server.errors import ERROR_RESPONSES
 from memorybank.server.schemas import ProviderUpdate, ProviderView
 
@@ -50,9 +51,20 @@ def list_providers(principal: PrincipalDep, accounts: AccountsDep) -> list[dict[
 
 @router.put("/api/settings/providers/{kind}")
 def put_provider(
-    principal: PrincipalDep, accounts: AccountsDep, kind: str, body: ProviderUpdate
+    principal: PrincipalDep,
+    accounts: AccountsDep,
+    settings: SettingsDep,
+    kind: str,
+    body: ProviderUpdate,
 ) -> dict[str, Any]:
-    """Configure, enable/disable or rotate the key of a provider (key stored encrypted)."""
+    """Configure, enable/disable or rotate the key of a provider (key stored encrypted).
+
+    The base URL must be http(s), with no ``user:pass@``, query or fragment; a literal IP
+    must be public (loopback too in local mode; private too when the operator sets
+    ``MEMORYBANK_PROVIDER_ALLOW_PRIVATE``). Host names are checked on every connection."""
+    policy = AddressPolicy.for_users(
+        allow_private=settings.provider_allow_private, local_mode=principal.local
+    )
     stored = accounts.set_provider(
         principal.user_id,
         provider_kind(kind),
@@ -60,6 +72,7 @@ def put_provider(
         model=body.model,
         api_key=body.api_key,
         enabled=body.enabled,
+        address_policy=policy,
     )
     return provider_view(stored)
 
@@ -72,9 +85,13 @@ def delete_provider(principal: PrincipalDep, accounts: AccountsDep, kind: str) -
 
 
 @router.post("/api/providers/llm/check")
-def check_llm(principal: PrincipalDep, accounts: AccountsDep) -> dict[str, Any]:
+def check_llm(
+    principal: PrincipalDep, accounts: AccountsDep, settings: SettingsDep
+) -> dict[str, Any]:
     """Ask the caller's LLM a one-line question: ``success: false`` with guidance when it
-    is not configured, disabled or failing."""
+    is not configured, disabled or failing. The guidance says the HTTP status and what to
+    check, never what the provider answered; an address the policy refuses is not
+    contacted at all."""
     provider = accounts.provider(principal.user_id, "llm")
     if provider is None or not provider.enabled:
         return {
@@ -82,7 +99,7 @@ def check_llm(principal: PrincipalDep, accounts: AccountsDep) -> dict[str, Any]:
             "error": "no LLM provider is configured or enabled: add one in Settings "
             "(PUT /api/settings/providers/llm) and enable it",
         }
-    with llm_for(accounts, principal) as llm:
+    with llm_for(accounts, principal, settings) as llm:
         assert llm is not None  # the provider is enabled
         try:
             llm.complete_json(

@@ -10,7 +10,13 @@ from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, tool_cont
 from memorybank.server.errors import ERROR_RESPONSES
 from memorybank.server.execution import reading, searching
 from memorybank.server.permissions import Action, authorize
-from memorybank.server.schemas import memory_json
+from memorybank.server.schemas import (
+    IdParam,
+    NameParam,
+    SearchText,
+    SinceParam,
+    memory_json,
+)
 
 router = APIRouter(tags=["memories"], responses=ERROR_RESPONSES)
 
@@ -21,10 +27,10 @@ def search(
     principal: PrincipalDep,
     bank: BankDep,
     accounts: AccountsDep,
-    q: str,
-    project_id: str | None = None,
+    q: SearchText,
+    project_id: IdParam = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
-    category: str | None = None,
+    category: NameParam = None,
     scopes: Literal["all", "user", "project"] = "all",
     org_wide: bool = False,
 ) -> dict[str, Any]:
@@ -69,11 +75,12 @@ def recent(
     principal: PrincipalDep,
     bank: BankDep,
     accounts: AccountsDep,
-    since: str | None = None,
+    since: SinceParam = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 30,
-    project_id: str | None = None,
+    project_id: IdParam = None,
 ) -> dict[str, Any]:
-    """Newest memories first (``since``: 24h, 7d, 30d, 90d)."""
+    """Newest memories first (``since``: 24h, 7d, 30d, 90d, a number with h/d/w up to 100
+    years, or an ISO datetime)."""
     if project_id is not None:
         authorize(accounts, principal, Action.VIEW, project_id)
     memories = bank.recent(principal.user_id, project_id=project_id, since=since, limit=limit)

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from memorybank.accounts import Thread
-from memorybank.server.deps import AccountsDep, PrincipalDep
+from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
 from memorybank.server.errors import ERROR_RESPONSES
 from memorybank.server.permissions import Action, authorize
 from memorybank.server.schemas import ThreadCreate, ThreadPatch, ThreadView
@@ -29,11 +29,13 @@ def thread_view(thread: Thread) -> dict[str, Any]:
 
 @router.post("/api/threads", status_code=201)
 def create_thread(
-    principal: PrincipalDep, accounts: AccountsDep, body: ThreadCreate
+    principal: PrincipalDep, accounts: AccountsDep, bank: BankDep, body: ThreadCreate
 ) -> dict[str, Any]:
-    """Start a conversation, optionally in a project, with memory on or off."""
+    """Start a conversation, optionally in a project, with memory on or off (one write
+    against the caller's write limit: 429 with ``Retry-After`` over it)."""
     if body.project_id is not None:
         authorize(accounts, principal, Action.VIEW, body.project_id)
+    bank.count_write(principal.user_id)
     thread = accounts.create_thread(
         principal.user_id,
         project_id=body.project_id,

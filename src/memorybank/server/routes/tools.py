@@ -8,22 +8,26 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from memorybank import tools
-from memorybank.errors import NotFound
+from memorybank.errors import NotFound, RateLimited, RoleRequired
 from memorybank.server.deps import (
     AccountsDep,
     BankDep,
     PrincipalDep,
-    WriteLimiterDep,
+    SettingsDep,
     llm_for,
     thread_of,
     tool_context,
 )
 from memorybank.server.errors import ERROR_RESPONSES, Conflict
 from memorybank.server.execution import searching
-from memorybank.server.schemas import ToolCall
+from memorybank.server.schemas import IdParam, ToolCall
 from memorybank.tokens import count_tokens
 
 router = APIRouter(tags=["tools"], responses=ERROR_RESPONSES)
+
+#: What the dispatcher leaves to this route: a role that may not change project memory (403)
+#: and a write over the caller's limit (429 with ``Retry-After``), not answers to the model.
+ANSWERED_HERE = (RoleRequired, RateLimited)
 
 
 def find_profile(name: str) -> tools.Profile:
@@ -54,11 +58,12 @@ def call_tool(
     principal: PrincipalDep,
     bank: BankDep,
     accounts: AccountsDep,
-    limiter: WriteLimiterDep,
+    settings: SettingsDep,
     profile: str,
     body: ToolCall,
 ) -> dict[str, Any]:
-    """Run what the model asked for, as the caller, in the thread's scope."""
+    """Run what the model asked for, as the caller, in the thread's scope. A side-effecting
+    tool is one write against the caller's write limit (429 with ``Retry-After`` over it)."""
     chosen = find_profile(profile)
     ctx = tool_context(accounts, principal, thread_of(accounts, principal, body.thread_id))
     offered = tools.toolkit(chosen, ctx)
@@ -67,13 +72,9 @@ def call_tool(
             f"memory is turned off for thread {ctx.thread_id!r}: offer the model no memory "
             "tools, or switch memory on with PATCH /api/threads/{id}"
         )
-    tool = offered.tool(body.name)
-    if tool is not None and tool.tier == tools.SafetyTier.SIDE_EFFECTING:
-        limiter.hit(principal.user_id)
-    # What the bank refuses for the caller's role is a 403 here, not an answer to the model.
-    with llm_for(accounts, principal) as llm:
+    with llm_for(accounts, principal, settings) as llm:
         result = tools.call(
-            bank, chosen, body.name, body.arguments, ctx, llm=llm, raise_role_required=True
+            bank, chosen, body.name, body.arguments, ctx, llm=llm, raises=ANSWERED_HERE
         )
     return {"result": result}
 
@@ -84,7 +85,7 @@ def prompt(
     principal: PrincipalDep,
     bank: BankDep,
     accounts: AccountsDep,
-    thread_id: str | None = None,
+    thread_id: IdParam = None,
     budget: Annotated[int, Query(ge=50, le=20_000)] = 500,
     profile: str = "default",
 ) -> dict[str, Any]:

@@ -4,7 +4,9 @@ Three tools: ``remember`` saves a fact, or replaces fact ``id`` when it changed;
 searches; ``forget`` deletes. Every tool definition is paid for in every request (about 48
 tokens of JSON frame per tool before any description), so updating is folded into
 ``remember`` rather than given its own tool, descriptions are short, and string lengths are
-left to the bank, whose errors tell the model what to fix; ``recall`` returns the best
+not advertised: a fact's is the bank's policy, whose errors tell the model what to fix, and
+``query`` and ``id`` are checked against :data:`QUERY_MAX` and :data:`ID_MAX` without a
+``maxLength`` in the definitions; ``recall`` returns the best
 :data:`RECALL_LIMIT` facts rather than taking a limit. ``category`` stays: it decides which
 facts are pre-loaded into every prompt. Facts go to the user's private memory; ``recall`` also
 reads the current project's memory.
@@ -15,22 +17,48 @@ reads the current project's memory.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
-from memorybank.json_schemas import Arguments
+from memorybank.json_schemas import Arguments, tool_error
 from memorybank.tools.base import Profile, SafetyTier, ToolContext
 from memorybank.tools.profiles import define
 
 if TYPE_CHECKING:
     from memorybank.bank import MemoryBank
 
-__all__ = ["PROFILE", "RECALL_LIMIT", "ForgetArgs", "RecallArgs", "RememberArgs"]
+__all__ = [
+    "ID_MAX",
+    "PROFILE",
+    "QUERY_MAX",
+    "RECALL_LIMIT",
+    "ForgetArgs",
+    "RecallArgs",
+    "RememberArgs",
+]
 
 # A fixed page of short facts: a ``limit`` argument would cost ~29 tokens in every request,
 # and ten one-line facts are a small answer.
 RECALL_LIMIT = 10
+
+#: The longest ``query`` and ``id`` accepted (a fact's length is the bank's policy).
+QUERY_MAX, ID_MAX = 1000, 100
+
+
+def _at_most(limit: int, what: str) -> AfterValidator:
+    def check(value: str) -> str:
+        if len(value) > limit:
+            raise tool_error(f"{what} is too long (maximum {limit} characters)")
+        return value
+
+    return AfterValidator(check)
+
+
+# Checked, not advertised: a maxLength keyword would cost tokens in every request, and no
+# model writes a thousand-character search.
+Query = Annotated[str, _at_most(QUERY_MAX, "query")]
+FactId = Annotated[str, _at_most(ID_MAX, "id")]
 
 
 class RememberArgs(Arguments):
@@ -38,19 +66,19 @@ class RememberArgs(Arguments):
 
     fact: str = Field(description="Third person, e.g. 'User prefers tea'")
     category: Literal["identity", "preference", "relationship", "project", "context"] = "context"
-    id: str | None = Field(None, description="Replace this fact (id from recall)")
+    id: FactId | None = Field(None, description="Replace this fact (id from recall)")
 
 
 class RecallArgs(Arguments):
     """Arguments of ``recall``."""
 
-    query: str
+    query: Query
 
 
 class ForgetArgs(Arguments):
     """Arguments of ``forget``."""
 
-    id: str
+    id: FactId
 
 
 def remember(bank: MemoryBank, ctx: ToolContext, args: RememberArgs) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -192,7 +192,7 @@ class LogDecisionArgs(Arguments):
     )
     precedent: bool = Field(False, description="Whether this should guide future decisions")
     exception: bool = Field(False, description="Whether this departs from a policy")
-    memoriesConsidered: list[str] = Field(  # noqa: N815
+    memoriesConsidered: list[Annotated[str, Field(max_length=100)]] = Field(  # noqa: N815
         default_factory=list,
         max_length=50,
         description="IDs of memories that informed the decision (from recall: mem_…)",

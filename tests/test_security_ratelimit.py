@@ -1,0 +1,301 @@
+"""Issue 17, findings 5 and 6: one per-user write limit for every adapter.
+
+The attack: 70 ``remember`` calls in two seconds over ``/mcp`` all landed, while REST stopped
+at 60 a minute; threads could be created without any limit. Now the bank owns one limiter
+(:meth:`MemoryBank.count_write`): MCP, the REST tool route, manual adds and thread creation
+spend the same budget, a refused write stores nothing and says when to retry, and reads are
+never limited. Performed for real: MCP over streamable HTTP in the app, and a real
+``memorybank serve`` subprocess configured through ``MEMORYBANK_AI_WRITE_RATE_PER_MINUTE``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+import memorybank
+from memorybank import MemoryBank
+from memorybank.errors import RateLimited, ValidationError
+from memorybank.limits import RateLimiter
+from memorybank.tools import ToolContext, call, profile
+from server_helpers import MCP_HEADERS, MCP_INIT, World, make_world, spawn_server
+
+RETRY = re.compile(r"try again in (\d+) s")
+
+NOUNS = (
+    "bicycle sofa laptop guitar kayak telescope piano tent camera violin scooter blender "
+    "drone lantern hammock easel microscope surfboard typewriter sewing-machine"
+).split()
+CITIES = "Lisbon Oslo Nairobi Lima Hanoi Quebec".split()
+
+
+def facts() -> Iterator[str]:
+    """Distinct facts, so each accepted write is one more stored memory."""
+    for city, noun in itertools.product(CITIES, NOUNS):
+        yield f"User bought a {noun} in {city}"
+
+
+class Poster(Protocol):
+    def post(self, url: str, *, json: Any = ..., headers: Any = ...) -> Any: ...
+
+
+class Mcp:
+    """An MCP client over streamable HTTP: one session, ``tools/call`` as JSON-RPC posts."""
+
+    def __init__(self, http: Poster, headers: dict[str, str] | None = None) -> None:
+        self.http = http
+        base = {**MCP_HEADERS, **(headers or {})}
+        opened = http.post("/mcp", json=MCP_INIT, headers=base)
+        assert opened.status_code == 200, opened.text
+        self.headers = {**base, "mcp-session-id": opened.headers["mcp-session-id"]}
+        done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert http.post("/mcp", json=done, headers=self.headers).status_code == 202
+        self.ids = itertools.count(10)
+
+    def call(self, name: str, arguments: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
+        """(``isError``, the tool's JSON answer)."""
+        request = {
+            "jsonrpc": "2.0",
+            "id": next(self.ids),
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments},
+        }
+        response = self.http.post("/mcp", json=request, headers=self.headers)
+        assert response.status_code == 200, response.text
+        data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
+        assert len(data) == 1, response.text[:300]
+        result = json.loads(data[0])["result"]
+        value: dict[str, Any] = json.loads(result["content"][0]["text"])
+        assert result["isError"] == (value.get("success") is False), result
+        return result["isError"], value
+
+
+def refused(answer: dict[str, Any]) -> int:
+    """The seconds a rate-limit refusal asks to wait (fails if ``answer`` is anything else)."""
+    assert answer.get("success") is False, answer
+    found = RETRY.search(answer["error"])
+    assert found and "too many memory writes" in answer["error"], answer
+    return int(found.group(1))
+
+
+def limited(response: Any) -> int:
+    """The ``Retry-After`` of a 429 (fails if ``response`` is anything else)."""
+    assert response.status_code == 429, response.text
+    assert RETRY.search(response.json()["error"]), response.text
+    retry = int(response.headers["Retry-After"])
+    assert 1 <= retry <= 60
+    return retry
+
+
+@pytest.fixture
+def world(bank: MemoryBank) -> World:
+    # Explicit, so that a MEMORYBANK_AI_WRITE_RATE_PER_MINUTE in the environment changes nothing.
+    return make_world(bank, ai_write_rate_per_minute=60)
+
+
+@pytest.fixture
+def client(world: World) -> Iterator[TestClient]:
+    # Loopback as base URL: the MCP transport refuses other Host headers.
+    with TestClient(world.app, base_url="http://127.0.0.1:8000") as c:
+        yield c
+
+
+# -- the attack, over MCP ----------------------------------------------------------------------
+
+
+def test_the_61st_mcp_write_in_a_minute_is_refused_and_stores_nothing(
+    client: TestClient, world: World, bank: MemoryBank
+) -> None:
+    mcp = Mcp(client, world.auth("owner"))
+    texts = facts()
+    answers = [mcp.call("remember", {"fact": next(texts)}) for _ in range(60)]
+    assert not any("too many memory writes" in str(a) for _, a in answers)
+    stored = bank.count("owner")
+    assert stored == sum(a.get("success") is True for _, a in answers) > 50
+    for _ in range(10):  # the rest of the attack's 70 calls
+        is_error, answer = mcp.call("remember", {"fact": next(texts)})
+        assert is_error and 1 <= refused(answer) <= 60
+    assert bank.count("owner") == stored
+    # Reads are never limited; another user has a budget of their own.
+    is_error, found = mcp.call("recall", {"query": "where did I buy my guitar"})
+    assert not is_error and found["facts"]
+    other = Mcp(client, world.auth("admin"))
+    assert other.call("remember", {"fact": "I prefer tea over coffee"})[1]["success"] is True
+
+
+# -- one budget for every adapter --------------------------------------------------------------
+
+
+def test_rest_and_mcp_share_one_budget(client: TestClient, world: World, bank: MemoryBank) -> None:
+    h = world.auth("owner")
+    texts = facts()
+    for _ in range(30):
+        added = client.post("/api/memory/user", json={"fact": next(texts)}, headers=h)
+        assert added.status_code in (201, 409), added.text
+    mcp = Mcp(client, h)
+    for _ in range(30):
+        assert "too many" not in str(mcp.call("remember", {"fact": next(texts)})[1])
+    stored = bank.count("owner")
+
+    # The 61st write is refused whichever adapter carries it.
+    refused(mcp.call("remember", {"fact": next(texts)})[1])
+    limited(client.post("/api/memory/user", json={"fact": next(texts)}, headers=h))
+    tool = {"name": "remember", "arguments": {"fact": next(texts)}}
+    limited(client.post("/api/tools/default/call", json=tool, headers=h))
+    limited(client.post("/api/threads", json={"title": "One more"}, headers=h))
+    assert bank.count("owner") == stored
+    assert client.get("/api/threads", headers=h).json()["threads"] == []
+
+    # Reads go on: listing, search, a read-only tool over REST and over MCP.
+    assert client.get("/api/memory/user", headers=h).json()["count"] == stored
+    assert client.get("/api/search", params={"q": "guitar"}, headers=h).status_code == 200
+    recall = {"name": "recall", "arguments": {"query": "guitar"}}
+    assert client.post("/api/tools/default/call", json=recall, headers=h).status_code == 200
+    assert mcp.call("recall", {"query": "guitar"})[0] is False
+
+
+def test_thread_creation_is_limited(bank: MemoryBank) -> None:
+    world = make_world(bank, ai_write_rate_per_minute=3)
+    with TestClient(world.app) as client:
+        h = world.auth("owner")
+        for n in range(3):
+            made = client.post("/api/threads", json={"title": f"Chat {n}"}, headers=h)
+            assert made.status_code == 201, made.text
+        limited(client.post("/api/threads", json={"title": "Chat 3"}, headers=h))
+        assert len(client.get("/api/threads", headers=h).json()["threads"]) == 3
+        # Other users keep their own budget.
+        other = client.post("/api/threads", json={"title": "Mine"}, headers=world.auth("admin"))
+        assert other.status_code == 201
+
+
+# -- a real `memorybank serve`, configured by the environment ----------------------------------
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[str]:
+    proc, url = spawn_server(
+        f"sqlite:///{tmp_path / 'served.db'}", env={"MEMORYBANK_AI_WRITE_RATE_PER_MINUTE": "5"}
+    )
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def test_a_real_server_limits_mcp_and_rest_together(served: str) -> None:
+    with httpx.Client(base_url=served, timeout=60) as http:
+        mcp = Mcp(http)
+        texts = facts()
+        for _ in range(3):
+            assert mcp.call("remember", {"fact": next(texts)})[1]["success"] is True
+        for _ in range(2):
+            added = http.post("/api/memory/user", json={"fact": next(texts)})
+            assert added.status_code == 201, added.text
+        # Five writes in the minute: the sixth is refused over MCP and over REST.
+        is_error, answer = mcp.call("remember", {"fact": next(texts)})
+        assert is_error and refused(answer) >= 1
+        limited(http.post("/api/memory/user", json={"fact": next(texts)}))
+        limited(http.post("/api/threads", json={"title": "Later"}))
+        listed = http.get("/api/memory/user").json()
+        assert listed["count"] == 5
+        assert mcp.call("recall", {"query": "what did I buy"})[0] is False
+
+
+# -- the parts ---------------------------------------------------------------------------------
+
+
+def test_limiter_window_slides_per_user() -> None:
+    now = [100.0]
+    limiter = RateLimiter(2, clock=lambda: now[0])
+    limiter.hit("alice")
+    now[0] = 130.0
+    limiter.hit("alice")
+    limiter.hit("bob")
+    with pytest.raises(RateLimited) as caught:
+        limiter.hit("alice")
+    assert caught.value.retry_after == 30  # until the first write leaves the window
+    now[0] = 160.0  # exactly a minute after the first: it no longer counts
+    limiter.hit("alice")
+    with pytest.raises(RateLimited):
+        limiter.hit("alice")
+    limiter.per_minute = 3  # raising the limit keeps the counts
+    limiter.hit("alice")
+    with pytest.raises(RateLimited):
+        limiter.hit("alice")
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValidationError):
+            RateLimiter(bad)  # type: ignore[arg-type]
+
+
+def test_a_refused_write_is_not_counted() -> None:
+    now = [0.0]
+    limiter = RateLimiter(1, clock=lambda: now[0])
+    limiter.hit("u")
+    for second in range(1, 60):  # hammering while refused does not push the retry further
+        now[0] = float(second)
+        with pytest.raises(RateLimited) as caught:
+            limiter.hit("u")
+        assert caught.value.retry_after == 60 - second
+    now[0] = 60.0
+    limiter.hit("u")
+
+
+def test_the_bank_is_unlimited_unless_asked(bank: MemoryBank) -> None:
+    assert bank.write_limiter is None
+    for _ in range(500):
+        bank.count_write("u1")
+    bank.set_write_limit(2)
+    bank.count_write("u1")
+    bank.count_write("u1")
+    with pytest.raises(RateLimited):
+        bank.count_write("u1")
+    bank.set_write_limit(None)
+    bank.count_write("u1")
+
+
+def test_open_passes_the_setting(tmp_path: Path) -> None:
+    with memorybank.open(f"sqlite:///{tmp_path / 'o.db'}", ai_write_rate_per_minute=7) as opened:
+        assert opened.write_limiter is not None and opened.write_limiter.per_minute == 7
+
+
+def test_the_app_sets_the_banks_limit(bank: MemoryBank) -> None:
+    bank.set_write_limit(1000)
+    make_world(bank, ai_write_rate_per_minute=4)
+    assert bank.write_limiter is not None and bank.write_limiter.per_minute == 4
+
+
+def test_the_dispatcher_counts_each_writing_call_once(bank: MemoryBank) -> None:
+    """The tools API (what REST and MCP run): only side-effecting calls that pass validation
+    count, and the refusal is an answer the model can act on, or the error when asked."""
+    bank.set_write_limit(2)
+    tools = profile("default")
+    ctx = ToolContext(user_id="sam")
+    # Arguments the schema refuses never start a write, so they are not counted.
+    assert call(bank, tools, "remember", {"fact": 5}, ctx)["success"] is False
+    assert call(bank, tools, "remember", {"nope": 1}, ctx)["success"] is False
+    for text in ("I prefer Neovim", "I live in Porto"):
+        assert call(bank, tools, "remember", {"fact": text}, ctx)["success"] is True
+    for _ in range(5):
+        assert call(bank, tools, "recall", {"query": "editor"}, ctx)["success"] is True
+    answer = call(bank, tools, "remember", {"fact": "I have two cats"}, ctx)
+    assert refused(answer) >= 1 and bank.count("sam") == 2
+    with pytest.raises(RateLimited) as caught:
+        call(bank, tools, "forget", {"id": "mem_x"}, ctx, raises=(RateLimited,))
+    assert caught.value.retry_after >= 1
+    assert call(bank, tools, "remember", {"fact": "I have a dog"}, ToolContext(user_id="kim"))[
+        "success"
+    ]
