@@ -460,6 +460,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memorybank.context",
             "memorybank.permissions",
             "memorybank.intake",
+            "memorybank.verdicts",
             "memorybank.filtering",
             "memorybank.portability",
             "memorybank.tokens",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from memorybank.model import (
     ScopeSet,
 )
 from memorybank.stores.accounts_sql import sql_accounts
-from memorybank.stores.base import PlanOutcome, Store
+from memorybank.stores.base import InsertOutcome, PlanOutcome, Store
 from memorybank.stores.sqlite import SQLiteStore
 
 DIM = 8
@@ -154,6 +155,110 @@ def test_duplicate_within_one_batch(store: Store) -> None:
     )
     assert [o.inserted for o in out] == [True, False]
     assert out[1].duplicate_of is not None and out[1].duplicate_of.id == out[0].memory.id
+
+
+@dataclass(frozen=True)
+class Said:
+    """A verdict as a judge passed to ``Store.insert`` answers it."""
+
+    relation: str
+    why: str = ""
+
+
+class Judge:
+    """A judge for the contract: a verdict per stored text, and a log of what it was asked."""
+
+    def __init__(self, **verdicts: Said) -> None:
+        self.verdicts = verdicts
+        self.asked: list[tuple[str, str, float]] = []
+
+    def __call__(self, new: Memory, old: Memory, similarity: float) -> Said:
+        self.asked.append((new.content, old.content, similarity))
+        return self.verdicts.get(old.content.split()[-1], Said("distinct"))
+
+
+def judged(
+    store: Store, memories: list[Memory], vectors: list[np.ndarray], judge: Judge, k: int = 5
+) -> list[InsertOutcome]:
+    return store.insert(
+        memories,
+        np.stack(vectors),
+        dedup_threshold=0.5,
+        dedup=[True] * len(memories),
+        actor="test",
+        judge=judge,
+        candidates=k,
+    )
+
+
+def test_judge_sees_the_k_nearest_checked_facts_of_the_scope_above_the_floor(
+    store: Store,
+) -> None:
+    olds = [mem("alice", f"fact {word}") for word in ("near", "mid", "far", "below")]
+    put(store, olds, [vec(1, 0.1), vec(1, 0.5), vec(1, 1), vec(1, 3)], dedup=True)
+    put(store, [mem("alice", "turn said", ring=Ring.EPISODIC, source="conversation")], [vec(1)])
+    put(store, [mem("bob", "fact other")], [vec(1)], dedup=True)
+    judge = Judge()
+    out = judged(store, [mem("alice", "fact new")], [vec(1)], judge, k=5)
+    assert out[0].inserted and out[0].conflicts == ()
+    # Nearest first; the chat turn, another user's fact and one below the floor are not asked.
+    assert [old for _, old, _ in judge.asked] == ["fact near", "fact mid", "fact far"]
+    sims = [sim for _, _, sim in judge.asked]
+    assert sims == pytest.approx([0.995, 0.894, 0.707], abs=1e-3)
+    judge = Judge()
+    judged(store, [mem("alice", "fact again")], [vec(1)], judge, k=2)
+    assert [old for _, old, _ in judge.asked] == ["fact new", "fact near"]  # k = 2
+
+
+def test_judge_decides_duplicates_and_conflicts(store: Store) -> None:
+    tea, coffee, rust = (mem("alice", f"User likes {w}") for w in ("tea", "coffee", "rust"))
+    judged(store, [tea, coffee, rust], [vec(1, 0.2), vec(1, 0.3), vec(1, 0.4)], Judge())
+    judge = Judge(tea=Said("conflict", "another drink"), rust=Said("conflict", "a language"))
+    out = judged(store, [mem("alice", "User likes juice")], [vec(1)], judge)[0]
+    assert out.inserted and out.duplicate_of is None
+    assert [(c.memory, c.why) for c in out.conflicts] == [
+        (tea, "another drink"),
+        (rust, "a language"),
+    ]
+    assert out.conflicts[0].similarity == pytest.approx(0.981, abs=1e-3)
+    # Any duplicate keeps the new fact out, whatever else the judge said; nothing is stored.
+    judge = Judge(tea=Said("conflict"), coffee=Said("duplicate", "says nothing new"))
+    refused = judged(store, [mem("alice", "User enjoys coffee")], [vec(1)], judge)[0]
+    assert not refused.inserted and refused.duplicate_of == coffee
+    assert refused.similarity == pytest.approx(0.958, abs=1e-3)
+    assert store.count(ALICE, NONE) == 4
+    # Unchecked items (conversation) are never judged.
+    judge = Judge(tea=Said("duplicate"))
+    assert store.insert(
+        [mem("alice", "tea tea")],
+        np.stack([vec(1)]),
+        dedup_threshold=0.5,
+        dedup=[False],
+        actor="t",
+        judge=judge,
+    )[0].inserted
+    assert judge.asked == []
+
+
+def test_judged_batch_counts_earlier_items_and_skips_superseded_facts(store: Store) -> None:
+    old = mem("alice", "User lives in London")
+    put(store, [old], [vec(1, 0.1)], dedup=True)
+    judge = Judge(Paris=Said("conflict", "another city"))
+    out = judged(
+        store,
+        [mem("alice", "User lives in Paris"), mem("alice", "User is in Paris")],
+        [vec(1, 0.9), vec(1, 0.95)],
+        judge,
+    )
+    assert [o.inserted for o in out] == [True, True]
+    assert out[1].conflicts[0].memory.id == out[0].memory.id
+    marked = old.model_copy(update={"superseded_by": out[0].memory.id})
+    store.replace(marked, None, HistoryEvent.about(old, EventKind.SUPERSEDE, "t"))
+    # Saying the superseded fact again is no duplicate of it: it is not even asked about.
+    judge = Judge(London=Said("duplicate"))
+    again = judged(store, [mem("alice", "User lives in London")], [vec(1, 0.1)], judge)
+    assert again[0].inserted
+    assert "User lives in London" not in [old for _, old, _ in judge.asked]
 
 
 def test_vector_search_order_k_and_filters(store: Store) -> None:

@@ -30,11 +30,12 @@ from memorybank.filtering import memory_filter, parse_since
 from memorybank.intake import (
     CONVERSATION_IMPORTANCE,
     chunk_text,
+    imported,
     is_conversation,
+    judge_pair,
     prepare,
     pydantic_message,
     save_result,
-    skipped,
     stored,
 )
 from memorybank.limits import RateLimiter
@@ -57,7 +58,6 @@ from memorybank.model import (
     ScopeSet,
     SearchHit,
     Source,
-    new_id,
     utcnow,
 )
 from memorybank.permissions import Action, adding, require, require_org_admin
@@ -65,8 +65,11 @@ from memorybank.policy import PolicySettings, to_third_person, validate_memory
 from memorybank.portability import export_json, export_markdown, parse_export
 from memorybank.retrieval import RetrievalSettings, fuse
 from memorybank.stores.base import Order, PlanOutcome, Store
+from memorybank.verdicts import CANDIDATE_SIMILARITY, CANDIDATES
 
 ProgressFn = Callable[[int, int], None]
+#: What a save does with stored facts the new one may update or contradict.
+OnConflict = Literal["keep", "supersede"]
 # Re-exported: they were defined here before the bank's helpers got modules of their own.
 __all__ = ["CONVERSATION_IMPORTANCE", "MemoryBank", "ProgressFn", "chunk_text", "parse_since"]
 
@@ -191,7 +194,7 @@ class MemoryBank:
         self,
         user_id: str,
         content: str,
-        category: Category | str,
+        category: Category | str | None = None,
         *,
         project_id: str | None = None,
         reasoning: str | None = None,
@@ -205,13 +208,18 @@ class MemoryBank:
         session_id: str | None = None,
         created_by: str | None = None,
         role: Role | None = None,
+        on_conflict: OnConflict = "keep",
     ) -> SaveResult:
         """Validate, rephrase to the third person, embed, check for duplicates, score
         importance and store one fact. ``role`` is the caller's role in ``project_id``
-        (see :mod:`memorybank.permissions`; ``None``: the host application).
+        (see :mod:`memorybank.permissions`; ``None``: the host application). Stored facts it
+        may update or contradict are in ``conflicts``; ``on_conflict="supersede"`` also marks
+        them superseded by the new one (see :meth:`save_many`).
 
         >>> bank.save("u1", "I prefer TypeScript", "preference").content
         'User prefers TypeScript'
+        >>> bank.save("u1", "I prefer dark mode").category  # None: inferred from the text
+        <Category.PREFERENCE: 'preference'>
         """
         item = {
             "content": content,
@@ -227,7 +235,9 @@ class MemoryBank:
             "session_id": session_id,
             "created_by": created_by,
         }
-        return self.save_many(user_id, [item], project_id=project_id, role=role)[0]
+        return self.save_many(
+            user_id, [item], project_id=project_id, role=role, on_conflict=on_conflict
+        )[0]
 
     def save_many(
         self,
@@ -237,9 +247,13 @@ class MemoryBank:
         project_id: str | None = None,
         progress: ProgressFn | None = None,
         role: Role | None = None,
+        on_conflict: OnConflict = "keep",
     ) -> list[SaveResult]:
         """Save a batch: one embedding batch, one transaction. Any invalid item raises a
-        :class:`ValidationError` naming its index, and nothing is stored.
+        :class:`ValidationError` naming its index, and nothing is stored. A stored fact lists
+        the stored facts of its scope it may update or contradict (``conflicts``, as
+        :func:`memorybank.verdicts.judge` finds them; a duplicate is refused): ``"keep"``
+        keeps both, ``"supersede"`` marks each old one superseded by the new (with history).
 
         Conversation items (``ring="episodic"``, ``source="conversation"``) are stored as said:
         no third-person rule, no minimum length, no duplicate rejection; longer text is split
@@ -260,20 +274,29 @@ class MemoryBank:
                 raise ValidationError(where + pydantic_message(exc)) from exc
         for action in {adding(memory.source) for memory, _, _ in prepared}:
             require(role, action, project_id)
+        if on_conflict == "supersede":
+            require(role, Action.CHANGE, project_id)
         if not prepared:
             return []
         vectors = self._embed([m.content for m, _, _ in prepared], progress)
         outcomes = self.store.insert(
             [m for m, _, _ in prepared],
             vectors,
-            dedup_threshold=self.policy.duplicate_threshold,
+            dedup_threshold=CANDIDATE_SIMILARITY,
             dedup=[check for _, check, _ in prepared],
             actor=user_id,
+            judge=judge_pair,
+            candidates=CANDIDATES,
         )
-        return [
+        results = [
             save_result(outcome.memory, outcome, rephrased)
             for outcome, (_, _, rephrased) in zip(outcomes, prepared, strict=True)
         ]
+        for result in results if on_conflict == "supersede" else []:
+            for old in result.conflicts:
+                newer = str(result.memory_id)
+                self.supersede(old.memory_id, newer, user_id, project_id=project_id, role=role)
+        return results
 
     def save_records(
         self,
@@ -739,16 +762,7 @@ class MemoryBank:
             (m.content, m.created_at)
             for m in self.store.list_memories(target, MemoryFilter(), limit=1_000_000_000)
         }
-        results: builtins.list[SaveResult] = []
-        fresh: builtins.list[Memory] = []
-        for memory in memories:
-            if (memory.content, memory.created_at) in present:
-                results.append(skipped(memory))  # imported before
-                continue
-            update: dict[str, Any] = {"user_id": user_id, "project_id": project_id}
-            if memory.id in taken:  # the id belongs to someone else's copy: give a new one
-                update["id"] = new_id("mem")
-            fresh.append(memory.model_copy(update=update))
+        results, fresh = imported(memories, taken, present, user_id, project_id)
         added = self.save_records(fresh, actor=user_id, role=role, progress=progress)
         return results + [stored(m) for m in added]
 

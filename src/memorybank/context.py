@@ -194,8 +194,14 @@ def _check_budget(value: object, name: str) -> int:
 
 
 def _fetch(bank: MemoryBank, user_id: str, **query: Any) -> list[Memory]:
+    # Memories replaced by newer ones (``superseded_by``) stay stored but leave the prompt.
     return bank.list(
-        user_id, order="importance_desc", limit=FETCH_LIMIT, source=_FACT_SOURCES, **query
+        user_id,
+        order="importance_desc",
+        limit=FETCH_LIMIT,
+        source=_FACT_SOURCES,
+        superseded=False,
+        **query,
     )
 
 

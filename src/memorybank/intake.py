@@ -11,20 +11,34 @@ conversation turns stored as said, split into chunks when long.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError as PydanticValidationError
 
 from memorybank.errors import ValidationError
-from memorybank.model import Memory, Ring, SaveInput, SaveResult, Source, utcnow
+from memorybank.model import (
+    Category,
+    Conflict,
+    Memory,
+    Ring,
+    SaveInput,
+    SaveResult,
+    Source,
+    new_id,
+    utcnow,
+)
 from memorybank.policy import (
     PolicySettings,
+    infer_category,
     parse_category,
     score_importance,
     to_third_person,
     validate_memory,
 )
 from memorybank.stores.base import InsertOutcome
+from memorybank.verdicts import Verdict, judge
 
 #: The importance of a conversation turn saved without one.
 CONVERSATION_IMPORTANCE = 5
@@ -68,10 +82,11 @@ def _text(item: SaveInput, policy: PolicySettings) -> tuple[list[str], Any, bool
         text = item.content.strip()
         if not text:
             raise ValidationError("content is empty: nothing to remember", field="content")
-        return chunk_text(text, policy.content_max), parse_category(item.category), False
+        category = Category.CONTEXT if item.category is None else parse_category(item.category)
+        return chunk_text(text, policy.content_max), category, False
     text, category = validate_memory(
         item.content,
-        item.category,
+        infer_category(item.content) if item.category is None else item.category,
         reasoning=item.reasoning,
         tags=item.tags,
         metadata=dict(item.metadata or {}),
@@ -153,10 +168,25 @@ def stored(memory: Memory, rephrased: bool = False) -> SaveResult:
     )
 
 
+def judge_pair(new: Memory, old: Memory, similarity: float) -> Verdict:
+    """:func:`memorybank.verdicts.judge` on two memories' texts: the judge a save gives the
+    store, which finds the candidates."""
+    return judge(new.content, old.content, similarity)
+
+
 def save_result(memory: Memory, outcome: InsertOutcome, rephrased: bool) -> SaveResult:
     """What a save answers: the stored memory, or the duplicate that kept it out."""
     if outcome.inserted:
-        return stored(memory, rephrased)
+        result = stored(memory, rephrased)
+        if not outcome.conflicts:
+            return result
+        conflicts = [
+            Conflict(
+                memory_id=c.memory.id, content=c.memory.content, why=c.why, similarity=c.similarity
+            )
+            for c in outcome.conflicts
+        ]
+        return result.model_copy(update={"conflicts": conflicts})
     existing = outcome.duplicate_of
     return SaveResult(
         success=False,
@@ -168,6 +198,29 @@ def save_result(memory: Memory, outcome: InsertOutcome, rephrased: bool) -> Save
         similarity=outcome.similarity,
         rephrased=rephrased,
     )
+
+
+def imported(
+    memories: Sequence[Memory],
+    taken: Collection[str],
+    present: Collection[tuple[str, datetime]],
+    user_id: str,
+    project_id: str | None,
+) -> tuple[list[SaveResult], list[Memory]]:
+    """An import's records for ``user_id`` (and ``project_id``): what it skips (``present``:
+    the (content, created_at) of what the scope holds, imported before) and the records to
+    store, with a new id where the old one is ``taken`` (someone else's copy)."""
+    results: list[SaveResult] = []
+    fresh: list[Memory] = []
+    for memory in memories:
+        if (memory.content, memory.created_at) in present:
+            results.append(skipped(memory))
+            continue
+        update: dict[str, Any] = {"user_id": user_id, "project_id": project_id}
+        if memory.id in taken:
+            update["id"] = new_id("mem")
+        fresh.append(memory.model_copy(update=update))
+    return results, fresh
 
 
 def skipped(memory: Memory) -> SaveResult:
@@ -185,7 +238,9 @@ def skipped(memory: Memory) -> SaveResult:
 __all__ = [
     "CONVERSATION_IMPORTANCE",
     "chunk_text",
+    "imported",
     "is_conversation",
+    "judge_pair",
     "prepare",
     "pydantic_message",
     "save_result",

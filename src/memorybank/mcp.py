@@ -111,6 +111,9 @@ def build_server(
     chosen = get_profile(profile_name)
     resolve = _resolver(ctx)
     schemas = {entry["name"]: entry for entry in to_mcp(chosen)}
+    # A profile's variant for calls in a project (toolkit offers it) has its own definitions.
+    variant = chosen.extras.get("in_project")
+    in_project = {entry["name"]: entry for entry in to_mcp(variant)} if variant else schemas
 
     def context_of(request_ctx: ServerRequestContext[Any]) -> ToolContext:
         return resolve(request_ctx.request)
@@ -119,8 +122,9 @@ def build_server(
         request_ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         offered = toolkit(chosen, context_of(request_ctx))
+        table = in_project if offered is variant else schemas
         return types.ListToolsResult(
-            tools=[types.Tool.model_validate(schemas[tool.name]) for tool in offered.tools]
+            tools=[types.Tool.model_validate(table[tool.name]) for tool in offered.tools]
         )
 
     async def call_tool(
@@ -138,7 +142,7 @@ def build_server(
         return to_content(result)
 
     def input_schema(name: str) -> dict[str, Any] | None:
-        entry = schemas.get(name)
+        entry = in_project.get(name)  # the variant's arguments are a superset
         return None if entry is None else dict(entry["inputSchema"])
 
     instructions = chosen.guidance

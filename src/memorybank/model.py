@@ -289,8 +289,21 @@ class SearchHit(BaseModel):
     text_score: float | None = None
 
 
+class Conflict(BaseModel):
+    """A stored memory a new fact may update or contradict (reported, never resolved
+    silently): its id, its text, why the two may conflict, and how similar they are."""
+
+    model_config = ConfigDict(frozen=True)
+
+    memory_id: str
+    content: str
+    why: str = ""
+    similarity: float | None = None
+
+
 class SaveResult(BaseModel):
-    """What :meth:`MemoryBank.save` did: saved, or found a duplicate, with the stored text."""
+    """What :meth:`MemoryBank.save` did: saved, or found a duplicate, with the stored text;
+    a stored fact also lists the stored ones it may update or contradict (``conflicts``)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -305,6 +318,7 @@ class SaveResult(BaseModel):
     similarity: float | None = None
     rephrased: bool = False
     memory: Memory | None = None
+    conflicts: list[Conflict] = Field(default_factory=list)
 
 
 class HistoryEvent(BaseModel):
@@ -437,7 +451,8 @@ class SaveInput(BaseModel):
 
     content: str
     # A string here; the policy resolves it (case-insensitively) and names the valid ones.
-    category: Category | str = Category.CONTEXT
+    # None: inferred from the text (conversation turns: context).
+    category: Category | str | None = None
     reasoning: str | None = None
     tags: Sequence[str] = ()
     metadata: Mapping[str, Any] | None = None
@@ -453,6 +468,7 @@ class SaveInput(BaseModel):
 
 __all__ = [
     "Category",
+    "Conflict",
     "Decision",
     "DecisionOutcome",
     "Domain",

@@ -450,6 +450,84 @@ def _assess(content: str, category: Category | str) -> tuple[int, list[str]]:
     return clamped, reasons
 
 
+# --------------------------------------------------------------------------------------------
+# Category inference (when the caller names none)
+# --------------------------------------------------------------------------------------------
+
+# General cue words for seed 000's categories ("Likes/dislikes, settings"; "name, role,
+# location"; "family, colleagues"; "work details, ongoing tasks"), matched on either person.
+_PREFERENCE_RE = re.compile(
+    r"\b(?:prefer(?:s|red|ring|ence|ences)?|likes?|liked|loves?|loved|enjoys?|enjoyed"
+    r"|hates?|hated|dislikes?|disliked|can['’]?t\s+stand|favou?rite|fond\s+of"
+    r"|rather|would\s+like|wants?\s+(?:me|the\s+assistant|answers|responses|replies)"
+    r"|always\s+use[sd]?|never\s+use[sd]?|allergic|vegan|vegetarian|avoids?"
+    r"|dark\s+mode|light\s+mode|settings?|tabs|spaces|style|tone"
+    r"|usually|habits?|hobb(?:y|ies)|collects|drinks|eats|plays)\b",
+    re.IGNORECASE,
+)
+# Saying what someone is ("is a backend engineer") outweighs a work word in the role's name.
+_ROLE_RE = re.compile(
+    r"\b(?:i\s+am|i['’]m|is)\s+(?:a|an)\s+[\w\s-]{0,30}?"
+    r"(?:engineer|developer|designer|manager|teacher|student|doctor|nurse|scientist"
+    r"|writer|lawyer|founder|consultant|analyst|researcher|architect|artist|programmer)\b",
+    re.IGNORECASE,
+)
+_IDENTITY_RE = re.compile(
+    r"\b(?:name\s+is|named|called"
+    r"|works?\s+(?:as|at|for)|job|occupation|profession|lives?\s+(?:in|at)|living\s+in"
+    r"|based\s+in|moved\s+to|relocated|hometown|address"
+    r"|born|grew\s+up|years?\s+old|age\s+is|birthday|nationality|native\s+language"
+    r"|speaks?|pronouns?|from\s+[A-Z]\w+|citizen|degree|graduated|studie[sd]|email|phone)\b",
+    re.IGNORECASE,
+)
+_RELATIONSHIP_RE = re.compile(
+    r"\b(?:wife|husband|partner|spouse|girlfriend|boyfriend|fianc[eé]e?|married|mother|father"
+    r"|mom|mum|dad|parents?|sons?|daughters?|kids?|children|child|brother|sister|siblings?"
+    r"|cousin|aunt|uncle|grand(?:mother|father|ma|pa|parents?|children|son|daughter)"
+    r"|friends?|colleagues?|co-?workers?|boss|(?:my|user['’]s)\s+manager|mentor|teammates?"
+    r"|roommates?|neighbou?rs?|family|dog|cat|pet|works?\s+with)\b",
+    re.IGNORECASE,
+)
+_PROJECT_RE = re.compile(
+    r"\b(?:working\s+on|works?\s+on|project|building|builds|developing|deadline|repo"
+    r"|repository|codebase|launch(?:ing)?|ship(?:ping)?|release|sprint|milestone|roadmap"
+    r"|prototype|app|startup|saas|mvp|feature|migrat(?:e|ing|ion)|refactor(?:ing)?|stack"
+    r"|backend|frontend|api|database|tasks?|tickets?|thesis|team|product|platform|clients?"
+    r"|customers?|deploy(?:s|ed|ing|ments?)?|sprints?)\b",
+    re.IGNORECASE,
+)
+# Checked in this order; the first with the most cues wins a tie.
+_CATEGORY_CUES = (
+    (Category.RELATIONSHIP, (_RELATIONSHIP_RE,)),
+    (Category.PREFERENCE, (_PREFERENCE_RE,)),
+    (Category.PROJECT, (_PROJECT_RE,)),
+    (Category.IDENTITY, (_IDENTITY_RE, _ROLE_RE, _ROLE_RE)),
+)
+
+
+def infer_category(text: str) -> Category:
+    """Seed 000's category for a fact saved without one, from general cue words: the
+    category with the most cues, ``context`` when none.
+
+    >>> infer_category("I prefer dark mode")
+    <Category.PREFERENCE: 'preference'>
+    >>> infer_category("My name is John")
+    <Category.IDENTITY: 'identity'>
+    >>> infer_category("I work with Sarah on the backend")
+    <Category.RELATIONSHIP: 'relationship'>
+    >>> infer_category("Save this: I'm building a SaaS product")
+    <Category.PROJECT: 'project'>
+    >>> infer_category("User had a long day")
+    <Category.CONTEXT: 'context'>
+    """
+    best, best_count = Category.CONTEXT, 0
+    for category, patterns in _CATEGORY_CUES:
+        count = sum(len(pattern.findall(text)) for pattern in patterns)
+        if count > best_count:
+            best, best_count = category, count
+    return best
+
+
 def score_importance(content: str, category: Category | str) -> int:
     """Importance 1–10 of seed 000: the category's base, adjusted by the wording.
 
@@ -479,6 +557,7 @@ __all__ = [
     "PolicySettings",
     "ThirdPersonResult",
     "importance_reasons",
+    "infer_category",
     "is_duplicate",
     "is_first_person",
     "parse_category",

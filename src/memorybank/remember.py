@@ -43,6 +43,7 @@ from memorybank.llm.client import JSONCompleter, complete_model
 from memorybank.model import (
     Caller,
     Category,
+    Conflict,
     Domain,
     Memory,
     Ring,
@@ -108,6 +109,8 @@ class RememberResult(BaseModel):
     skipped: list[NotStored] = Field(default_factory=list)
     rejected: list[NotStored] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    # Stored facts a new one may update or contradict (see SaveResult.conflicts).
+    conflicts: list[Conflict] = Field(default_factory=list)
 
 
 def remember(
@@ -304,6 +307,7 @@ def _add(
         )
         return None
     result.stored.append(saved.memory)
+    result.conflicts += saved.conflicts
     return saved.memory
 
 
@@ -568,6 +572,10 @@ def render_remember(result: RememberResult) -> str:
         lines.append(f"Skipped: {item.content} ({item.reason})")
     for item in result.rejected:
         lines.append(f"Rejected: {item.content} ({item.reason})")
+    superseded = {sup.old_id for sup in result.superseded}
+    for conflict in result.conflicts:
+        if conflict.memory_id not in superseded:
+            lines.append(f"May conflict with {conflict.memory_id}: {conflict.content}")
     lines += [f"Note: {w}" for w in result.warnings]
     return "\n".join(lines)
 

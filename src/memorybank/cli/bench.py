@@ -145,6 +145,36 @@ def bench_locomo(
         console.print(f"Wrote {report.chart(chart)}.")
 
 
+@bench_app.command("integrity")
+@handles_errors
+def bench_integrity(
+    pairs: Annotated[Path, typer.Option("--pairs", help="Fact pairs (JSON lines: a, b, label).")],
+    sick: Annotated[
+        Path, typer.Option("--sick", help="SICK pairs (tab-separated, with a header).")
+    ],
+    sick_limit: Annotated[
+        int | None, typer.Option("--sick-limit", min=1, help="Score only the first N SICK pairs.")
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the report as JSON to this file.")
+    ] = None,
+    workdir: Annotated[
+        Path | None,
+        typer.Option("--workdir", help="Where to build the database (default: a temp dir)."),
+    ] = None,
+) -> None:
+    """Duplicates caught, updates and distinct facts kept or surfaced, beside the goals."""
+    with bench_installed():
+        from memorybank_bench.integrity import run_integrity
+
+    console = stdout()
+    report = run_integrity(pairs, sick, sick_limit=sick_limit, workdir=workdir, console=console)
+    console.print(report.table())
+    if json_out is not None:
+        json_out.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
+        console.print(f"Wrote {json_out}.")
+
+
 @bench_app.command("load")
 @handles_errors
 def bench_load(

@@ -172,13 +172,13 @@ def add(
     user: UserArg,
     content: Annotated[str, typer.Argument(help="The fact to remember, in one sentence.")],
     category: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--category",
             "-c",
-            help="identity, preference, relationship, project or context.",
+            help="identity, preference, relationship, project or context (default: inferred).",
         ),
-    ] = "context",
+    ] = None,
     project: ProjectOption = None,
     reasoning: Annotated[
         str | None, typer.Option("--reasoning", help="Why this is worth remembering.")

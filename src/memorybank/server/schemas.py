@@ -66,7 +66,9 @@ class AddFact(_Body):
     """``POST /api/memory/user`` and ``/api/memory/drive/{driveId}``."""
 
     fact: str = Field(description="The fact, e.g. 'User prefers dark mode'")
-    category: Name | None = Field(default=None, description="identity, preference, …")
+    category: Name | None = Field(
+        default=None, description="identity, preference, …; omitted: inferred from the fact"
+    )
 
 
 class ClearRequest(_Body):

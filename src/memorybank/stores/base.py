@@ -105,6 +105,32 @@ class InsertOutcome:
     inserted: bool
     duplicate_of: Memory | None = None
     similarity: float | None = None
+    #: Stored facts the judge said the inserted one may update or contradict.
+    conflicts: tuple[Related, ...] = ()
+
+
+@dataclass(frozen=True)
+class Related:
+    """A stored memory a judge related to a new one: its similarity and why."""
+
+    memory: Memory
+    similarity: float
+    why: str = ""
+
+
+class Judgement(Protocol):
+    """What a judge answers about a (new, stored) pair: ``relation`` is ``"duplicate"``
+    (the new one is refused), ``"conflict"`` (stored, and reported) or anything else."""
+
+    @property
+    def relation(self) -> str: ...
+
+    @property
+    def why(self) -> str: ...
+
+
+#: Decides how a new memory relates to a stored candidate, given their cosine similarity.
+Judge = Callable[[Memory, Memory, float], Judgement]
 
 
 def speaker_of(metadata: Mapping[str, Any]) -> str | None:
@@ -228,12 +254,18 @@ class Store(Protocol):
         dedup: Sequence[bool],
         actor: str | None,
         record: bool = True,
+        judge: Judge | None = None,
+        candidates: int = 5,
     ) -> list[InsertOutcome]:
         """Insert memories with their vectors in one transaction.
 
-        Items whose ``dedup`` flag is set are skipped when an existing memory of the same scope
-        (or an earlier item of this batch) has cosine similarity above ``dedup_threshold``; the
-        check and the insert are serialised per scope so concurrent writers cannot both insert.
+        Without a ``judge``, items whose ``dedup`` flag is set are skipped when an existing
+        memory of the same scope (or an earlier item of this batch) has cosine similarity above
+        ``dedup_threshold``. With a ``judge``, ``dedup_threshold`` is the candidates' floor: up
+        to ``candidates`` stored facts of the scope with cosine at least ``dedup_threshold``
+        are judged, nearest first; any ``"duplicate"`` keeps the item out (``duplicate_of``),
+        else it is stored with the ``"conflict"`` ones in ``conflicts``. The check and the
+        insert are serialised per scope so concurrent writers cannot both insert.
         Each inserted memory gets an ADD history event unless ``record`` is false (a migration,
         which copies the history as it was).
         """

@@ -243,19 +243,30 @@ class PostgresStore(SqlStore[PostgresTxn]):
         found = self._nearest(txn, memory.scope.key, bound)
         return found if found is not None and found[1] > threshold else None
 
+    def _lookalikes(
+        self, txn: PostgresTxn, memory: Memory, vector: Vectors, bound: Any, floor: float, k: int
+    ) -> list[tuple[Memory, float]]:
+        near = self._near(txn, memory.scope.key, bound, k)
+        return [(found, sim) for found, sim in near if sim >= floor]
+
     def _nearest(self, txn: PostgresTxn, key: str, literal: str) -> tuple[Memory, float] | None:
-        """The stored memory of scope ``key`` nearest to the vector: only memories that were
-        themselves checked for duplicates count (a fact is no duplicate of a chat turn). Rows
-        this insert stored count as they were checked or not, whatever their kind."""
-        row = txn.one(
+        """The stored memory of scope ``key`` nearest to the vector (see :meth:`_near`)."""
+        near = self._near(txn, key, literal, 1)
+        return near[0] if near else None
+
+    def _near(self, txn: PostgresTxn, key: str, literal: str, k: int) -> list[tuple[Memory, float]]:
+        """The ``k`` stored memories of scope ``key`` nearest to the vector: only memories
+        that were themselves checked for duplicates count (a fact is no duplicate of a chat
+        turn). Rows this insert stored count as they were checked or not, whatever their kind."""
+        rows = txn.fetch(
             f"SELECT {POSTGRES.m_columns}, 1 - (m.embedding <=> ?::vector) FROM memories m "
             "WHERE m.scope_key = ? AND m.id <> ALL(?::text[]) "
             "AND (NOT (m.ring = 'episodic' AND m.source = 'conversation') "
             "     OR m.id = ANY(?::text[])) "
-            "ORDER BY m.embedding <=> ?::vector LIMIT 1",
-            (literal, key, txn.unchecked, txn.checked, literal),
+            "ORDER BY m.embedding <=> ?::vector LIMIT ?",
+            (literal, key, txn.unchecked, txn.checked, literal, k),
         )
-        return None if row is None else (_row_to_memory(row), float(row[21]))
+        return [(_row_to_memory(row), float(row[21])) for row in rows]
 
     def _insert_row(
         self, txn: PostgresTxn, memory: Memory, vector: Vectors, bound: Any, checked: bool

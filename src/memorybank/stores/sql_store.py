@@ -45,7 +45,15 @@ from memorybank.model import (
     Scope,
     ScopeSet,
 )
-from memorybank.stores.base import Candidate, InsertOutcome, Order, from_us, to_us
+from memorybank.stores.base import (
+    Candidate,
+    InsertOutcome,
+    Judge,
+    Order,
+    Related,
+    from_us,
+    to_us,
+)
 from memorybank.stores.sql import Dialect, Transaction, changed_values, chunks, scope_keys, upsert
 from memorybank.stores.sql_forget import SqlForgetPlans
 
@@ -178,6 +186,36 @@ class SqlStore(SqlForgetPlans[TxnT]):
         were themselves checked for duplicates count: a fact is no duplicate of a chat turn."""
 
     @abstractmethod
+    def _lookalikes(
+        self, txn: TxnT, memory: Memory, vector: Vectors, bound: Any, floor: float, k: int
+    ) -> list[tuple[Memory, float]]:
+        """Up to ``k`` stored memories of ``memory``'s scope (this transaction's inserts
+        included) with similarity to ``vector`` at least ``floor``, nearest first; only
+        memories that were themselves checked for duplicates count (as :meth:`_duplicate`)."""
+
+    def _judged(
+        self,
+        txn: TxnT,
+        memory: Memory,
+        vector: Vectors,
+        bound: Any,
+        floor: float,
+        k: int,
+        judge: Judge,
+    ) -> InsertOutcome | tuple[Related, ...]:
+        """The judge's decision on ``memory``: a refusal (the duplicate), else its conflicts."""
+        conflicts: list[Related] = []
+        for other, similarity in self._lookalikes(txn, memory, vector, bound, floor, k):
+            if other.superseded_by is not None:
+                continue  # an outdated fact: saying it again is no duplicate, no conflict
+            verdict = judge(memory, other, similarity)
+            if verdict.relation == "duplicate":
+                return InsertOutcome(memory, False, other, similarity)
+            if verdict.relation == "conflict":
+                conflicts.append(Related(other, similarity, verdict.why))
+        return tuple(conflicts)
+
+    @abstractmethod
     def _insert_row(
         self, txn: TxnT, memory: Memory, vector: Vectors, bound: Any, checked: bool
     ) -> None:
@@ -211,6 +249,8 @@ class SqlStore(SqlForgetPlans[TxnT]):
         dedup: Sequence[bool],
         actor: str | None,
         record: bool = True,
+        judge: Judge | None = None,
+        candidates: int = 5,
     ) -> list[InsertOutcome]:
         """Insert memories with their vectors in one transaction (see :class:`Store`)."""
         vecs = self._check_vectors(vectors, len(memories))
@@ -223,7 +263,15 @@ class SqlStore(SqlForgetPlans[TxnT]):
             self._lock_scopes(txn, sorted({m.scope.key for m in memories}))
             for memory, vector, check in zip(memories, vecs, dedup, strict=True):
                 bound = self._bind_vector(vector)
-                if check and dedup_threshold is not None:
+                conflicts: tuple[Related, ...] = ()
+                if check and judge is not None:
+                    floor = -1.0 if dedup_threshold is None else dedup_threshold
+                    decided = self._judged(txn, memory, vector, bound, floor, candidates, judge)
+                    if isinstance(decided, InsertOutcome):
+                        outcomes.append(decided)
+                        continue
+                    conflicts = decided
+                elif check and dedup_threshold is not None:
                     found = self._duplicate(txn, memory, vector, bound, dedup_threshold)
                     if found is not None:
                         outcomes.append(InsertOutcome(memory, False, *found))
@@ -238,7 +286,7 @@ class SqlStore(SqlForgetPlans[TxnT]):
                         created_at=memory.created_at,
                     )
                     self._record(txn, event)
-                outcomes.append(InsertOutcome(memory, True))
+                outcomes.append(InsertOutcome(memory, True, conflicts=conflicts))
         return outcomes
 
     def _record(self, txn: TxnT, event: HistoryEvent) -> None:

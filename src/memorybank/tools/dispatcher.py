@@ -72,14 +72,16 @@ def error(message: str) -> dict[str, Any]:
 def toolkit(profile: Profile, ctx: ToolContext) -> Profile:
     """The tools to offer this conversation (seed 001): none when memory is switched off for it
     or its model cannot call functions, in which case the guidance is dropped too, so the
-    prompt never mentions tools the model does not have.
+    prompt never mentions tools the model does not have. A profile with a variant for calls
+    in a project (``extras["in_project"]``) offers it when ``ctx.project_id`` is set.
 
     >>> from memorybank.tools import profile
     >>> toolkit(profile("default"), ToolContext(user_id="u1", supports_tools=False)).tools
     ()
     """
     if ctx.memory_enabled and ctx.supports_tools:
-        return profile
+        variant = profile.extras.get("in_project") if ctx.project_id is not None else None
+        return variant if isinstance(variant, Profile) else profile
     return dataclasses.replace(profile, tools=(), guidance="")
 
 

@@ -46,12 +46,13 @@ def add_fact(
     role: Role,
 ) -> JSONResponse:
     """Save a fact by hand (one write against the caller's write limit, which MCP and the
-    tools share); :class:`Conflict` with the stored one for a duplicate."""
+    tools share); :class:`Conflict` with the stored one for a duplicate. The answer's
+    ``conflicts`` are the stored facts the new one may update or contradict."""
     bank.count_write(principal.user_id)
     result = bank.save(
         principal.user_id,
         body.fact,
-        body.category or "context",
+        body.category or None,
         project_id=project_id,
         source=Source.USER,
         created_by=principal.user_id,
@@ -72,7 +73,11 @@ def add_fact(
             existing=existing,
         )
     assert result.memory is not None
-    return JSONResponse({"memory": memory_json(result.memory)}, status_code=201)
+    # The stored facts the new one may update or contradict: the caller decides what to do.
+    conflicts = [c.model_dump(mode="json") for c in result.conflicts]
+    return JSONResponse(
+        {"memory": memory_json(result.memory), "conflicts": conflicts}, status_code=201
+    )
 
 
 def list_scope(

@@ -40,11 +40,19 @@ def find_profile(name: str) -> tools.Profile:
 @router.get("/api/tools/{profile}")
 def tool_definitions(
     principal: PrincipalDep,
+    accounts: AccountsDep,
     profile: str,
     format: Literal["openai", "anthropic", "mcp"] = "openai",
+    thread_id: IdParam = None,
 ) -> dict[str, Any]:
-    """A profile's tool definitions for a chat API, and what they cost per request."""
+    """A profile's tool definitions for a chat API, and what they cost per request; for
+    ``thread_id``, the ones offered in that thread (the default profile's ``remember`` takes
+    a ``scope`` when the thread is in a project; none when memory is off for it)."""
     chosen = find_profile(profile)
+    if thread_id is not None:
+        chosen = tools.toolkit(
+            chosen, tool_context(accounts, principal, thread_of(accounts, principal, thread_id))
+        )
     return {
         "profile": chosen.name,
         "format": format,

@@ -19,14 +19,16 @@ memorybank.errors.ValidationError: unknown tool profile 'nope': use one of blah,
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
 
 from memorybank.errors import ValidationError
+from memorybank.model import Conflict, SaveResult
 from memorybank.tools.base import Handler, Profile, SafetyTier, Tool
 
-__all__ = ["PROFILE_NAMES", "TIMEOUTS", "define", "profile"]
+__all__ = ["PROFILE_NAMES", "TIMEOUTS", "define", "profile", "with_conflicts"]
 
 PROFILE_NAMES: tuple[str, ...] = (
     "blah",
@@ -42,6 +44,24 @@ TIMEOUTS: dict[SafetyTier, float] = {
     SafetyTier.READ_ONLY: 15.0,
     SafetyTier.SIDE_EFFECTING: 10.0,
 }
+
+
+def with_conflicts(
+    answer: dict[str, Any], conflicts: Sequence[Conflict] | SaveResult, id_key: str = "id"
+) -> dict[str, Any]:
+    """``answer`` plus, when the saved fact may update or contradict stored ones, those facts
+    (``conflicts``: their id under the profile's own name, text and why), so the calling
+    model can update or delete them; unchanged when there are none.
+
+    >>> with_conflicts({"success": True}, [Conflict(memory_id="m1", content="x", why="y")])
+    {'success': True, 'conflicts': [{'id': 'm1', 'fact': 'x', 'why': 'y'}]}
+    """
+    found = conflicts.conflicts if isinstance(conflicts, SaveResult) else conflicts
+    if found:
+        answer["conflicts"] = [
+            {id_key: c.memory_id, "fact": c.content, "why": c.why} for c in found
+        ]
+    return answer
 
 
 def define(

@@ -20,7 +20,7 @@ from pydantic import Field, field_validator
 
 from memorybank.json_schemas import Arguments, tool_error
 from memorybank.tools.base import Profile, SafetyTier, ToolContext
-from memorybank.tools.profiles import define
+from memorybank.tools.profiles import define, with_conflicts
 
 if TYPE_CHECKING:
     from memorybank.bank import MemoryBank
@@ -105,13 +105,14 @@ def save_memory(bank: MemoryBank, ctx: ToolContext, args: SaveMemoryArgs) -> dic
             "message": "Similar memory already exists",
             "existingContent": result.existing_content,
         }
-    return {
+    answer = {
         "success": True,
         "message": "Memory saved successfully",
         "memoryId": result.memory_id,
         "content": result.content,
         "category": result.category.value,
     }
+    return with_conflicts(answer, result, "memoryId")
 
 
 def search_memories(bank: MemoryBank, ctx: ToolContext, args: SearchMemoriesArgs) -> dict[str, Any]:
@@ -142,7 +143,8 @@ SAVE_DESCRIPTION = (
     "important relationships. Do not call for temporary or one-off requests, vague or "
     "uncertain statements ('I might try X someday'), questions, generic facts, or anything "
     "already in the system prompt. Always write content in the third person "
-    "('User prefers TypeScript', not 'I prefer TypeScript')."
+    "('User prefers TypeScript', not 'I prefer TypeScript'). The answer lists saved memories "
+    "the new one may contradict."
 )
 SEARCH_DESCRIPTION = (
     "Search the user's saved memories by meaning. Call when the user refers to something they "

@@ -9,7 +9,10 @@ not advertised: a fact's is the bank's policy, whose errors tell the model what 
 ``maxLength`` in the definitions; ``recall`` returns the best
 :data:`RECALL_LIMIT` facts rather than taking a limit. ``category`` stays: it decides which
 facts are pre-loaded into every prompt. Facts go to the user's private memory; ``recall`` also
-reads the current project's memory.
+reads the current project's memory. Only when the call has a project does ``remember`` offer
+``scope`` ("user" | "project", seed 002's drive memory, which every member's AI may add to): the
+variant in ``PROFILE.extras["in_project"]``, which :func:`~memorybank.tools.toolkit` picks, so
+the definitions without a project stay the cheapest.
 
 >>> [t.name for t in PROFILE.tools]
 ['remember', 'recall', 'forget']
@@ -21,21 +24,24 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
 
+from memorybank.errors import ValidationError
 from memorybank.json_schemas import Arguments, tool_error
 from memorybank.tools.base import Profile, SafetyTier, ToolContext
-from memorybank.tools.profiles import define
+from memorybank.tools.profiles import define, with_conflicts
 
 if TYPE_CHECKING:
     from memorybank.bank import MemoryBank
 
 __all__ = [
     "ID_MAX",
+    "IN_PROJECT",
     "PROFILE",
     "QUERY_MAX",
     "RECALL_LIMIT",
     "ForgetArgs",
     "RecallArgs",
     "RememberArgs",
+    "RememberInProjectArgs",
 ]
 
 # A fixed page of short facts: a ``limit`` argument would cost ~29 tokens in every request,
@@ -69,6 +75,12 @@ class RememberArgs(Arguments):
     id: FactId | None = Field(None, description="Replace this fact (id from recall)")
 
 
+class RememberInProjectArgs(RememberArgs):
+    """Arguments of ``remember`` when the call has a project."""
+
+    scope: Literal["user", "project"] = Field("user", description="project: shared with members")
+
+
 class RecallArgs(Arguments):
     """Arguments of ``recall``."""
 
@@ -82,7 +94,8 @@ class ForgetArgs(Arguments):
 
 
 def remember(bank: MemoryBank, ctx: ToolContext, args: RememberArgs) -> dict[str, Any]:
-    """Save a fact in the user's private memory, or replace fact ``args.id``."""
+    """Save a fact in the user's private memory (or, with ``scope`` "project", the current
+    project's), or replace fact ``args.id``."""
     if args.id is not None:
         changed = bank.update(
             args.id,
@@ -93,13 +106,23 @@ def remember(bank: MemoryBank, ctx: ToolContext, args: RememberArgs) -> dict[str
             role=ctx.role,
         )
         return {"success": True, "id": changed.id, "fact": changed.content}
-    result = bank.save(ctx.user_id, args.fact, args.category)
+    if isinstance(args, RememberInProjectArgs) and args.scope == "project":
+        if ctx.project_id is None:
+            raise ValidationError(
+                "this conversation has no project; use scope 'user'", field="scope"
+            )
+        result = bank.save(
+            ctx.user_id, args.fact, args.category, project_id=ctx.project_id, role=ctx.role
+        )
+    else:
+        result = bank.save(ctx.user_id, args.fact, args.category)
     if result.duplicate:
         return {
             "success": False,
             "error": f"already remembered as {result.existing_id}: {result.existing_content}",
         }
-    return {"success": True, "id": result.memory_id, "fact": result.content}
+    answer = {"success": True, "id": result.memory_id, "fact": result.content}
+    return with_conflicts(answer, result)
 
 
 def recall(bank: MemoryBank, ctx: ToolContext, args: RecallArgs) -> dict[str, Any]:
@@ -125,33 +148,45 @@ changed, call remember with its id; when they ask you to forget one, call forget
 (ids come from recall).
 """
 
-PROFILE = Profile(
+_REMEMBER = (
+    "remember",
+    "Save a lasting fact about the user, or replace one that changed. "
+    "Not for one-off or vague things. Answers facts it may conflict with.",
+)
+_RECALL = define(
+    "recall",
+    "Search saved facts about the user.",
+    RecallArgs,
+    recall,
+    SafetyTier.READ_ONLY,
+)
+_FORGET = define(
+    "forget",
+    "Delete a saved fact (id from recall).",
+    ForgetArgs,
+    forget,
+    SafetyTier.SIDE_EFFECTING,
+)
+_DESCRIPTION = (
+    "memorybank's recommended set: remember / recall / forget with the smallest definitions."
+)
+
+#: The profile offered when the call has a project: ``remember`` also takes ``scope``.
+IN_PROJECT = Profile(
     name="default",
-    description="memorybank's recommended set: remember / recall / forget with the smallest "
-    "definitions.",
+    description=_DESCRIPTION,
     tools=(
-        define(
-            "remember",
-            "Save a lasting fact about the user, or replace one that changed. "
-            "Not for one-off or vague things.",
-            RememberArgs,
-            remember,
-            SafetyTier.SIDE_EFFECTING,
-        ),
-        define(
-            "recall",
-            "Search saved facts about the user.",
-            RecallArgs,
-            recall,
-            SafetyTier.READ_ONLY,
-        ),
-        define(
-            "forget",
-            "Delete a saved fact (id from recall).",
-            ForgetArgs,
-            forget,
-            SafetyTier.SIDE_EFFECTING,
-        ),
+        define(*_REMEMBER, RememberInProjectArgs, remember, SafetyTier.SIDE_EFFECTING),
+        _RECALL,
+        _FORGET,
     ),
     guidance=GUIDANCE,
+)
+
+PROFILE = Profile(
+    name="default",
+    description=_DESCRIPTION,
+    tools=(define(*_REMEMBER, RememberArgs, remember, SafetyTier.SIDE_EFFECTING), _RECALL, _FORGET),
+    guidance=GUIDANCE,
+    extras={"in_project": IN_PROJECT},
 )

@@ -378,7 +378,8 @@ REMEMBER_DESCRIPTION = (
     "Store new memories from conversation messages. Use at the end of a conversation once "
     "the user's goals are met, when the user shares personal information or preferences, "
     "and after significant decisions or conclusions. Check with recall first to avoid "
-    "duplicates; do not store trivial or temporary information."
+    "duplicates; do not store trivial or temporary information. Names stored memories the "
+    "new ones may contradict."
 )
 RECALL_DESCRIPTION = (
     "Semantic search for relevant memories. Use when the user asks 'What do I…', 'What's "

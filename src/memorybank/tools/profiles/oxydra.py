@@ -20,7 +20,7 @@ from memorybank.errors import NotFound
 from memorybank.json_schemas import Arguments
 from memorybank.model import Memory, Ring, SearchHit, Source
 from memorybank.tools.base import Profile, SafetyTier, ToolContext
-from memorybank.tools.profiles import define
+from memorybank.tools.profiles import define, with_conflicts
 
 if TYPE_CHECKING:
     from memorybank.bank import MemoryBank
@@ -144,7 +144,8 @@ def memory_save(bank: MemoryBank, ctx: ToolContext, args: MemorySaveArgs) -> dic
             "message": f"A nearly identical note already exists ({result.existing_content!r}); "
             "nothing new was saved. Use memory_update with this note_id to change it.",
         }
-    return {"note_id": result.memory_id, "message": f"Saved note: {result.content}"}
+    answer = {"note_id": result.memory_id, "message": f"Saved note: {result.content}"}
+    return with_conflicts(answer, result, "note_id")
 
 
 def memory_update(bank: MemoryBank, ctx: ToolContext, args: MemoryUpdateArgs) -> dict[str, Any]:
@@ -173,7 +174,8 @@ SAVE_DESCRIPTION = (
     "Save an important piece of information to your persistent memory as a natural language "
     "note. Use this proactively whenever the user shares preferences, makes decisions, states "
     "facts, or tells you something worth remembering across conversations. Saved notes persist "
-    "across all sessions and channels. Returns a note_id for future reference."
+    "across all sessions and channels. Returns a note_id for future reference, and any notes "
+    "it may contradict (conflicts): update or delete those."
 )
 UPDATE_DESCRIPTION = (
     "Update a previously saved note with new content. Use this when the user corrects or "

@@ -22,7 +22,7 @@ from memorybank.json_schemas import Arguments
 from memorybank.model import Memory, ScopeChoice, Source
 from memorybank.permissions import Action, require
 from memorybank.tools.base import Profile, SafetyTier, ToolContext
-from memorybank.tools.profiles import define
+from memorybank.tools.profiles import define, with_conflicts
 
 if TYPE_CHECKING:
     from memorybank.bank import MemoryBank
@@ -119,13 +119,14 @@ def make_profile(max_facts: int = DEFAULT_MAX_FACTS) -> Profile:
                 "success": False,
                 "error": f"Already remembered as [{result.existing_id}]: {result.existing_content}",
             }
-        return {
+        answer = {
             "success": True,
             "factId": result.memory_id,
             "scope": args.scope,
             "fact": result.content,
             "message": f"Remembered: {result.content}",
         }
+        return with_conflicts(answer, result, "factId")
 
     def remove_memory(bank: MemoryBank, ctx: ToolContext, args: RemoveMemoryArgs) -> dict[str, Any]:
         project_id, _ = _where(ctx, args.scope)
@@ -215,7 +216,8 @@ def pagespace_context(
 SAVE_DESCRIPTION = (
     "Remember one short fact for future conversations: the user's preferences and background "
     "(scope user) or this workspace's decisions, terminology and current focus (scope drive). "
-    "Not for trivia, one-off questions or what the page tree already shows."
+    "Not for trivia, one-off questions or what the page tree already shows. Answers facts "
+    "it may contradict: remove outdated ones."
 )
 REMOVE_DESCRIPTION = (
     "Forget a remembered fact that is wrong, outdated or that the user asks you to drop."

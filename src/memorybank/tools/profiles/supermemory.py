@@ -24,7 +24,7 @@ from memorybank.errors import ValidationError
 from memorybank.json_schemas import Arguments
 from memorybank.model import Category, utcnow
 from memorybank.tools.base import Profile, SafetyTier, ToolContext
-from memorybank.tools.profiles import define
+from memorybank.tools.profiles import define, with_conflicts
 
 if TYPE_CHECKING:
     from memorybank.bank import MemoryBank
@@ -126,11 +126,14 @@ def add_memory(bank: MemoryBank, ctx: ToolContext, args: AddMemoryArgs) -> dict[
         role=ctx.role,
     )
     if not result.duplicate:
-        return {
+        answer = {
             "success": True,
             "memoryId": result.memory_id,
             "message": f"Memory added: {result.content}",
         }
+        # Only memories of the caller's own pool are named (as for a duplicate).
+        mine = [c for c in result.conflicts if _own(bank, ctx, c.memory_id)]
+        return with_conflicts(answer, mine, "memoryId")
     existing = _own(bank, ctx, result.existing_id)
     if existing is None:
         # Another pool (or another member of the folder) holds it: say nothing about it.
@@ -186,7 +189,7 @@ ADD_DESCRIPTION = (
     "Save information to the user's long-term memory for this folder so future chats can "
     "recall it. Use for lasting facts, preferences, decisions and context the user shares or "
     "asks you to remember; not for one-off requests or small talk. Add a category or tags when "
-    "they will help find it later."
+    "they will help find it later. Answers memories it may contradict."
 )
 SEARCH_DESCRIPTION = (
     "Search the user's long-term memory for this folder by meaning. Use before answering "
