@@ -26,7 +26,7 @@ import pytest
 
 from server_helpers import spawn_server
 
-SERVER_KILLS = 20
+SERVER_KILLS = 10
 LIBRARY_KILLS = 5
 WORDS = (
     "amber basil cedar delta ember fjord garnet harbor indigo juniper kestrel lagoon meadow "
