@@ -473,6 +473,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "memorybank.bank",
             "memorybank.candidates",
+            "memorybank.consolidate",
+            "memorybank.reindex",
             "memorybank.remember",
             "memorybank.forget",
             "memorybank.decisions",

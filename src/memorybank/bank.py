@@ -13,7 +13,7 @@ from __future__ import annotations
 import builtins
 import functools
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -23,6 +23,8 @@ from pydantic import ValidationError as PydanticValidationError
 
 from memorybank.candidates import find as find_candidates
 from memorybank.candidates import neighbours as session_neighbours
+from memorybank.consolidate import Consolidation
+from memorybank.consolidate import run as run_consolidation
 from memorybank.embedders.base import Embedder, Vectors
 from memorybank.embedders.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryVectorCache
 from memorybank.errors import EmbeddingModelMismatch, NotFound, ValidationError
@@ -63,11 +65,11 @@ from memorybank.model import (
 from memorybank.permissions import Action, adding, require, require_org_admin
 from memorybank.policy import PolicySettings, to_third_person, validate_memory
 from memorybank.portability import export_json, export_markdown, parse_export
+from memorybank.reindex import ProgressFn, reindex_all
 from memorybank.retrieval import RetrievalSettings, fuse
 from memorybank.stores.base import Order, PlanOutcome, Store
 from memorybank.verdicts import CANDIDATE_SIMILARITY, CANDIDATES
 
-ProgressFn = Callable[[int, int], None]
 #: What a save does with stored facts the new one may update or contradict.
 OnConflict = Literal["keep", "supersede"]
 # Re-exported: they were defined here before the bank's helpers got modules of their own.
@@ -747,13 +749,8 @@ class MemoryBank:
     ) -> builtins.list[SaveResult]:
         """Load a JSON export into ``user_id`` (and ``project_id``): ids, times, categories
         and metadata are kept, vectors are made anew; ids already stored are skipped."""
-        self.scope_set(user_id, project_id)
+        target = self.scope_set(user_id, project_id, "project" if project_id else "user")
         require(role, Action.ADD_MANUAL, project_id)
-        target = ScopeSet(
-            user_id=user_id,
-            include_private=project_id is None,
-            project_ids=() if project_id is None else (project_id,),
-        )
         memories = parse_export(data)
         taken = self.store.existing_ids([m.id for m in memories])
         # What the target scope holds already, so importing the same file twice (even into
@@ -768,17 +765,23 @@ class MemoryBank:
 
     def reindex(self, progress: ProgressFn | None = None, batch_size: int = 256) -> int:
         """Re-embed every memory with the configured embedder and record its model id."""
-        total = int(self.store.stats().get("memories", 0))
-        done = 0
-        for batch in self.store.iter_memories(batch_size):
-            vectors = self.embedder.embed([m.content for m in batch])
-            self.store.set_vectors([m.id for m in batch], vectors, self.embedder.model_id)
-            done += len(batch)
-            if progress is not None:
-                progress(done, total)
-        self.store.set_meta("embedding_model", self.embedder.model_id)
-        self.store.set_meta("embedding_dimension", str(self.embedder.dimension))
-        return done
+        return reindex_all(self.store, self.embedder, progress, batch_size)
+
+    def consolidate(
+        self,
+        user_id: str,
+        project_id: str | None = None,
+        *,
+        dry_run: bool = True,
+        only: Sequence[str] | None = None,
+        role: Role | None = None,
+    ) -> Consolidation:
+        """Merge one scope's duplicates (:func:`memorybank.consolidate.run`): a preview
+        unless ``dry_run=False``; ``only`` applies just the merges keeping these ids."""
+        self.scope_set(user_id, project_id)
+        return run_consolidation(
+            self.store, user_id, project_id, dry_run=dry_run, only=only, role=role
+        )
 
     def stats(self) -> dict[str, int | str]:
         """Store counts plus the embedding model."""

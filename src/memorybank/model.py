@@ -64,6 +64,9 @@ class EventKind(StrEnum):
     DELETE = "DELETE"
     # The memory was replaced by a newer one; it stays stored, linked via ``superseded_by``.
     SUPERSEDE = "SUPERSEDE"
+    # Consolidation merged duplicates: on the kept memory, and on each one merged into it
+    # (which is superseded by the kept one).
+    MERGE = "MERGE"
 
 
 ScopeChoice = Literal["all", "user", "project"]

@@ -468,6 +468,16 @@ def judge(new: str, old: str, similarity: float, *, settle: Settler | None = Non
     return verdict
 
 
+def specificity(text: str) -> int:
+    """How much a fact says: its content words and numbers (the more, the more specific).
+
+    >>> specificity("User likes tea") < specificity("User likes green tea in the morning")
+    True
+    """
+    fact = _features(text)
+    return len(fact.content) + len(fact.numbers)
+
+
 def borderline(verdict: Verdict, similarity: float) -> bool:
     """Whether the rules' ``verdict`` is unsure enough for a later LLM step to settle: a
     very similar pair the rules kept apart, or a "different value" the words alone suggest."""
@@ -499,4 +509,5 @@ __all__ = [
     "Verdict",
     "borderline",
     "judge",
+    "specificity",
 ]

@@ -49,6 +49,7 @@ app.command("import")(data.import_)
 app.command("reindex")(data.reindex)
 app.command("stats")(data.stats)
 app.command("migrate")(data.migrate)
+app.command("consolidate")(data.consolidate)
 app.command("serve")(serving.serve)
 app.command("mcp")(serving.mcp)
 

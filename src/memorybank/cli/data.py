@@ -208,3 +208,42 @@ def _migration_table(result: MigrationReport) -> Table:
             Text("✔", style="green") if t.ok else Text("✘ mismatch", style="bold red"),
         )
     return table
+
+
+@handles_errors
+def consolidate(
+    user: UserArg,
+    project: ProjectOption = None,
+    apply: Annotated[
+        bool,
+        typer.Option("--apply", help="Merge what the preview shows (without it, only preview)."),
+    ] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Find duplicates in the user's private memory (or --project) and merge them.
+
+    Shows a preview and changes nothing unless --apply is given: each merged memory is kept
+    in history, superseded by the one that says the most."""
+    with memorybank.open(db) as bank:
+        result = bank.consolidate(user, project, dry_run=not apply)
+    if as_json:
+        print_json(result.as_dict())
+        return
+    console = stdout()
+    if not result.merges:
+        console.print(f"No duplicates among {result.examined} memories.")
+        return
+    table = Table(title="Merged" if apply else "Would merge (preview)")
+    table.add_column("keep", overflow="fold")
+    table.add_column("merge into it", overflow="fold")
+    for merge in result.merges:
+        merged = "\n".join(f"{m.content}  [dim]{m.id}[/dim]" for m in merge.merged)
+        table.add_row(f"{merge.keep.content}  [dim]{merge.keep.id}[/dim]", merged)
+    console.print(table)
+    count = result.merged_count
+    noun = "memory" if count == 1 else "memories"
+    if apply:
+        console.print(f"Merged {count} {noun} into {len(result.merges)}.")
+    else:
+        console.print(f"{count} {noun} would be merged. Run again with --apply to merge.")

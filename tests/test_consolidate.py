@@ -1,0 +1,138 @@
+"""Issue 18: consolidation merges the duplicates a scope already holds, after a preview,
+with MERGE history; distinct and conflicting facts are never merged."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memorybank import MemoryBank
+from memorybank.errors import PermissionDenied
+from memorybank.model import Category, EventKind, Memory
+
+
+def _stored_before(
+    bank: MemoryBank,
+    user: str,
+    facts: list[tuple[str, int, tuple[str, ...]]],
+    project: str | None = None,
+) -> dict[str, str]:
+    """Facts stored as an old import would (no duplicate check); content -> id."""
+    records = [
+        Memory(
+            user_id=user,
+            project_id=project,
+            content=text,
+            category=Category.IDENTITY,
+            importance=importance,
+            tags=tags,
+        )
+        for text, importance, tags in facts
+    ]
+    return {m.content: m.id for m in bank.save_records(records, actor=user)}
+
+
+FACTS = [
+    ("User is based in London", 5, ("home",)),
+    ("User lives in London", 8, ()),
+    ("User likes tea", 4, ("drinks",)),
+    ("User likes green tea in the morning", 6, ()),
+    ("User's phone number is 555-0101", 7, ()),
+    ("User's phone number is 555-0199", 7, ()),
+    ("User is allergic to peanuts", 9, ()),
+    ("User is not allergic to peanuts", 9, ()),
+    ("User drinks coffee at work", 5, ()),
+]
+
+
+def _current(bank: MemoryBank, user: str, project: str | None = None) -> set[str]:
+    scopes = "project" if project else "user"
+    listed = bank.list(user, project_id=project, scopes=scopes, limit=100, superseded=False)
+    return {m.content for m in listed}
+
+
+def test_preview_changes_nothing_and_apply_merges_with_history(any_bank: MemoryBank) -> None:
+    bank = any_bank
+    ids = _stored_before(bank, "ann", FACTS)
+    preview = bank.consolidate("ann")
+    assert not preview.applied and preview.examined == len(FACTS)
+    found = {m.keep.content: sorted(x.content for x in m.merged) for m in preview.merges}
+    assert found == {
+        "User lives in London": ["User is based in London"],
+        "User likes green tea in the morning": ["User likes tea"],
+    }
+    assert _current(bank, "ann") == {text for text, _, _ in FACTS}  # a preview changes nothing
+
+    done = bank.consolidate("ann", dry_run=False)
+    assert done.applied and done.merged_count == 2
+    left = _current(bank, "ann")
+    assert "User is based in London" not in left and "User likes tea" not in left
+    # Information kept: the phone numbers and the allergy correction were not merged.
+    assert {"User's phone number is 555-0101", "User's phone number is 555-0199"} <= left
+    assert {"User is allergic to peanuts", "User is not allergic to peanuts"} <= left
+
+    kept = bank.get(ids["User lives in London"], "ann")
+    assert kept.importance == 8 and kept.tags == ("home",)  # the cluster's best, all tags
+    tea = bank.get(ids["User likes green tea in the morning"], "ann")
+    assert tea.importance == 6 and tea.tags == ("drinks",)
+    merged = bank.get(ids["User is based in London"], "ann")
+    assert merged.superseded_by == kept.id  # kept in storage, out of search
+    assert [e.kind for e in bank.history(kept.id, "ann")][-1] is EventKind.MERGE
+    assert [e.kind for e in bank.history(merged.id, "ann")][-1] is EventKind.MERGE
+    hits = bank.search("ann", "where does the user live", limit=10)
+    assert merged.id not in {h.memory.id for h in hits}
+
+    again = bank.consolidate("ann", dry_run=False)
+    assert again.merged_count == 0  # idempotent
+
+
+def test_only_applies_the_confirmed_merges(bank: MemoryBank) -> None:
+    ids = _stored_before(bank, "bo", FACTS)
+    done = bank.consolidate("bo", dry_run=False, only=[ids["User lives in London"]])
+    assert [m.keep.id for m in done.merges] == [ids["User lives in London"]]
+    assert "User likes tea" in _current(bank, "bo")
+    assert "User is based in London" not in _current(bank, "bo")
+
+
+def test_scopes_stay_apart_and_projects_need_an_admin(bank: MemoryBank) -> None:
+    _stored_before(bank, "cy", FACTS[:2])
+    _stored_before(bank, "di", FACTS[:1])
+    _stored_before(bank, "cy", FACTS[2:4], project="apollo")
+    # The private scope sees only its own pair; the other user's copy is not merged into it.
+    assert bank.consolidate("cy").merged_count == 1
+    assert bank.consolidate("di").merged_count == 0
+    preview = bank.consolidate("cy", "apollo", role="member")  # a member may look
+    assert [m.keep.content for m in preview.merges] == ["User likes green tea in the morning"]
+    with pytest.raises(PermissionDenied):
+        bank.consolidate("cy", "apollo", dry_run=False, role="member")
+    assert bank.consolidate("cy", "apollo", dry_run=False, role="admin").merged_count == 1
+    assert _current(bank, "cy", "apollo") == {"User likes green tea in the morning"}
+    assert "User is based in London" in _current(bank, "cy")  # private scope untouched
+
+
+def test_conversation_turns_are_left_alone(bank: MemoryBank) -> None:
+    turns = [{"content": "I like tea", "ring": "episodic", "source": "conversation"}] * 2
+    bank.save_many("ed", turns)
+    assert bank.consolidate("ed").examined == 0
+
+
+def test_cli_previews_then_applies(tmp_path: Path) -> None:
+    import memorybank
+    from memorybank.cli import app
+
+    db = f"sqlite:///{tmp_path / 'cli.db'}"
+    with memorybank.open(db) as bank:
+        _stored_before(bank, "fay", FACTS[:4])
+    runner = CliRunner()
+    preview = runner.invoke(app, ["consolidate", "fay", "--db", db])
+    assert preview.exit_code == 0, preview.output
+    assert "2 memories would be merged" in preview.stdout and "--apply" in preview.stdout
+    as_json = json.loads(runner.invoke(app, ["consolidate", "fay", "--db", db, "--json"]).stdout)
+    assert as_json["applied"] is False and as_json["merged_count"] == 2
+    done = runner.invoke(app, ["consolidate", "fay", "--db", db, "--apply"])
+    assert done.exit_code == 0 and "Merged 2 memories into 2." in done.stdout
+    again = runner.invoke(app, ["consolidate", "fay", "--db", db])
+    assert "No duplicates among 2 memories." in again.stdout
