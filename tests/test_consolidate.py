@@ -4,14 +4,18 @@ with MERGE history; distinct and conflicting facts are never merged."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from memorybank import MemoryBank
+from memorybank.consolidate import SCHEDULED_ACTOR
 from memorybank.errors import PermissionDenied
 from memorybank.model import Category, EventKind, Memory
+from server_helpers import LOOPBACK_PEER, make_world
 
 
 def _stored_before(
@@ -136,3 +140,41 @@ def test_cli_previews_then_applies(tmp_path: Path) -> None:
     assert done.exit_code == 0 and "Merged 2 memories into 2." in done.stdout
     again = runner.invoke(app, ["consolidate", "fay", "--db", db])
     assert "No duplicates among 2 memories." in again.stdout
+
+
+def test_rest_preview_and_apply_follow_the_roles(bank: MemoryBank) -> None:
+    world = make_world(bank)
+    _stored_before(bank, "owner", FACTS[:2], project="apollo")
+    _stored_before(bank, "member", FACTS[2:4])
+    with TestClient(world.app, client=LOOPBACK_PEER) as client:
+        member, admin = world.auth("member"), world.auth("admin")
+        mine = client.get("/api/consolidate", headers=member).json()
+        assert mine["merged_count"] == 1 and not mine["applied"]
+        seen = client.get("/api/consolidate?project_id=apollo", headers=member)
+        assert seen.status_code == 200 and seen.json()["merged_count"] == 1
+        body = {"project_id": "apollo"}
+        refused = client.post("/api/consolidate", json=body, headers=member)
+        assert refused.status_code == 403
+        outsider = client.get("/api/consolidate?project_id=apollo", headers=world.auth("outsider"))
+        assert outsider.status_code == 404
+        keep = seen.json()["merges"][0]["keep"]["id"]
+        done = client.post("/api/consolidate", json={**body, "keep_ids": [keep]}, headers=admin)
+        assert (
+            done.status_code == 200 and done.json()["applied"] and done.json()["merged_count"] == 1
+        )
+        assert (
+            client.get("/api/consolidate?project_id=apollo", headers=admin).json()["merges"] == []
+        )
+        assert client.get("/api/consolidate", headers=member).json()["merged_count"] == 1
+
+
+def test_the_server_job_merges_on_its_schedule(bank: MemoryBank) -> None:
+    _stored_before(bank, "gus", FACTS[:4])
+    world = make_world(bank, consolidate_every_hours=0.0003)  # about a second
+    with TestClient(world.app, client=LOOPBACK_PEER):
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and len(_current(bank, "gus")) > 2:
+            time.sleep(0.1)
+    assert _current(bank, "gus") == {"User lives in London", "User likes green tea in the morning"}
+    kept = bank.list("gus", superseded=False)[0]
+    assert bank.history(kept.id, "gus")[-1].actor == SCHEDULED_ACTOR

@@ -407,6 +407,19 @@ def test_iter_memories_and_set_vectors(store: Store) -> None:
     assert top.memory.id == ms[6].id and top.memory.embedding_model == "other-model"
 
 
+def test_scopes_names_each_scope_with_current_memories_once(store: Store) -> None:
+    ms = [mem("bob", "b1"), mem("alice", "a1"), mem("alice", "a2"), mem("bob", "p1", "apollo")]
+    ms.append(mem("alice", "p2", "apollo"))
+    put(store, ms, [vec(1)] * 5)
+    assert [(s.user_id, s.project_id) for s in store.scopes()] == [
+        ("alice", None),
+        ("bob", None),
+        ("alice", "apollo"),
+    ]
+    store.delete([ms[0].id], BOB, actor="bob")
+    assert ("bob", None) not in [(s.user_id, s.project_id) for s in store.scopes()]
+
+
 def test_meta(store: Store) -> None:
     assert store.get_meta("embedding_model") is None
     store.set_meta("embedding_model", "m1")

@@ -23,6 +23,7 @@ from playwright.sync_api import Browser, Page, Route, expect, sync_playwright
 
 from memorybank import MemoryBank
 from memorybank.accounts import Accounts
+from memorybank.model import Category, Memory
 from memorybank.server.app import create_app
 from memorybank.settings import Settings
 
@@ -322,6 +323,34 @@ def test_forget_preview_then_confirm(page: Page, serve: Callable[..., Server]) -
     page.get_by_role("button", name="Cancel").click()
     expect(page.locator("#forget-status")).to_contain_text("Nothing was changed")
     assert any("green tea" in m.content for m in server.bank.list("local"))
+
+
+def test_tidy_up_previews_then_merges(page: Page, serve: Callable[..., Server]) -> None:
+    server = serve()
+    old = [  # saved twice in other words before duplicates were caught (an old import)
+        ("User is based in London", 5),
+        ("User lives in London", 8),
+        ("User likes tea", 4),
+        ("User likes green tea in the morning", 6),
+        ("User drinks coffee at work", 5),
+    ]
+    records = [
+        Memory(user_id="local", content=text, category=Category.IDENTITY, importance=importance)
+        for text, importance in old
+    ]
+    server.bank.save_records(records, actor="local")
+    open_ui(page, server.url, "tidy")
+    page.get_by_role("button", name="Find duplicates").click()
+    merges = page.locator("#tidy-merges .step")
+    expect(merges).to_have_count(2)
+    expect(page.locator("#tidy-merges")).to_contain_text("User lives in London")
+    assert server.bank.count("local", superseded=False) == 5  # the preview changes nothing
+    shot(page, "tidy")
+    page.get_by_label("Merge into: User likes green tea in the morning").uncheck()
+    page.get_by_role("button", name="Merge selected").click()
+    expect(page.locator("#tidy-status")).to_contain_text("Merged 1 fact")
+    current = {m.content for m in server.bank.list("local", superseded=False)}
+    assert "User is based in London" not in current and "User likes tea" in current
 
 
 # -- the tool playground ----------------------------------------------------------------------

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 import numpy as np
 
@@ -34,7 +35,7 @@ from memorybank.model import (
     utcnow,
 )
 from memorybank.permissions import Action, require
-from memorybank.stores.base import Store
+from memorybank.stores.base import Store, from_us, to_us
 from memorybank.verdicts import CANDIDATE_SIMILARITY, Relation, judge, specificity
 
 #: Rows of the similarity matrix computed at once (memory stays ~ BLOCK × scope size floats).
@@ -97,6 +98,7 @@ def run(
     dry_run: bool = True,
     only: Sequence[str] | None = None,
     role: Role | None = None,
+    actor: str | None = None,
 ) -> Consolidation:
     """Find (and unless ``dry_run``, apply) the merges of one scope: the user's private
     memory, or ``project_id``'s. Applying in a project needs its admin or owner (``role``);
@@ -117,7 +119,7 @@ def run(
     merges = plan(memories, ordered.astype(np.float32))
     chosen = merges if only is None else [m for m in merges if m.keep.id in set(only)]
     if not dry_run:
-        apply(store, chosen, user_id)
+        apply(store, chosen, actor or user_id)
     return Consolidation(
         user_id=user_id,
         project_id=project_id,
@@ -125,6 +127,32 @@ def run(
         applied=not dry_run,
         examined=len(memories),
     )
+
+
+#: The store meta key holding when the scheduled job last ran (µs since the epoch).
+LAST_RUN_KEY = "consolidated_at_us"
+#: Who the scheduled job's history events name.
+SCHEDULED_ACTOR = "memorybank:consolidation"
+
+
+def run_scheduled(store: Store, every: timedelta) -> list[Consolidation] | None:
+    """The server's scheduled tidy-up: when ``every`` has passed since the last run (kept in
+    the store, so restarts and other workers agree), apply the merges of every scope; the
+    scopes where something was merged, or ``None`` when it was not due yet.
+
+    Applying without a preview is the operator's choice (``MEMORYBANK_CONSOLIDATE_EVERY_HOURS``
+    is off by default); each merge can still be read in history and undone by hand.
+    """
+    now = utcnow()
+    last = store.get_meta(LAST_RUN_KEY)
+    if last is not None and now - from_us(int(last)) < every:
+        return None
+    store.set_meta(LAST_RUN_KEY, str(to_us(now)))  # first, so a parallel worker skips
+    done = [
+        run(store, scope.user_id, scope.project_id, dry_run=False, actor=SCHEDULED_ACTOR)
+        for scope in store.scopes()
+    ]
+    return [c for c in done if c.merges]
 
 
 def current_facts(store: Store, scope: Scope) -> list[Memory]:
@@ -221,4 +249,14 @@ def apply(store: Store, merges: Sequence[Merge], actor: str) -> None:
             store.replace(marked, None, HistoryEvent.about(old, EventKind.MERGE, actor))
 
 
-__all__ = ["Consolidation", "Merge", "apply", "current_facts", "plan", "run"]
+__all__ = [
+    "LAST_RUN_KEY",
+    "SCHEDULED_ACTOR",
+    "Consolidation",
+    "Merge",
+    "apply",
+    "current_facts",
+    "plan",
+    "run",
+    "run_scheduled",
+]

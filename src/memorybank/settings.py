@@ -105,6 +105,10 @@ class Settings(BaseSettings):
     # link-local and 100.64/10 addresses (never cloud metadata). The operator's own
     # *_BASE_URL providers above are not limited.
     provider_allow_private: bool = False
+    # The server merges duplicates in every scope this often (seed 000's weekly tidy-up:
+    # 168); 0, the default, leaves it to people ("Tidy up" in the UI, `memorybank
+    # consolidate`). See memorybank.consolidate.
+    consolidate_every_hours: float = Field(0, ge=0, le=24 * 366)
 
     @field_validator("allowed_hosts", mode="before")
     @classmethod

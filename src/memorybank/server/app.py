@@ -32,7 +32,9 @@ import functools
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 
+import anyio
 import anyio.to_thread
 from fastapi import FastAPI
 from starlette.applications import Starlette
@@ -53,6 +55,7 @@ from memorybank.server.limits import BodyLimit, ConfirmTokens
 from memorybank.server.metrics import Metrics, MetricsMiddleware
 from memorybank.server.permissions import Unauthorized, resolve_principal
 from memorybank.server.routes import ROUTERS
+from memorybank.server.schedule import consolidation_loop
 from memorybank.settings import Settings
 
 #: The addresses a server in local mode may listen on: with no users it has no
@@ -111,12 +114,18 @@ def _mount_mcp(app: FastAPI, mcp_app: Starlette, accounts: Accounts) -> None:
 
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """Runs the MCP session manager (Starlette does not run a mounted app's lifespan), and
-    closes the bank at shutdown when the app owns it."""
+    """Runs the MCP session manager (Starlette does not run a mounted app's lifespan) and
+    the scheduled consolidation when set, and closes the bank at shutdown when the app owns
+    it."""
     mcp_app: Starlette = app.state.mcp_app
+    every = app.state.settings.consolidate_every_hours
     try:
-        async with mcp_app.router.lifespan_context(mcp_app):
-            yield
+        async with anyio.create_task_group() as jobs:
+            if every:
+                jobs.start_soon(consolidation_loop, app.state.bank, timedelta(hours=every))
+            async with mcp_app.router.lifespan_context(mcp_app):
+                yield
+            jobs.cancel_scope.cancel()
     finally:
         if app.state.owns_bank:
             app.state.bank.close()

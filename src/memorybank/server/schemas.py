@@ -95,6 +95,14 @@ class ForgetRequest(_Body):
     project_id: Id | None = None
 
 
+class ConsolidateRequest(_Body):
+    """``POST /api/consolidate``: apply the merges a preview showed."""
+
+    project_id: Id | None = None
+    #: The kept ids of the merges to apply (from the preview); all of them when omitted.
+    keep_ids: list[Id] | None = Field(default=None, max_length=10_000)
+
+
 class ThreadCreate(_Body):
     """``POST /api/threads``."""
 

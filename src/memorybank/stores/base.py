@@ -363,6 +363,11 @@ class Store(Protocol):
         """Replace the stored vectors of existing memories (reindex)."""
         ...
 
+    def scopes(self) -> list[Scope]:
+        """Every scope holding current memories, each once: a user's private memory, or a
+        project's (named with one of its users), sorted (for jobs over all scopes)."""
+        ...
+
     def stats(self) -> dict[str, int | str]:
         """Counts and sizes for ``memorybank stats``."""
         ...

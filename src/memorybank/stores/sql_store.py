@@ -604,6 +604,17 @@ class SqlStore(SqlForgetPlans[TxnT]):
             last = int(rows[-1][0])
             yield [d.memory(r) for r in rows]
 
+    def scopes(self) -> list[Scope]:
+        """Every scope holding current memories: one per user's private memory, one per
+        project (named with one of its users); private scopes first."""
+        with self.reading() as txn:
+            rows = txn.fetch(
+                "SELECT project_id, min(user_id) FROM memories WHERE superseded_by IS NULL "
+                "GROUP BY project_id, CASE WHEN project_id IS NULL THEN user_id END "
+                "ORDER BY CASE WHEN project_id IS NULL THEN 0 ELSE 1 END, 1, 2"
+            )
+        return [Scope(user_id=str(r[1]), project_id=r[0]) for r in rows]
+
     def stats(self) -> dict[str, int | str]:
         """Counts and sizes."""
         counts = {

@@ -16,6 +16,7 @@ from memorybank.server.routes import (
     providers,
     search,
     threads,
+    tidy,
     tools,
 )
 
@@ -26,6 +27,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     search.router,
     data.router,
     forget.router,
+    tidy.router,
     threads.router,
     tools.router,
     providers.router,

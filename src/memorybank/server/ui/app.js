@@ -224,7 +224,7 @@
 
   function fillProjects() {
     const projects = (state.me && state.me.projects) || [];
-    for (const id of ["#ws-project", "#forget-scope", "#pg-project"]) {
+    for (const id of ["#ws-project", "#forget-scope", "#tidy-scope", "#pg-project"]) {
       const select = $(id);
       const keep = select.value;
       select.querySelectorAll("option[data-project]").forEach((o) => o.remove());
@@ -581,6 +581,60 @@
       catch (e) { /* an expired plan needs no cancelling */ }
     }
     $("#forget-q").focus();
+  });
+
+  // ------------------------------------------------------------------ tidy up
+
+  function tidyQuery() {
+    const scope = $("#tidy-scope").value;
+    return scope ? "?project_id=" + encodeURIComponent(scope) : "";
+  }
+
+  $("#tidy-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    $("#tidy-plan").hidden = true;
+    setStatus($("#tidy-status"), "Looking for duplicates…");
+    try {
+      renderMerges(await api("GET", "/api/consolidate" + tidyQuery()));
+    } catch (e) {
+      setStatus($("#tidy-status"), "Could not look: " + e.message, "error");
+    }
+  });
+
+  function renderMerges(found) {
+    const merges = found.merges || [];
+    if (!merges.length) {
+      setStatus($("#tidy-status"), "No duplicates among " + plural(found.examined || 0, "fact") + ".", "ok");
+      return;
+    }
+    setStatus($("#tidy-status"), "");
+    $("#tidy-merges").replaceChildren(...merges.map((m) => {
+      const box = el("input", { type: "checkbox", checked: "", "data-keep": m.keep.id,
+        "aria-label": "Merge into: " + m.keep.content });
+      return el("li", { class: "step act-MERGE", "data-id": m.keep.id },
+        el("label", { class: "action" }, box, " KEEP"),
+        el("p", { class: "becomes" }, m.keep.content),
+        ...m.merged.map((x) => el("p", { class: "was" }, x.content)));
+    }));
+    $("#tidy-plan").hidden = false;
+    $("#tidy-apply").focus();
+  }
+
+  $("#tidy-apply").addEventListener("click", async () => {
+    const keep = Array.from(document.querySelectorAll("#tidy-merges input:checked"))
+      .map((box) => box.dataset.keep);
+    if (!keep.length) return;
+    const body = { keep_ids: keep };
+    const scope = $("#tidy-scope").value;
+    if (scope) body.project_id = scope;
+    try {
+      const done = await api("POST", "/api/consolidate", body);
+      $("#tidy-plan").hidden = true;
+      setStatus($("#tidy-status"), "Merged " + plural(done.merged_count || 0, "fact") + ".", "ok");
+      loadMemory();
+    } catch (e) {
+      setStatus($("#tidy-status"), "Could not merge: " + e.message, "error");
+    }
   });
 
   // ------------------------------------------------------------------ playground
