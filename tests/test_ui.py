@@ -202,6 +202,10 @@ def test_add_search_filter_edit_delete_export(
     expect(page.locator("#memory-status")).to_contain_text("Saved")
 
     add_fact(page, "User lives in Lisbon with two cats", "identity")
+    add_fact(page, "My sister Ana is a doctor in Madrid")  # "Automatic": inferred
+    sister = page.locator("#memory-list .memory").filter(has_text="sister Ana")
+    expect(sister.locator(".badge")).to_have_text("relationship")
+    server.bank.delete(server.bank.search("local", "sister Ana", limit=1)[0].memory.id, "local")
     # A fact the assistant saved (source AI) shows as such.
     server.bank.save("local", "User works as a marine biologist in Porto", "identity")
     page.get_by_role("button", name="Search").click()

@@ -496,9 +496,15 @@ _PROJECT_RE = re.compile(
     r"|customers?|deploy(?:s|ed|ing|ments?)?|sprints?)\b",
     re.IGNORECASE,
 )
+# A fact whose subject is someone of the user's ("My sister Ana is a doctor", "User's
+# manager is Dana") is about that relationship, whatever it says of them.
+_THEIR_PERSON_RE = re.compile(
+    r"^\W*(?:(?:my|user['’]s|the\s+user['’]s)\s+(?:\w+\s+)?)" + _RELATIONSHIP_RE.pattern[2:],
+    re.IGNORECASE,
+)
 # Checked in this order; the first with the most cues wins a tie.
 _CATEGORY_CUES = (
-    (Category.RELATIONSHIP, (_RELATIONSHIP_RE,)),
+    (Category.RELATIONSHIP, (_RELATIONSHIP_RE, _THEIR_PERSON_RE, _THEIR_PERSON_RE)),
     (Category.PREFERENCE, (_PREFERENCE_RE,)),
     (Category.PROJECT, (_PROJECT_RE,)),
     (Category.IDENTITY, (_IDENTITY_RE, _ROLE_RE, _ROLE_RE)),
@@ -514,6 +520,8 @@ def infer_category(text: str) -> Category:
     >>> infer_category("My name is John")
     <Category.IDENTITY: 'identity'>
     >>> infer_category("I work with Sarah on the backend")
+    <Category.RELATIONSHIP: 'relationship'>
+    >>> infer_category("My sister Ana is a doctor in Madrid")
     <Category.RELATIONSHIP: 'relationship'>
     >>> infer_category("Save this: I'm building a SaaS product")
     <Category.PROJECT: 'project'>
