@@ -950,3 +950,18 @@ def test_postgres_vector_search_reads_small_scopes_exactly_and_large_ones_by_hns
                 "SELECT indexdef FROM pg_indexes WHERE indexname = 'memories_embedding'"
             )
         assert index is not None and "hnsw" in index[0]  # what serves scopes too large to scan
+
+
+def test_reinforce_marks_recalls_without_history(store: Store) -> None:
+    ms = [mem("alice", "a1"), mem("alice", "a2")]
+    put(store, ms, [vec(1), vec(0, 1)])
+    later = datetime(2031, 1, 1, tzinfo=UTC)
+    store.reinforce([ms[0].id, "mem_gone"], later)
+    got = store.get(ms[0].id, ALICE)
+    assert got is not None and got.reinforced_at == later
+    other = store.get(ms[1].id, ALICE)
+    assert other is not None and other.reinforced_at is None
+    store.reinforce([ms[0].id], datetime(2030, 1, 1, tzinfo=UTC))  # never moved back
+    again = store.get(ms[0].id, ALICE)
+    assert again is not None and again.reinforced_at == later
+    assert [e.kind for e in store.history(ms[0].id, ALICE)] == [EventKind.ADD]

@@ -65,6 +65,7 @@ from memorybank.model import (
 from memorybank.permissions import Action, adding, require, require_org_admin
 from memorybank.policy import PolicySettings, to_third_person, validate_memory
 from memorybank.portability import export_json, export_markdown, parse_export
+from memorybank.recalls import Recalls
 from memorybank.reindex import ProgressFn, reindex_all
 from memorybank.retrieval import RetrievalSettings, fuse
 from memorybank.stores.base import Order, PlanOutcome, Store
@@ -114,6 +115,7 @@ class MemoryBank:
         self.policy = policy or PolicySettings()
         self.retrieval = retrieval or RetrievalSettings()
         self.query_cache = QueryVectorCache(query_cache_size)
+        self.recalls = Recalls(store)  # what searches return reinforces it (importance decay)
         self._probes: ThreadPoolExecutor | None = None
         self._probe_lock = threading.Lock()
         self.write_limiter: RateLimiter | None = None
@@ -160,6 +162,7 @@ class MemoryBank:
             probes, self._probes = self._probes, None
         if probes is not None:
             probes.shutdown(wait=True)
+        self.recalls.flush()
         self.store.close()
         self.embedder.close()
 
@@ -393,15 +396,12 @@ class MemoryBank:
         )
         hits = [*vector_hits, *text_hits]
         neighbours = session_neighbours(self.store, self.retrieval, scope_set, filters, hits)
-        return fuse(
-            vector_hits,
-            text_hits,
-            self.retrieval,
-            utcnow(),
-            limit,
-            query=query,
-            neighbours=neighbours,
+        now = utcnow()
+        found = fuse(
+            vector_hits, text_hits, self.retrieval, now, limit, query=query, neighbours=neighbours
         )
+        self.recalls.note(found)
+        return found
 
     def recent(
         self,

@@ -190,6 +190,9 @@ class Memory(BaseModel):
     decision: Decision | None = None
     # The id of the memory that replaced this one; superseded memories are kept, not deleted.
     superseded_by: str | None = None
+    # When it was last reinforced: saved again (a refused duplicate) or recalled by a search.
+    # Importance decays from the latest of this and updated_at (memorybank.retrieval).
+    reinforced_at: datetime | None = None
 
     @property
     def scope(self) -> Scope:

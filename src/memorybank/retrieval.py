@@ -26,7 +26,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memorybank.model import Memory, SearchHit
-from memorybank.stores.base import Candidate, from_us, to_us
+from memorybank.stores.base import Candidate, from_us, last_touched, to_us
 from memorybank.timeparse import TimeWindow, time_windows
 
 Neighbours = Mapping[str, Sequence[tuple[Memory, int]]]
@@ -59,6 +59,11 @@ class RetrievalSettings(BaseModel):
     # the query names ("in May 2023", "on 3 May, 2023", "last week").
     time_weight: float = Field(default=0.5, ge=0)
     recency_half_life_days: float = Field(default=90.0, gt=0)
+    # Importance decay (seed 000, future 2): the importance a memory ranks with falls halfway
+    # to 1 in this many days since it was last saved, changed, saved again or recalled. It
+    # only re-ranks (stored importance and the prompt block's always-loaded facts stay as
+    # they are). None: no decay.
+    importance_half_life_days: float | None = Field(default=180.0, gt=0)
     # How many candidates each signal contributes before fusion, at least.
     candidates: int = Field(default=50, ge=1)
 
@@ -92,6 +97,27 @@ _US_PER_DAY = 86_400_000_000
 def _recency(created_us: int, now_us: int, half_life_days: float) -> float:
     age_days = max(now_us - created_us, 0) / _US_PER_DAY
     return math.exp(_MINUS_LN2 * age_days / half_life_days)
+
+
+def effective_importance(
+    importance: float, touched_us: int, now_us: int, half_life_days: float | None
+) -> float:
+    """The importance a memory ranks with: ``importance`` when just touched, falling halfway
+    to 1 every ``half_life_days`` since ``touched_us`` (no decay when ``None``).
+
+    >>> now, half_year = 400 * _US_PER_DAY, 180 * _US_PER_DAY
+    >>> effective_importance(9, now, now, 180.0), effective_importance(9, now - half_year, now, 180)
+    (9.0, 5.0)
+    """
+    if half_life_days is None:
+        return float(importance)
+    return 1.0 + (importance - 1.0) * _recency(touched_us, now_us, half_life_days)
+
+
+def importance_now(memory: Memory, now: datetime, half_life_days: float | None) -> float:
+    """:func:`effective_importance` of a whole memory (for the API and the UI)."""
+    touched = to_us(last_touched(memory))
+    return round(effective_importance(memory.importance, touched, to_us(now), half_life_days), 2)
 
 
 def _minmax(values: Sequence[float]) -> tuple[float, float]:
@@ -236,11 +262,13 @@ def fuse(
     now_us = to_us(now)
     w_relevance, w_importance = settings.relevance_weight, settings.importance_weight
     w_recency, half_life = settings.recency_weight, settings.recency_half_life_days
+    decay = settings.importance_half_life_days
     # One pass with the weights read once: this runs for every candidate of every search.
     scored: list[tuple[float, float, float, float, _Fused]] = []
     for f in merged.values():
         relevance = f.relevance / top if top > 0 else 0.0
-        importance = f.found.importance / 10.0
+        importance = effective_importance(f.found.importance, f.found.touched_us, now_us, decay)
+        importance /= 10.0
         fresh = _recency(f.found.created_us, now_us, half_life)
         score = w_relevance * relevance + w_importance * importance + w_recency * fresh
         scored.append((score, relevance, importance, fresh, f))

@@ -16,7 +16,8 @@ from typing import Annotated, Any, Literal
 from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from memorybank.model import Memory
+from memorybank.model import Memory, utcnow
+from memorybank.retrieval import RetrievalSettings, importance_now
 
 #: Ids a caller sends: memories, projects, threads, forget plans (generated ids are ~30
 #: characters, user-chosen project ids at most 64).
@@ -48,9 +49,16 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def memory_json(memory: Memory) -> dict[str, Any]:
-    """A stored memory as every response shows it."""
-    return memory.model_dump(mode="json")
+#: The half-life of importance decay when the route does not pass its bank's.
+DEFAULT_DECAY = RetrievalSettings().importance_half_life_days
+
+
+def memory_json(memory: Memory, decay: float | None = DEFAULT_DECAY) -> dict[str, Any]:
+    """A stored memory as every response shows it, with the importance it ranks with now
+    (``effective_importance``: ``importance`` decayed over ``decay`` days of half-life)."""
+    shown = memory.model_dump(mode="json")
+    shown["effective_importance"] = importance_now(memory, utcnow(), decay)
+    return shown
 
 
 class ErrorBody(BaseModel):

@@ -66,6 +66,13 @@ _DOMAINS = {member.value: member for member in Domain}
 _SOURCES = {member.value: member for member in Source}
 
 
+def last_touched(memory: Memory) -> datetime:
+    """When a memory was last saved, changed or reinforced (importance decays from then)."""
+    if memory.reinforced_at is None or memory.reinforced_at < memory.updated_at:
+        return memory.updated_at
+    return memory.reinforced_at
+
+
 def memory_from_row(row: Sequence[Any], tags: tuple[str, ...], metadata: dict[str, Any]) -> Memory:
     """A memory from a row in the column order both stores select (rowid first), with its
     tags and metadata already decoded (JSON text in SQLite, jsonb in PostgreSQL).
@@ -94,6 +101,7 @@ def memory_from_row(row: Sequence[Any], tags: tuple[str, ...], metadata: dict[st
         embedding_model=row[18],
         decision=None if row[19] is None else Decision.model_validate_json(row[19]),
         superseded_by=row[20],
+        reinforced_at=from_us(row[21]),
     )
 
 
@@ -163,6 +171,7 @@ class Candidate:
         "score",
         "session_id",
         "speaker",
+        "touched_us",
     )
 
     def __init__(
@@ -183,6 +192,8 @@ class Candidate:
         self.session_id: str | None = row[14]
         self.created_us: int = row[15]
         self.occurred_us: int | None = row[17]
+        # Last saved, changed or reinforced: where importance decay starts.
+        self.touched_us: int = row[16] if row[21] is None else max(row[16], row[21])
         self.speaker = speaker
 
     @classmethod
@@ -195,6 +206,7 @@ class Candidate:
         candidate.session_id = memory.session_id
         candidate.created_us = to_us(memory.created_at)
         candidate.occurred_us = to_us(memory.occurred_at)
+        candidate.touched_us = to_us(last_touched(memory))
         candidate.speaker = speaker_of(memory.metadata)
         return candidate
 
@@ -361,6 +373,12 @@ class Store(Protocol):
 
     def set_vectors(self, memory_ids: Sequence[str], vectors: Vectors, model_id: str) -> None:
         """Replace the stored vectors of existing memories (reindex)."""
+        ...
+
+    def reinforce(self, memory_ids: Sequence[str], at: datetime) -> None:
+        """Mark memories reinforced at ``at`` (recalled; a refused duplicate reinforces the
+        stored fact inside :meth:`insert`): no history event, ids already gone skipped, a
+        later time never moved back."""
         ...
 
     def scopes(self) -> list[Scope]:

@@ -266,7 +266,7 @@ class PostgresStore(SqlStore[PostgresTxn]):
             "ORDER BY m.embedding <=> ?::vector LIMIT ?",
             (literal, key, txn.unchecked, txn.checked, literal, k),
         )
-        return [(_row_to_memory(row), float(row[21])) for row in rows]
+        return [(_row_to_memory(row), float(row[22])) for row in rows]
 
     def _insert_row(
         self, txn: PostgresTxn, memory: Memory, vector: Vectors, bound: Any, checked: bool
@@ -392,7 +392,7 @@ class PostgresStore(SqlStore[PostgresTxn]):
 
 def _candidates(rows: Sequence[tuple[Any, ...]]) -> list[Candidate]:
     """Candidates of memory rows read with their score after the columns."""
-    return [Candidate(r, float(r[21]), _row_to_memory, POSTGRES.speaker(r[9])) for r in rows]
+    return [Candidate(r, float(r[22]), _row_to_memory, POSTGRES.speaker(r[9])) for r in rows]
 
 
 __all__ = ["EXACT_SCAN_MAX", "SCOPE_SIZE_TTL", "PostgresStore", "PostgresTxn", "redact_url"]

@@ -183,6 +183,13 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        6,
+        "when a memory was last reinforced (saved again or recalled), for importance decay",
+        """
+        ALTER TABLE memories ADD COLUMN reinforced_us BIGINT;
+        """,
+    ),
 ]
 
 #: The search indexes (migrations 1 and 3), by name. A bulk load (the benchmark's filler rows)

@@ -64,6 +64,7 @@ MEMORY_FIELDS = (
     "embedding_model",
     "decision",
     "superseded_by",
+    "reinforced_us",
 )
 _INSERTED = (*MEMORY_FIELDS[:3], "scope_key", *MEMORY_FIELDS[3:])
 # What replacing a memory may change: not its id, scope, source, author, session or birth.
@@ -355,7 +356,8 @@ def _changed_head(memory: Memory) -> tuple[Any, ...]:
 def _changed_tail(memory: Memory) -> tuple[Any, ...]:
     decision = None if memory.decision is None else memory.decision.model_dump_json()
     updated, occurred = to_us(memory.updated_at), to_us(memory.occurred_at)
-    return updated, occurred, memory.embedding_model, decision, memory.superseded_by
+    reinforced = to_us(memory.reinforced_at)
+    return updated, occurred, memory.embedding_model, decision, memory.superseded_by, reinforced
 
 
 def upsert(table: str, columns: str, key: str) -> str:

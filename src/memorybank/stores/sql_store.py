@@ -269,12 +269,14 @@ class SqlStore(SqlForgetPlans[TxnT]):
                     decided = self._judged(txn, memory, vector, bound, floor, candidates, judge)
                     if isinstance(decided, InsertOutcome):
                         outcomes.append(decided)
+                        self._reinforced(txn, decided.duplicate_of, memory.created_at)
                         continue
                     conflicts = decided
                 elif check and dedup_threshold is not None:
                     found = self._duplicate(txn, memory, vector, bound, dedup_threshold)
                     if found is not None:
                         outcomes.append(InsertOutcome(memory, False, *found))
+                        self._reinforced(txn, found[0], memory.created_at)
                         continue
                 self._insert_row(txn, memory, vector, bound, check)
                 if record:
@@ -288,6 +290,27 @@ class SqlStore(SqlForgetPlans[TxnT]):
                     self._record(txn, event)
                 outcomes.append(InsertOutcome(memory, True, conflicts=conflicts))
         return outcomes
+
+    def _reinforced(self, txn: TxnT, memory: Memory | None, at: datetime) -> None:
+        """Saying a stored fact again reinforces it (its importance decays from now)."""
+        if memory is not None:
+            txn.execute(
+                "UPDATE memories SET reinforced_us = ? WHERE id = ?", (to_us(at), memory.id)
+            )
+
+    def reinforce(self, memory_ids: Sequence[str], at: datetime) -> None:
+        """Mark these memories reinforced at ``at`` (recalled); ids that are gone are
+        skipped, and no history event is written (nothing about the memory changed)."""
+        ids = sorted(set(memory_ids))
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            with self.writing() as txn:
+                txn.execute(
+                    f"UPDATE memories SET reinforced_us = ? WHERE id IN ({marks}) "
+                    "AND (reinforced_us IS NULL OR reinforced_us < ?)",
+                    (to_us(at), *chunk, to_us(at)),
+                )
 
     def _record(self, txn: TxnT, event: HistoryEvent) -> None:
         scope = Scope(user_id=event.user_id, project_id=event.project_id)

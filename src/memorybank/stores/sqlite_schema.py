@@ -173,4 +173,11 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ) WITHOUT ROWID;
         """,
     ),
+    (
+        5,
+        "when a memory was last reinforced (saved again or recalled), for importance decay",
+        """
+        ALTER TABLE memories ADD COLUMN reinforced_us INTEGER;
+        """,
+    ),
 ]

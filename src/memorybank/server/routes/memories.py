@@ -63,7 +63,8 @@ def add_fact(
         if result.existing_id:
             try:
                 existing = memory_json(
-                    bank.get(result.existing_id, principal.user_id, project_id=project_id)
+                    bank.get(result.existing_id, principal.user_id, project_id=project_id),
+                    bank.retrieval.importance_half_life_days,
                 )
             except NotFound:
                 existing = None
@@ -76,7 +77,11 @@ def add_fact(
     # The stored facts the new one may update or contradict: the caller decides what to do.
     conflicts = [c.model_dump(mode="json") for c in result.conflicts]
     return JSONResponse(
-        {"memory": memory_json(result.memory), "conflicts": conflicts}, status_code=201
+        {
+            "memory": memory_json(result.memory, bank.retrieval.importance_half_life_days),
+            "conflicts": conflicts,
+        },
+        status_code=201,
     )
 
 
@@ -173,7 +178,10 @@ def list_user_memory(
 ) -> dict[str, Any]:
     """The caller's private memories (newest first; ``q`` searches instead)."""
     memories, total = list_scope(bank, principal, None, q, category, limit, offset)
-    return {"memories": [memory_json(m) for m in memories], "count": total}
+    return {
+        "memories": [memory_json(m, bank.retrieval.importance_half_life_days) for m in memories],
+        "count": total,
+    }
 
 
 @router.post("/api/memory/user", status_code=201, tags=["memory"])
@@ -224,7 +232,11 @@ def list_drive_memory(
     """A project's memories, for every member, with the caller's role."""
     role = authorize(accounts, principal, Action.VIEW, drive_id)
     memories, total = list_scope(bank, principal, drive_id, q, category, limit, offset)
-    return {"memories": [memory_json(m) for m in memories], "count": total, "role": role}
+    return {
+        "memories": [memory_json(m, bank.retrieval.importance_half_life_days) for m in memories],
+        "count": total,
+        "role": role,
+    }
 
 
 @router.post("/api/memory/drive/{drive_id}", status_code=201, tags=["memory"])
@@ -281,7 +293,10 @@ def get_memory(
 ) -> dict[str, Any]:
     """One memory (private, or of a project the caller belongs to)."""
     scope, _ = memory_scope(accounts, principal, memory_id, Action.VIEW)
-    return memory_json(bank.get(memory_id, principal.user_id, project_id=scope))
+    return memory_json(
+        bank.get(memory_id, principal.user_id, project_id=scope),
+        bank.retrieval.importance_half_life_days,
+    )
 
 
 @router.patch("/api/memories/{memory_id}", tags=["memories"])
@@ -307,7 +322,7 @@ def patch_memory(
         actor=principal.user_id,
         role=role,
     )
-    return memory_json(changed)
+    return memory_json(changed, bank.retrieval.importance_half_life_days)
 
 
 @router.get("/api/memories/{memory_id}/history", tags=["memories"])

@@ -58,7 +58,7 @@ def search(
     return {
         "hits": [
             {
-                "memory": memory_json(h.memory),
+                "memory": memory_json(h.memory, bank.retrieval.importance_half_life_days),
                 "score": h.score,
                 "relevance": h.relevance,
                 "importance": h.importance,
@@ -84,7 +84,10 @@ def recent(
     if project_id is not None:
         authorize(accounts, principal, Action.VIEW, project_id)
     memories = bank.recent(principal.user_id, project_id=project_id, since=since, limit=limit)
-    return {"memories": [memory_json(m) for m in memories], "count": len(memories)}
+    return {
+        "memories": [memory_json(m, bank.retrieval.importance_half_life_days) for m in memories],
+        "count": len(memories),
+    }
 
 
 __all__ = ["router"]

@@ -259,12 +259,25 @@
 
   // ------------------------------------------------------------------ memory cards
 
+  // Importance as stored, and as it ranks now once decay has lowered it (not yet recalled
+  // or saved again for a while).
+  function importanceBadge(m) {
+    const now = m.effective_importance;
+    const faded = typeof now === "number" && now < m.importance - 0.05;
+    const text = "Importance " + m.importance + (faded ? " (now " + now.toFixed(1) + ")" : "");
+    const title = faded
+      ? "Ranks lower until it is recalled or saved again"
+      : "Importance, 1–10";
+    return el("span", { class: "importance" + (faded ? " faded" : ""), title }, text);
+  }
+
   function memoryCard(m, opts) {
     const source = String(m.source || "ai").toLowerCase();
     const meta = el("div", { class: "meta" },
       el("span", { class: "badge cat-" + m.category, title: "Category" }, m.category),
       el("span", { class: "source src-" + source, title: "Source" },
-        SOURCE_LABELS[source] || source));
+        SOURCE_LABELS[source] || source),
+      importanceBadge(m));
     if (opts.showAuthor) {
       const by = m.created_by || m.user_id;
       const mine = state.me && by === state.me.user_id;

@@ -1,0 +1,61 @@
+"""Which memories searches recalled, so their importance decay starts again (seed 000's
+"importance decay": a fact the assistant keeps needing stays important).
+
+A search is a read; writing each one's hits would make every search a write transaction
+(on SQLite with ``synchronous=FULL``, an fsync each). So recalls are gathered in memory and
+written in one statement at most every :data:`FLUSH_SECONDS`, and when the bank closes; a
+crash loses at most that much of a ranking signal, never a memory.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable
+
+from memorybank.model import SearchHit, utcnow
+from memorybank.stores.base import Store
+
+#: The longest recalls wait in memory before they are written.
+FLUSH_SECONDS = 30.0
+
+
+class Recalls:
+    """Recalled memory ids on their way to :meth:`Store.reinforce`.
+
+    >>> recalls = Recalls(bank.store)
+    >>> recalls.note([])
+    >>> recalls.pending
+    0
+    """
+
+    def __init__(self, store: Store, flush_seconds: float = FLUSH_SECONDS) -> None:
+        self._store = store
+        self._flush_seconds = flush_seconds
+        self._ids: set[str] = set()
+        self._lock = threading.Lock()
+        self._last = time.monotonic()
+
+    @property
+    def pending(self) -> int:
+        """How many recalled ids wait to be written."""
+        return len(self._ids)
+
+    def note(self, hits: Iterable[SearchHit]) -> None:
+        """Remember that these hits were recalled; write them all when it is time."""
+        with self._lock:
+            self._ids.update(hit.memory.id for hit in hits)
+            due = self._ids and time.monotonic() - self._last >= self._flush_seconds
+        if due:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write every pending recall now (marked with the current time)."""
+        with self._lock:
+            ids, self._ids = self._ids, set()
+            self._last = time.monotonic()
+        if ids:
+            self._store.reinforce(sorted(ids), utcnow())
+
+
+__all__ = ["FLUSH_SECONDS", "Recalls"]
