@@ -475,6 +475,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memorybank.candidates",
             "memorybank.consolidate",
             "memorybank.reindex",
+            "memorybank.recalls",
+            "memorybank.settle",
             "memorybank.remember",
             "memorybank.forget",
             "memorybank.decisions",

@@ -35,7 +35,7 @@ def by_last_word(new: Memory, old: Memory, similarity: float) -> Said:
 
 @pytest.fixture
 def plumbed(bank: MemoryBank, monkeypatch: pytest.MonkeyPatch) -> MemoryBank:
-    monkeypatch.setattr("memorybank.bank.judge_pair", by_last_word)
+    monkeypatch.setattr("memorybank.settle.judge_pair", by_last_word)
     return bank
 
 

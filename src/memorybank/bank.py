@@ -34,7 +34,6 @@ from memorybank.intake import (
     chunk_text,
     imported,
     is_conversation,
-    judge_pair,
     prepare,
     pydantic_message,
     save_result,
@@ -68,6 +67,7 @@ from memorybank.portability import export_json, export_markdown, parse_export
 from memorybank.recalls import Recalls
 from memorybank.reindex import ProgressFn, reindex_all
 from memorybank.retrieval import RetrievalSettings, fuse
+from memorybank.settle import settled_judge
 from memorybank.stores.base import Order, PlanOutcome, Store
 from memorybank.verdicts import CANDIDATE_SIMILARITY, CANDIDATES
 
@@ -284,13 +284,14 @@ class MemoryBank:
         if not prepared:
             return []
         vectors = self._embed([m.content for m, _, _ in prepared], progress)
+        memories, checks = [m for m, _, _ in prepared], [check for _, check, _ in prepared]
         outcomes = self.store.insert(
-            [m for m, _, _ in prepared],
+            memories,
             vectors,
             dedup_threshold=CANDIDATE_SIMILARITY,
-            dedup=[check for _, check, _ in prepared],
+            dedup=checks,
             actor=user_id,
-            judge=judge_pair,
+            judge=settled_judge(self.store, self.llm, memories, vectors, checks),
             candidates=CANDIDATES,
         )
         results = [
