@@ -173,16 +173,40 @@ _SYNONYMS: dict[str, str] = {
     ),
     **dict.fromkeys("outdoors outside".split(), "outside"),
     **dict.fromkeys("photo photograph picture pic".split(), "photo"),
+    **dict.fromkeys("put puts putting placing place places placed".split(), "put"),
+    **dict.fromkeys("stop stops stopping stopped pause pauses pausing paused".split(), "stop"),
+    **dict.fromkeys("road roads street streets".split(), "road"),
+    **dict.fromkeys("begin begins beginning start starts starting".split(), "start"),
+}
+# A general word and the specific ones it covers: a new fact that says "a person" where the
+# stored one says "a man" says nothing new (the reverse adds something).
+_GENERAL: dict[str, str] = {
+    "person": "man woman boy girl lady guy child kid baby player men women people",
+    "people": "men women persons boys girls children kids players",
+    "animal": "dog cat horse bird cow sheep goat pig puppy kitten monkey",
+    "instrument": "guitar piano violin flute drum drums trumpet cello saxophone",
+    "vehicle": "car truck bus van motorcycle bike bicycle jeep",
+    "cut": "slice slices slicing sliced chop chops chopping chopped dice dicing",
+    "cook": "fry fries frying boil boiling bake baking grill grilling roast roasting",
+    "food": "meal meals",
 }
 # Words that add no information of their own to a fact (beyond the stop words).
 _LIGHT = frozenset(
     "have get got take takes taking go goes going do does make keep keeps also really "
+    "named called "
     "actually currently usually generally typically being been is are was were one".split()
 )
 _STEMMER = Stemmer.Stemmer("english")
 _SYNONYM_STEMS = {
     str(_STEMMER.stemWord(_IRREGULAR.get(word, word))): str(_STEMMER.stemWord(canon))
     for word, canon in _SYNONYMS.items()
+}
+_KINDS: dict[str, frozenset[str]] = {
+    str(_STEMMER.stemWord(general)): frozenset(
+        _SYNONYM_STEMS.get(stem, stem)
+        for stem in (str(_STEMMER.stemWord(w)) for w in specific.split())
+    )
+    for general, specific in _GENERAL.items()
 }
 _LIGHT_STEMS = frozenset(str(_STEMMER.stemWord(w)) for w in _LIGHT)
 _STOP = (STOPWORDS - _NEGATIONS - {"over", "again", "few", "more"}) | {
@@ -209,6 +233,7 @@ _MAX_INVERSIONS = 0.25
 #: Longest value (in words, a run of names counting as one) swapped for another that makes
 #: a conflict; a longer difference is another fact.
 _MAX_VALUE_WORDS = 1
+_DIGITS_RE = re.compile(r"\d+(?:[.:/]\d+)*")
 _TOKEN_RE = re.compile(r"[A-Za-z0-9]+(?:[.'’,:/-][A-Za-z0-9]+)*")
 
 
@@ -225,6 +250,7 @@ class _Fact:
     names: frozenset[str]  # capitalised words inside the sentence
     relative: bool = False  # has a relative clause ("a dog, which is black")
     places: frozenset[str] = frozenset()  # prepositions of place and direction
+    before_names: frozenset[str] = frozenset()  # those of them right before a name
     doing: frozenset[str] = frozenset()  # stems written as "-ing" (an action under way)
     naming: frozenset[str] = frozenset()  # stems written as a plain noun or verb form
 
@@ -253,6 +279,7 @@ def _features(text: str) -> _Fact:
     previous = ""
     doing: set[str] = set()
     places: set[str] = set()
+    before_names: set[str] = set()
     naming: set[str] = set()
     for index, token in enumerate(raw):
         word = token.lower()
@@ -265,17 +292,22 @@ def _features(text: str) -> _Fact:
             change_words.add("no longer")
         if word in _CHANGE_WORDS and word != "longer":
             change_words.add(word)
-        if word in _OPPOSITE:
-            values.add(word)
+        value = _SYNONYMS.get(word, word)  # "large" is the value "big"
+        if value in _OPPOSITE or word in _OPPOSITE:
+            values.add(value if value in _OPPOSITE else word)
         passive = passive or word in _PASSIVE
         if word in _PLACES:
             places.add(word)
+            following = raw[index + 1] if index + 1 < len(raw) else ""
+            if following[:1].isupper():
+                before_names.add(word)  # "fluent in Spanish", "a degree from MIT"
         elif word in _PLACE_NOUNS and previous in _PLACES:
             places.discard(previous)  # "in front of" is another place than "in"
             places.add(f"{previous} {word}")
         previous = word
         if _number(word):
-            numbers.add(word.replace(",", ""))
+            # "7-year-old" states the number 7, as "7 years old" does.
+            numbers.update(_DIGITS_RE.findall(word.replace(",", "")) or [word])
             continue
         if index > 0 and token[0].isupper() and word not in _STOP and word != "user":
             names.add(word)
@@ -284,8 +316,8 @@ def _features(text: str) -> _Fact:
         if word in _STOP or word in _NEGATIONS or word in _LIGHT:
             continue
         stem = _canon(word)
-        if stem in _LIGHT_STEMS:
-            continue
+        if stem in _LIGHT_STEMS or (content and content[-1] == stem):
+            continue  # light, or a synonym of the word before ("short, concise")
         content.append(stem)
         if word.endswith("ing") and len(word) > 5:
             doing.add(stem)
@@ -301,6 +333,7 @@ def _features(text: str) -> _Fact:
         passive=passive,
         names=frozenset(names),
         places=frozenset(places),
+        before_names=frozenset(before_names),
         relative=any(token.lower() in _RELATIVE for token in raw),
         doing=frozenset(doing),
         naming=frozenset(naming - doing),
@@ -310,8 +343,8 @@ def _features(text: str) -> _Fact:
 def _covered(word: str, others: frozenset[str]) -> bool:
     """Whether ``word`` is among ``others``, allowing one stem to extend the other
     ("allerg"/"allergi", "async"/"asynchron")."""
-    if word in others:
-        return True
+    if word in others or others & _KINDS.get(word, frozenset()):
+        return True  # the same word, or a more general one ("person" for "man")
     if len(word) < 4:
         return False
     return any(
@@ -361,7 +394,7 @@ def _state_change(new: _Fact, old: _Fact) -> str:
     if ended:
         return f"ended or changed state ({sorted(ended)[0]})"
     for value in new.values - old.values:
-        clash = _OPPOSITE[value] & old.values
+        clash = (_OPPOSITE[value] & old.values) - new.values
         if clash:
             return f"opposite value ({value} / {sorted(clash)[0]})"
     return ""
@@ -447,7 +480,12 @@ def _rules(new: _Fact, old: _Fact) -> Verdict:
         return Verdict(Relation.CONFLICT, change)
     gaps = _uncovered(new, old)
     numbers_kept = new.numbers <= old.numbers
-    if not gaps and numbers_kept and new.places <= old.places:
+    # A new preposition of place says something new ("on the mat" / "under the mat"), unless
+    # the old fact has none and it only joins a name both have ("speaks fluent Spanish" / "is
+    # fluent in Spanish").
+    new_places = new.places - old.places
+    places_kept = not new_places or (not old.places and new_places <= new.before_names)
+    if not gaps and numbers_kept and places_kept:
         return Verdict(Relation.DUPLICATE, "says nothing new")
     swap = _value_swap(new, old, gaps)
     if swap:
