@@ -9,12 +9,15 @@ crash loses at most that much of a ranking signal, never a memory.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterable
 
 from memorybank.model import SearchHit, utcnow
 from memorybank.stores.base import Store
+
+log = logging.getLogger(__name__)
 
 #: The longest recalls wait in memory before they are written.
 FLUSH_SECONDS = 30.0
@@ -54,8 +57,12 @@ class Recalls:
         with self._lock:
             ids, self._ids = self._ids, set()
             self._last = time.monotonic()
-        if ids:
+        if not ids:
+            return
+        try:
             self._store.reinforce(sorted(ids), utcnow())
+        except Exception:  # a read-only or full database: drop the signal, never fail a read
+            log.warning("could not record %d recalled memories", len(ids), exc_info=True)
 
 
 __all__ = ["FLUSH_SECONDS", "Recalls"]
