@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from playwright.sync_api import Browser, Page, Route, expect, sync_playwright
 
 from memorybank import MemoryBank
 from memorybank.accounts import Accounts
-from memorybank.model import Category, Memory
+from memorybank.model import Category, Memory, utcnow
 from memorybank.server.app import create_app
 from memorybank.settings import Settings
 
@@ -327,6 +328,26 @@ def test_forget_preview_then_confirm(page: Page, serve: Callable[..., Server]) -
     page.get_by_role("button", name="Cancel").click()
     expect(page.locator("#forget-status")).to_contain_text("Nothing was changed")
     assert any("green tea" in m.content for m in server.bank.list("local"))
+
+
+def test_cards_show_decayed_importance(page: Page, serve: Callable[..., Server]) -> None:
+    server = serve()
+    then = utcnow() - timedelta(days=180)  # one half-life untouched: 9 ranks as 5
+    old = Memory(
+        user_id="local",
+        content="User prefers aisle seats on trains",
+        importance=9,
+        category=Category.PREFERENCE,
+        created_at=then,
+        updated_at=then,
+    )
+    server.bank.save_records([old], actor="local")
+    server.bank.save("local", "User prefers window seats on planes", "preference")
+    open_ui(page, server.url)
+    faded = page.locator("#memory-list .memory").filter(has_text="aisle seats")
+    expect(faded.locator(".importance")).to_have_text("Importance 9 (now 5.0)")
+    fresh = page.locator("#memory-list .memory").filter(has_text="window seats")
+    expect(fresh.locator(".importance")).to_have_text(re.compile(r"^Importance \d+$"))
 
 
 def test_tidy_up_previews_then_merges(page: Page, serve: Callable[..., Server]) -> None:
