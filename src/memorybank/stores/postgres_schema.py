@@ -6,6 +6,8 @@ index needs a fixed-length column); the length is recorded in ``meta`` as ``vect
 
 from __future__ import annotations
 
+from memorybank.stores.accounts_schema import accounts_tables
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
         1,
@@ -94,58 +96,9 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         2,
         "accounts: users, projects, members, api keys, threads, provider settings",
         """
-        CREATE TABLE users (
-            id TEXT PRIMARY KEY,
-            name TEXT NOT NULL,
-            created_us BIGINT NOT NULL
-        );
-        CREATE TABLE projects (
-            id TEXT PRIMARY KEY,
-            name TEXT NOT NULL,
-            org_id TEXT,
-            created_us BIGINT NOT NULL
-        );
-        CREATE TABLE project_members (
-            project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
-            user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-            role TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'member')),
-            added_us BIGINT NOT NULL,
-            PRIMARY KEY (project_id, user_id)
-        );
-        CREATE INDEX project_members_user ON project_members (user_id);
-        -- Only the SHA-256 of a key is stored; the key itself is shown once at creation.
-        CREATE TABLE api_keys (
-            id TEXT PRIMARY KEY,
-            user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-            key_hash TEXT NOT NULL UNIQUE,
-            label TEXT,
-            created_us BIGINT NOT NULL,
-            revoked_us BIGINT,
-            last_used_us BIGINT
-        );
-        CREATE INDEX api_keys_user ON api_keys (user_id);
-        CREATE TABLE threads (
-            id TEXT PRIMARY KEY,
-            user_id TEXT NOT NULL,
-            project_id TEXT,
-            title TEXT,
-            memory_enabled BOOLEAN NOT NULL,
-            created_us BIGINT NOT NULL,
-            updated_us BIGINT NOT NULL
-        );
-        CREATE INDEX threads_user ON threads (user_id, created_us);
-        -- Bring-your-own provider keys, encrypted (Fernet) with the server's master key.
-        CREATE TABLE provider_settings (
-            user_id TEXT NOT NULL,
-            kind TEXT NOT NULL CHECK (kind IN ('embedding', 'llm')),
-            base_url TEXT NOT NULL,
-            model TEXT NOT NULL,
-            key_ciphertext BYTEA,
-            key_hint TEXT,
-            enabled BOOLEAN NOT NULL,
-            updated_us BIGINT NOT NULL,
-            PRIMARY KEY (user_id, kind)
-        );
+        """
+        + accounts_tables("BIGINT", "BOOLEAN", "BYTEA")
+        + """
         """,
     ),
     (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from memorybank.stores.accounts_schema import accounts_tables
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
         1,
@@ -102,60 +104,11 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         3,
         "accounts: users, projects, members, api keys, threads, provider settings",
         """
-        CREATE TABLE users (
-            id TEXT PRIMARY KEY,
-            name TEXT NOT NULL,
-            created_us INTEGER NOT NULL
-        );
-        CREATE TABLE projects (
-            id TEXT PRIMARY KEY,
-            name TEXT NOT NULL,
-            org_id TEXT,
-            created_us INTEGER NOT NULL
-        );
-        CREATE TABLE project_members (
-            project_id TEXT NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
-            user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-            role TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'member')),
-            added_us INTEGER NOT NULL,
-            PRIMARY KEY (project_id, user_id)
-        );
-        CREATE INDEX project_members_user ON project_members (user_id);
-        -- Only the SHA-256 of a key is stored; the key itself is shown once at creation.
-        CREATE TABLE api_keys (
-            id TEXT PRIMARY KEY,
-            user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-            key_hash TEXT NOT NULL UNIQUE,
-            label TEXT,
-            created_us INTEGER NOT NULL,
-            revoked_us INTEGER,
-            last_used_us INTEGER
-        );
-        CREATE INDEX api_keys_user ON api_keys (user_id);
         -- An org member's role; org_members (migration 2) says who belongs to the org.
         ALTER TABLE org_members ADD COLUMN role TEXT NOT NULL DEFAULT 'member';
-        CREATE TABLE threads (
-            id TEXT PRIMARY KEY,
-            user_id TEXT NOT NULL,
-            project_id TEXT,
-            title TEXT,
-            memory_enabled INTEGER NOT NULL,
-            created_us INTEGER NOT NULL,
-            updated_us INTEGER NOT NULL
-        );
-        CREATE INDEX threads_user ON threads (user_id, created_us);
-        -- Bring-your-own provider keys, encrypted (Fernet) with the server's master key.
-        CREATE TABLE provider_settings (
-            user_id TEXT NOT NULL,
-            kind TEXT NOT NULL CHECK (kind IN ('embedding', 'llm')),
-            base_url TEXT NOT NULL,
-            model TEXT NOT NULL,
-            key_ciphertext BLOB,
-            key_hint TEXT,
-            enabled INTEGER NOT NULL,
-            updated_us INTEGER NOT NULL,
-            PRIMARY KEY (user_id, kind)
-        );
+        """
+        + accounts_tables("INTEGER", "INTEGER", "BLOB")
+        + """
         """,
     ),
     (
