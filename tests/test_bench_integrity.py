@@ -108,6 +108,6 @@ def test_dev_pairs_and_sick_sample_meet_the_safety_goals(tmp_path: Path) -> None
         assert goals[name].met, goals[name]
     # Below the goals (0.90, 0.005, 0.75): floors at today's figures, to catch a
     # regression; raise them as the verifier improves.
-    assert goals["pairs: duplicates caught"].value >= 0.50
-    assert goals["SICK: NEUTRAL refused"].value <= 0.01
-    assert goals["SICK: near-paraphrases caught"].value >= 0.55
+    assert goals["pairs: duplicates caught"].value >= 0.60
+    assert goals["SICK: NEUTRAL refused"].value <= 0.005
+    assert goals["SICK: near-paraphrases caught"].value >= 0.65
