@@ -473,6 +473,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "memorybank.bank",
             "memorybank.candidates",
+            "memorybank.events",
+            "memorybank.transfer",
             "memorybank.remember",
             "memorybank.forget",
             "memorybank.decisions",

@@ -21,28 +21,29 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import ValidationError as PydanticValidationError
 
+from memorybank import transfer
 from memorybank.candidates import find as find_candidates
 from memorybank.candidates import neighbours as session_neighbours
 from memorybank.embedders.base import Embedder, Vectors
 from memorybank.embedders.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryVectorCache
 from memorybank.errors import EmbeddingModelMismatch, NotFound, ValidationError
+from memorybank.events import read_events
 from memorybank.filtering import memory_filter, parse_since
 from memorybank.intake import (
     CONVERSATION_IMPORTANCE,
     chunk_text,
-    imported,
     is_conversation,
     judge_pair,
     prepare,
     pydantic_message,
     save_result,
-    stored,
 )
 from memorybank.limits import RateLimiter
 from memorybank.model import (
     Caller,
     Category,
     Domain,
+    Event,
     EventKind,
     ForgetAction,
     ForgetPlan,
@@ -62,7 +63,6 @@ from memorybank.model import (
 )
 from memorybank.permissions import Action, adding, require, require_org_admin
 from memorybank.policy import PolicySettings, to_third_person, validate_memory
-from memorybank.portability import export_json, export_markdown, parse_export
 from memorybank.retrieval import RetrievalSettings, fuse
 from memorybank.stores.base import Order, PlanOutcome, Store
 from memorybank.verdicts import CANDIDATE_SIMILARITY, CANDIDATES
@@ -477,6 +477,10 @@ class MemoryBank:
             raise NotFound(f"no memory {memory_id!r}")
         return events
 
+    def events(self, user_id: str, **options: Any) -> builtins.list[Event]:
+        """Changes the caller may see, oldest first: :func:`memorybank.events.read_events`."""
+        return read_events(self.store, user_id, **options)
+
     # -- changing ---------------------------------------------------------------------------
 
     def update(
@@ -724,17 +728,7 @@ class MemoryBank:
         project_id: str | None = None,
     ) -> str:
         """Every memory of one scope as JSON (lossless) or Markdown (for people)."""
-        scope_set = self.scope_set(user_id, project_id, "project" if project_id else "user")
-        memories = self.store.list_memories(
-            scope_set, MemoryFilter(), limit=1_000_000_000, order="created_asc"
-        )
-        if format == "json":
-            return export_json(user_id, project_id, memories)
-        if format == "markdown":
-            return export_markdown(user_id, project_id, memories)
-        raise ValidationError(
-            f"unknown export format {format!r}: use json or markdown", field="format"
-        )
+        return transfer.export(self, user_id, format, project_id=project_id)
 
     def import_(
         self,
@@ -747,24 +741,9 @@ class MemoryBank:
     ) -> builtins.list[SaveResult]:
         """Load a JSON export into ``user_id`` (and ``project_id``): ids, times, categories
         and metadata are kept, vectors are made anew; ids already stored are skipped."""
-        self.scope_set(user_id, project_id)
-        require(role, Action.ADD_MANUAL, project_id)
-        target = ScopeSet(
-            user_id=user_id,
-            include_private=project_id is None,
-            project_ids=() if project_id is None else (project_id,),
+        return transfer.import_(
+            self, user_id, data, project_id=project_id, progress=progress, role=role
         )
-        memories = parse_export(data)
-        taken = self.store.existing_ids([m.id for m in memories])
-        # What the target scope holds already, so importing the same file twice (even into
-        # another user, where ids had to change) adds nothing the second time.
-        present = {
-            (m.content, m.created_at)
-            for m in self.store.list_memories(target, MemoryFilter(), limit=1_000_000_000)
-        }
-        results, fresh = imported(memories, taken, present, user_id, project_id)
-        added = self.save_records(fresh, actor=user_id, role=role, progress=progress)
-        return results + [stored(m) for m in added]
 
     def reindex(self, progress: ProgressFn | None = None, batch_size: int = 256) -> int:
         """Re-embed every memory with the configured embedder and record its model id."""

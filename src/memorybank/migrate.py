@@ -79,7 +79,7 @@ _MEMORY_TABLES = (
     _table(
         "history",
         "id, memory_id, user_id, project_id, scope_key, kind, old_content, new_content, actor, "
-        "created_us",
+        "created_us, channel",
         "id",
     ),
     _table(

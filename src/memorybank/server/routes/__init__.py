@@ -10,6 +10,7 @@ from fastapi import APIRouter
 from memorybank.server.routes import (
     accounts,
     data,
+    events,
     forget,
     memories,
     ops,
@@ -29,6 +30,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     threads.router,
     tools.router,
     providers.router,
+    events.router,
 )
 
 __all__ = ["ROUTERS"]
