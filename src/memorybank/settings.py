@@ -105,6 +105,14 @@ class Settings(BaseSettings):
     # link-local and 100.64/10 addresses (never cloud metadata). The operator's own
     # *_BASE_URL providers above are not limited.
     provider_allow_private: bool = False
+    # Webhooks (memorybank.webhook_worker): each server process runs a worker that sends
+    # them (off: this process sends none; another replica may). Their URLs follow the rule
+    # of users' provider URLs above. A failed attempt is retried after base × 2^(n − 1)
+    # seconds, up to max attempts in all.
+    webhooks_enabled: bool = True
+    webhook_poll_seconds: float = Field(1.0, gt=0, le=60)
+    webhook_retry_base_seconds: float = Field(5.0, gt=0)
+    webhook_max_attempts: int = Field(8, ge=1, le=50)
 
     @field_validator("allowed_hosts", mode="before")
     @classmethod

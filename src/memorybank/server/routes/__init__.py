@@ -18,6 +18,7 @@ from memorybank.server.routes import (
     search,
     threads,
     tools,
+    webhooks,
 )
 
 ROUTERS: tuple[APIRouter, ...] = (
@@ -31,6 +32,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     tools.router,
     providers.router,
     events.router,
+    webhooks.router,
 )
 
 __all__ = ["ROUTERS"]
