@@ -474,6 +474,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memorybank.tokens",
             "memorybank.timeparse",
             "memorybank.limits",
+            "memorybank.usage",
         ),
     ),
     (
@@ -485,6 +486,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memorybank.transfer",
             "memorybank.webhooks",
             "memorybank.webhook_worker",
+            "memorybank.insights",
             "memorybank.remember",
             "memorybank.forget",
             "memorybank.decisions",

@@ -65,6 +65,8 @@ from memorybank.permissions import Action, adding, require, require_org_admin
 from memorybank.policy import PolicySettings, to_third_person, validate_memory
 from memorybank.retrieval import RetrievalSettings, fuse
 from memorybank.stores.base import Order, PlanOutcome, Store
+from memorybank.stores.insights_sql import usage_sink
+from memorybank.usage import Usage
 from memorybank.verdicts import CANDIDATE_SIMILARITY, CANDIDATES
 
 ProgressFn = Callable[[int, int], None]
@@ -112,6 +114,7 @@ class MemoryBank:
         self.policy = policy or PolicySettings()
         self.retrieval = retrieval or RetrievalSettings()
         self.query_cache = QueryVectorCache(query_cache_size)
+        self.usage = Usage(usage_sink(store))  # searches, refused saves…: seed 002's metrics
         self._probes: ThreadPoolExecutor | None = None
         self._probe_lock = threading.Lock()
         self.write_limiter: RateLimiter | None = None
@@ -158,6 +161,7 @@ class MemoryBank:
             probes, self._probes = self._probes, None
         if probes is not None:
             probes.shutdown(wait=True)
+        self.usage.flush()
         self.store.close()
         self.embedder.close()
 
@@ -296,6 +300,7 @@ class MemoryBank:
             for old in result.conflicts:
                 newer = str(result.memory_id)
                 self.supersede(old.memory_id, newer, user_id, project_id=project_id, role=role)
+        self.usage.saves_decided(user_id, results)
         return results
 
     def save_records(
@@ -391,7 +396,7 @@ class MemoryBank:
         )
         hits = [*vector_hits, *text_hits]
         neighbours = session_neighbours(self.store, self.retrieval, scope_set, filters, hits)
-        return fuse(
+        found = fuse(
             vector_hits,
             text_hits,
             self.retrieval,
@@ -400,6 +405,8 @@ class MemoryBank:
             query=query,
             neighbours=neighbours,
         )
+        self.usage.searched(user_id, hits=len(found))  # recall hit rate: searches that found any
+        return found
 
     def recent(
         self,

@@ -79,7 +79,7 @@ _MEMORY_TABLES = (
     _table(
         "history",
         "id, memory_id, user_id, project_id, scope_key, kind, old_content, new_content, actor, "
-        "created_us, channel",
+        "created_us, channel, memory_created_us",
         "id",
     ),
     _table(

@@ -188,6 +188,9 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         "events: the channel of each history event, read by scope in order; webhooks",
         """
         ALTER TABLE history ADD COLUMN channel TEXT;
+        -- On tombstones: when the deleted memory was created (how long it lived).
+        ALTER TABLE history ADD COLUMN memory_created_us BIGINT;
+        CREATE INDEX history_created ON history (created_us);
         DROP INDEX history_scope;
         CREATE INDEX history_scope ON history (scope_key, seq);
         CREATE TABLE webhooks (
@@ -222,6 +225,15 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_us);
         CREATE INDEX webhook_deliveries_hook ON webhook_deliveries (webhook_id, created_us);
+        -- Usage counted by each process (memorybank.usage) per day and user: searches,
+        -- refused saves, conflicts, memory-block sizes; read by the success metrics.
+        CREATE TABLE usage_counters (
+            day INTEGER NOT NULL,
+            user_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            value BIGINT NOT NULL,
+            PRIMARY KEY (day, user_id, name)
+        );
         """,
     ),
 ]

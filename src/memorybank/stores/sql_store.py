@@ -68,7 +68,7 @@ Migration = tuple[int, str, str]
 
 _HISTORY_COLUMNS = (
     "id, memory_id, user_id, project_id, scope_key, kind, old_content, new_content, actor, "
-    "created_us, channel"
+    "created_us, channel, memory_created_us"
 )
 # A new memory's channel when the context names none: the one its source implies.
 _CHANNEL_OF_SOURCE = {
@@ -307,12 +307,12 @@ class SqlStore(SqlForgetPlans[TxnT]):
         for a service that changes memory in the store's transactions (consolidation)."""
         self._record(txn, event)
 
-    def _record(self, txn: TxnT, event: HistoryEvent) -> None:
+    def _record(self, txn: TxnT, event: HistoryEvent, memory_created_us: int | None = None) -> None:
         self._order_events(txn)
         scope = Scope(user_id=event.user_id, project_id=event.project_id)
         channel = event.channel or Channel.USER
         txn.execute(
-            f"INSERT INTO history ({_HISTORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO history ({_HISTORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 event.id,
                 event.memory_id,
@@ -325,6 +325,7 @@ class SqlStore(SqlForgetPlans[TxnT]):
                 event.actor,
                 to_us(event.created_at),
                 str(channel),
+                memory_created_us,
             ),
         )
 
@@ -390,6 +391,7 @@ class SqlStore(SqlForgetPlans[TxnT]):
     ) -> None:
         if not rows:
             return
+        born = self._created_us(txn, [str(r[1]) for r in rows])
         self._remove_rows(txn, rows)
         # History keeps a tombstone only: earlier events carried the text.
         for ids in chunks([str(r[1]) for r in rows], self.dialect.list_max):
@@ -403,7 +405,19 @@ class SqlStore(SqlForgetPlans[TxnT]):
                 kind=kind,
                 actor=actor,
             )
-            self._record(txn, tombstone)
+            self._record(txn, tombstone, born.get(str(row[1])))
+
+    def _created_us(self, txn: TxnT, memory_ids: Sequence[str]) -> dict[str, int]:
+        """When each of these memories was created (for their tombstones: how long the
+        memory lived, which the success metrics count)."""
+        born: dict[str, int] = {}
+        for ids in chunks(list(memory_ids), self.dialect.list_max):
+            condition, params = self.dialect.any_of("id", ids)
+            for memory_id, created in txn.fetch(
+                f"SELECT id, created_us FROM memories WHERE {condition}", params
+            ):
+                born[str(memory_id)] = int(created)
+        return born
 
     # -- reads (hooks) ----------------------------------------------------------------------
 

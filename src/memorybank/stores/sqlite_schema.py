@@ -192,7 +192,9 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             new_content TEXT,
             actor TEXT,
             created_us INTEGER NOT NULL,
-            channel TEXT
+            channel TEXT,
+            -- On tombstones: when the deleted memory was created (how long it lived).
+            memory_created_us INTEGER
         );
         INSERT INTO history_events (seq, id, memory_id, user_id, project_id, scope_key, kind,
                                     old_content, new_content, actor, created_us)
@@ -203,6 +205,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ALTER TABLE history_events RENAME TO history;
         CREATE INDEX history_memory ON history (memory_id, created_us);
         CREATE INDEX history_scope ON history (scope_key, seq);
+        CREATE INDEX history_created ON history (created_us);
         CREATE TABLE webhooks (
             id TEXT PRIMARY KEY,
             org_id TEXT,
@@ -235,6 +238,15 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_us);
         CREATE INDEX webhook_deliveries_hook ON webhook_deliveries (webhook_id, created_us);
+        -- Usage counted by each process (memorybank.usage) per day and user: searches,
+        -- refused saves, conflicts, memory-block sizes; read by the success metrics.
+        CREATE TABLE usage_counters (
+            day INTEGER NOT NULL,
+            user_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            value INTEGER NOT NULL,
+            PRIMARY KEY (day, user_id, name)
+        );
         """,
     ),
 ]

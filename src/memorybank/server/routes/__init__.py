@@ -16,6 +16,7 @@ from memorybank.server.routes import (
     ops,
     providers,
     search,
+    stats,
     threads,
     tools,
     webhooks,
@@ -33,6 +34,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     providers.router,
     events.router,
     webhooks.router,
+    stats.router,
 )
 
 __all__ = ["ROUTERS"]
