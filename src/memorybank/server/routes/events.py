@@ -22,7 +22,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from memorybank.accounts import Accounts
 from memorybank.bank import MemoryBank
-from memorybank.errors import ValidationError
+from memorybank.errors import StoreError, ValidationError
 from memorybank.events import MAX_EVENTS
 from memorybank.model import Event
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
@@ -94,7 +94,12 @@ async def stream_events(
     async def messages() -> AsyncIterator[ServerSentEvent]:
         last = start
         while not await request.is_disconnected():
-            found = await anyio.to_thread.run_sync(_read, bank, accounts, principal, last, _BATCH)
+            try:
+                found = await anyio.to_thread.run_sync(
+                    _read, bank, accounts, principal, last, _BATCH
+                )
+            except StoreError:  # the database is gone (shutdown) or failing: the client
+                return  # reconnects with Last-Event-ID and misses nothing
             for event in found:
                 last = event.id
                 yield ServerSentEvent(
