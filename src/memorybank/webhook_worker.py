@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -39,6 +40,8 @@ log = logging.getLogger(__name__)
 
 #: Events read per pass.
 _BATCH = 500
+#: With no webhook at all, how often the cursor still follows the events (a write).
+_IDLE_ADVANCE_SECONDS = 30.0
 #: How long a worker holds a delivery it is sending before another may retry it.
 _LEASE = timedelta(seconds=60)
 
@@ -77,6 +80,7 @@ class WebhookWorker:
         self._clients: dict[AddressPolicy, httpx.Client] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._idle_advance = float("-inf")
 
     # -- the thread -------------------------------------------------------------------------
 
@@ -144,18 +148,24 @@ class WebhookWorker:
             self._enqueue([], None, newest)
             return 0
         hooks = self.tables.webhooks(active_only=True)
+        if not hooks and time.monotonic() - self._idle_advance < _IDLE_ADVANCE_SECONDS:
+            return 0  # nobody to send to: move the cursor now and then, not on every pass
         keys = {h.id: self._scope_keys(h) for h in hooks}
         wanted = sorted({k for ks in keys.values() for k in ks})
         events = self.store.events(wanted, cursor, _BATCH) if wanted else []
         new = events[-1].id if len(events) == _BATCH else max(newest, cursor)
         if new == cursor:
             return 0
+        self._idle_advance = time.monotonic()
         deliveries = [
             _delivery(event, hook)
             for event in events
             if event.id <= new  # later ones committed after ``newest``: the next pass
             for hook in hooks
-            if _key(event) in keys[hook.id] and hook.wants(event.type)
+            # Only what happened since the webhook was made (the cursor may be behind).
+            if _key(event) in keys[hook.id]
+            and hook.wants(event.type)
+            and event.at >= hook.created_at
         ]
         return len(deliveries) if self._enqueue(deliveries, cursor, new) else 0
 
