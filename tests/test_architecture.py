@@ -438,7 +438,15 @@ def test_exception_tree_in_errors_docstring_matches_the_classes() -> None:
 # annotate, do not count). The first prefix that matches a module's name decides its layer.
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("model", ("memorybank.model", "memorybank.errors", "memorybank.account_records")),
+    (
+        "model",
+        (
+            "memorybank.model",
+            "memorybank.errors",
+            "memorybank.account_records",
+            "memorybank.webhook_records",
+        ),
+    ),
     (
         "parts",
         (
@@ -466,6 +474,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memorybank.tokens",
             "memorybank.timeparse",
             "memorybank.limits",
+            "memorybank.usage",
         ),
     ),
     (
@@ -477,6 +486,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memorybank.reindex",
             "memorybank.recalls",
             "memorybank.settle",
+            "memorybank.events",
+            "memorybank.transfer",
+            "memorybank.webhooks",
+            "memorybank.webhook_worker",
+            "memorybank.insights",
             "memorybank.remember",
             "memorybank.forget",
             "memorybank.decisions",

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from memorybank import MemoryBank
 from memorybank.consolidate import SCHEDULED_ACTOR
 from memorybank.errors import PermissionDenied
-from memorybank.model import Category, EventKind, Memory
+from memorybank.model import Category, Channel, EventKind, Memory
 from server_helpers import LOOPBACK_PEER, make_world
 
 
@@ -91,6 +91,17 @@ def test_preview_changes_nothing_and_apply_merges_with_history(any_bank: MemoryB
 
     again = bank.consolidate("ann", dry_run=False)
     assert again.merged_count == 0  # idempotent
+    merged_events = bank.events("ann", types=["merged"])
+    assert {e.memory_id for e in merged_events} == {
+        ids[text]
+        for text in (
+            "User lives in London",
+            "User is based in London",
+            "User likes green tea in the morning",
+            "User likes tea",
+        )
+    }
+    assert {e.channel for e in merged_events} == {Channel.CONSOLIDATION}
 
 
 def test_only_applies_the_confirmed_merges(bank: MemoryBank) -> None:

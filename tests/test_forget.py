@@ -121,7 +121,7 @@ def test_confirm_forgets_for_real(bank: MemoryBank) -> None:
     assert not [h for h in bank.search("ana", "Oak Street") if "Oak" in h.memory.content]
     events = bank.history(ids[ADDRESS], "ana")
     assert [(e.kind, e.old_content, e.new_content) for e in events] == [
-        (EventKind.DELETE, None, None)
+        (EventKind.FORGET, None, None)
     ]
 
 

@@ -121,7 +121,7 @@ def test_a_superseded_version_is_forgotten_with_its_history(any_bank: MemoryBank
     actions = {item.memory.id: item.action for item in preview.items}
     assert actions == {old: ForgetAction.FORGET, new: ForgetAction.KEEP}
     assert forget_confirm(bank, ANA, preview.plan.id).forgotten == [old]
-    assert [e.kind for e in bank.history(old, "ana")] == [EventKind.DELETE]
+    assert [e.kind for e in bank.history(old, "ana")] == [EventKind.FORGET]
     assert leftovers(bank, [old, new]) == []
     assert bank.get(new, "ana").content == NEW
 

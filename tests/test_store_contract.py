@@ -20,6 +20,7 @@ from memorybank.embedders.base import normalise
 from memorybank.errors import NotFound, StoreError, ValidationError
 from memorybank.model import (
     Category,
+    Channel,
     EventKind,
     ForgetAction,
     ForgetPlan,
@@ -31,6 +32,7 @@ from memorybank.model import (
     Ring,
     Scope,
     ScopeSet,
+    acting_through,
 )
 from memorybank.stores.accounts_sql import sql_accounts
 from memorybank.stores.base import InsertOutcome, PlanOutcome, Store
@@ -689,7 +691,9 @@ def test_execute_forget_plan_forgets_rewrites_keeps_and_reports_missing(store: S
     assert [(e.kind, e.old_content, e.new_content, e.actor) for e in events] == [
         (EventKind.UPDATE, None, "User lives on a quiet street", "alice")
     ]
-    assert [e.kind for e in store.history(gone.id, ALICE)] == [EventKind.DELETE]
+    assert [e.kind for e in store.history(gone.id, ALICE)] == [
+        EventKind.FORGET
+    ]  # a forget plan's tombstone
     stored = store.get_forget_plan(p.id)
     assert stored is not None
     assert (stored.status, stored.finished_at, stored.steps) == (PlanStatus.EXECUTED, later, ())
@@ -965,3 +969,119 @@ def test_reinforce_marks_recalls_without_history(store: Store) -> None:
     again = store.get(ms[0].id, ALICE)
     assert again is not None and again.reinforced_at == later
     assert [e.kind for e in store.history(ms[0].id, ALICE)] == [EventKind.ADD]
+
+
+# -- events (issue 21) ----------------------------------------------------------------------
+
+
+def test_every_change_is_one_event_in_order_with_its_channel(store: Store) -> None:
+    keys = ["u:alice"]
+    start = store.last_event_id()
+    a, b = mem("alice", "User drinks green tea", source="user"), mem("alice", "User owns a cat")
+    put(store, [a, b], [vec(1), vec(0, 1)])
+    with acting_through(Channel.AI):
+        a2 = revise(store, a, "User drinks black tea", 1)
+    before = store.events(keys, start, 100)
+    merged = HistoryEvent.about(
+        b, EventKind.MERGE, "alice", new_content=b.content, channel=Channel.CONSOLIDATION
+    )
+    store.replace(b, None, merged)
+    store.delete([a2.id], ALICE, actor="alice")
+    events = store.events(keys, start, 100)
+    assert [(e.type, e.memory_id, e.channel) for e in before] == [
+        ("created", a.id, Channel.USER),  # a memory's source says who made it
+        ("created", b.id, Channel.AI),
+        ("updated", a.id, Channel.AI),  # the context's channel
+    ]
+    assert [e.content for e in before] == [a.content, b.content, "User drinks black tea"]
+    assert [(e.type, e.memory_id, e.channel, e.actor) for e in events] == [
+        ("created", b.id, Channel.AI, "test"),  # a's own events went with it
+        ("merged", b.id, Channel.CONSOLIDATION, "alice"),
+        ("deleted", a.id, Channel.USER, "alice"),
+    ]
+    assert [e.content for e in events] == ["User owns a cat", "User owns a cat", None]
+    ids = [e.id for e in events]
+    assert ids == sorted(ids) and len(set(ids)) == 3 and store.last_event_id() == ids[-1]
+    assert store.events(keys, ids[0], 100) == events[1:]  # resume after an id
+    assert store.events(keys, start, 2) == events[:2]
+
+
+def test_events_carry_text_only_while_the_memory_exists(store: Store) -> None:
+    start = store.last_event_id()
+    a = mem("alice", "User's PIN is 4471")
+    put(store, [a], [vec(1)])
+    assert [e.content for e in store.events(["u:alice"], start, 10)] == ["User's PIN is 4471"]
+    store.delete([a.id], ALICE, actor="alice")
+    after = store.events(["u:alice"], start, 10)
+    assert [(e.type, e.content) for e in after] == [("deleted", None)]
+
+
+def test_clear_and_forget_plans_are_their_own_event_types(store: Store) -> None:
+    start = store.last_event_id()
+    a, b = mem("alice", "User likes jazz"), mem("alice", "User likes chess")
+    put(store, [a, b], [vec(1), vec(0, 1)])
+    p = plan("alice", [step(a, ForgetAction.FORGET)])
+    store.save_forget_plan(p)
+    store.execute_forget_plan(p.id, "alice", None, {}, NOW, "alice")
+    store.clear(Scope(user_id="alice"), "alice")
+    assert [(e.type, e.memory_id) for e in store.events(["u:alice"], start, 10)] == [
+        ("forgotten", a.id),
+        ("cleared", b.id),
+    ]
+
+
+def test_events_are_read_by_scope_only(store: Store) -> None:
+    start = store.last_event_id()
+    mine, theirs = mem("alice", "User likes tea"), mem("bob", "User likes coffee")
+    shared = mem("bob", "Apollo ships in May", project="apollo")
+    other = mem("bob", "Zeus ships in June", project="zeus")
+    put(store, [mine, theirs, shared, other], [vec(1), vec(0, 1), vec(0, 0, 1), vec(1, 1)])
+    seen = store.events(["u:alice", "p:apollo"], start, 100)
+    assert [e.memory_id for e in seen] == [mine.id, shared.id]
+    assert store.events([], start, 100) == []
+
+
+def test_event_ids_are_never_reused(store: Store) -> None:
+    a = mem("alice", "User likes tea")
+    put(store, [a], [vec(1)])
+    newest = store.last_event_id()
+    store.delete([a.id], ALICE, actor="alice")  # the newest event (a's ADD) is deleted
+    tombstone = store.last_event_id()
+    assert tombstone > newest
+    b = mem("alice", "User likes cocoa")
+    put(store, [b], [vec(0, 1)])
+    assert store.last_event_id() > tombstone
+
+
+def test_events_from_concurrent_writers_arrive_in_id_order(open_store: StoreFactory) -> None:
+    """A reader that resumes after the newest id it saw misses nothing, however writers in
+    other connections (threads here, processes in production) interleave their commits."""
+    stores = [open_store() for _ in range(3)]
+    start = stores[0].last_event_id()
+    seen: list[int] = []
+    done = threading.Event()
+
+    def write(store: Store, user: str) -> None:
+        for i in range(15):
+            put(store, [mem(user, f"User fact number {i}")], [vec(1, i / 15)])
+
+    def follow() -> None:
+        last = start
+        while True:
+            finished = done.is_set()
+            for e in stores[0].events(["u:w1", "u:w2"], last, 100):
+                seen.append(e.id)
+                last = e.id
+            if finished:
+                return
+
+    reader = threading.Thread(target=follow)
+    reader.start()
+    writers = [threading.Thread(target=write, args=(stores[i + 1], f"w{i + 1}")) for i in (0, 1)]
+    for w in writers:
+        w.start()
+    for w in writers:
+        w.join()
+    done.set()
+    reader.join()
+    assert len(seen) == 30 and seen == sorted(seen)

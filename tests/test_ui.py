@@ -107,7 +107,10 @@ def serve(bank: MemoryBank) -> Iterator[Callable[..., Server]]:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", ws="none"))
+        # An open page holds an events stream (SSE) that only a signal would end; a server on
+        # a thread gets none, so shutdown stops waiting for it after a second.
+        config = uvicorn.Config(app, log_level="warning", ws="none", timeout_graceful_shutdown=1)
+        server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
         thread.start()
         running.append((server, thread, sock))
@@ -567,6 +570,6 @@ def test_keyboard_and_phone(browser: Browser, serve: Callable[..., Server]) -> N
         outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
         assert outline not in ("", "none")
         page.keyboard.press("End")
-        expect(page.locator("#panel-playground")).to_be_visible()
+        expect(page.locator("#panel-webhooks")).to_be_visible()  # the last tab
     finally:
         context.close()

@@ -30,7 +30,9 @@ from memorybank.factory import build_embedder, build_llm, build_store
 from memorybank.model import (
     Caller,
     Category,
+    Channel,
     Domain,
+    Event,
     EventKind,
     HistoryEvent,
     Memory,
@@ -87,9 +89,11 @@ def open(url: str | None = None, **settings: Any) -> MemoryBank:  # noqa: A001
 __all__ = [
     "Caller",
     "Category",
+    "Channel",
     "ConfigurationError",
     "Domain",
     "EmbeddingModelMismatch",
+    "Event",
     "EventKind",
     "HistoryEvent",
     "Memory",

@@ -21,6 +21,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import ValidationError as PydanticValidationError
 
+from memorybank import transfer
 from memorybank.candidates import find as find_candidates
 from memorybank.candidates import neighbours as session_neighbours
 from memorybank.consolidate import Consolidation
@@ -28,22 +29,22 @@ from memorybank.consolidate import run as run_consolidation
 from memorybank.embedders.base import Embedder, Vectors
 from memorybank.embedders.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryVectorCache
 from memorybank.errors import EmbeddingModelMismatch, NotFound, ValidationError
+from memorybank.events import read_events
 from memorybank.filtering import memory_filter, parse_since
 from memorybank.intake import (
     CONVERSATION_IMPORTANCE,
     chunk_text,
-    imported,
     is_conversation,
     prepare,
     pydantic_message,
     save_result,
-    stored,
 )
 from memorybank.limits import RateLimiter
 from memorybank.model import (
     Caller,
     Category,
     Domain,
+    Event,
     EventKind,
     ForgetAction,
     ForgetPlan,
@@ -63,12 +64,13 @@ from memorybank.model import (
 )
 from memorybank.permissions import Action, adding, require, require_org_admin
 from memorybank.policy import PolicySettings, to_third_person, validate_memory
-from memorybank.portability import export_json, export_markdown, parse_export
 from memorybank.recalls import Recalls
 from memorybank.reindex import ProgressFn, reindex_all
 from memorybank.retrieval import RetrievalSettings, fuse
 from memorybank.settle import settled_judge
 from memorybank.stores.base import Order, PlanOutcome, Store
+from memorybank.stores.insights_sql import usage_sink
+from memorybank.usage import Usage
 from memorybank.verdicts import CANDIDATE_SIMILARITY, CANDIDATES
 
 #: What a save does with stored facts the new one may update or contradict.
@@ -116,6 +118,7 @@ class MemoryBank:
         self.retrieval = retrieval or RetrievalSettings()
         self.query_cache = QueryVectorCache(query_cache_size)
         self.recalls = Recalls(store)  # what searches return reinforces it (importance decay)
+        self.usage = Usage(usage_sink(store))  # searches, refused saves…: seed 002's metrics
         self._probes: ThreadPoolExecutor | None = None
         self._probe_lock = threading.Lock()
         self.write_limiter: RateLimiter | None = None
@@ -163,6 +166,7 @@ class MemoryBank:
         if probes is not None:
             probes.shutdown(wait=True)
         self.recalls.flush()
+        self.usage.flush()
         self.store.close()
         self.embedder.close()
 
@@ -302,6 +306,7 @@ class MemoryBank:
             for old in result.conflicts:
                 newer = str(result.memory_id)
                 self.supersede(old.memory_id, newer, user_id, project_id=project_id, role=role)
+        self.usage.saves_decided(user_id, results)
         return results
 
     def save_records(
@@ -397,11 +402,17 @@ class MemoryBank:
         )
         hits = [*vector_hits, *text_hits]
         neighbours = session_neighbours(self.store, self.retrieval, scope_set, filters, hits)
-        now = utcnow()
         found = fuse(
-            vector_hits, text_hits, self.retrieval, now, limit, query=query, neighbours=neighbours
+            vector_hits,
+            text_hits,
+            self.retrieval,
+            utcnow(),
+            limit,
+            query=query,
+            neighbours=neighbours,
         )
         self.recalls.note(found)
+        self.usage.searched(user_id, hits=len(found))  # recall hit rate: searches that found any
         return found
 
     def recent(
@@ -479,6 +490,10 @@ class MemoryBank:
         if not events:
             raise NotFound(f"no memory {memory_id!r}")
         return events
+
+    def events(self, user_id: str, **options: Any) -> builtins.list[Event]:
+        """Changes the caller may see, oldest first: :func:`memorybank.events.read_events`."""
+        return read_events(self.store, user_id, **options)
 
     # -- changing ---------------------------------------------------------------------------
 
@@ -727,17 +742,7 @@ class MemoryBank:
         project_id: str | None = None,
     ) -> str:
         """Every memory of one scope as JSON (lossless) or Markdown (for people)."""
-        scope_set = self.scope_set(user_id, project_id, "project" if project_id else "user")
-        memories = self.store.list_memories(
-            scope_set, MemoryFilter(), limit=1_000_000_000, order="created_asc"
-        )
-        if format == "json":
-            return export_json(user_id, project_id, memories)
-        if format == "markdown":
-            return export_markdown(user_id, project_id, memories)
-        raise ValidationError(
-            f"unknown export format {format!r}: use json or markdown", field="format"
-        )
+        return transfer.export(self, user_id, format, project_id=project_id)
 
     def import_(
         self,
@@ -750,19 +755,9 @@ class MemoryBank:
     ) -> builtins.list[SaveResult]:
         """Load a JSON export into ``user_id`` (and ``project_id``): ids, times, categories
         and metadata are kept, vectors are made anew; ids already stored are skipped."""
-        target = self.scope_set(user_id, project_id, "project" if project_id else "user")
-        require(role, Action.ADD_MANUAL, project_id)
-        memories = parse_export(data)
-        taken = self.store.existing_ids([m.id for m in memories])
-        # What the target scope holds already, so importing the same file twice (even into
-        # another user, where ids had to change) adds nothing the second time.
-        present = {
-            (m.content, m.created_at)
-            for m in self.store.list_memories(target, MemoryFilter(), limit=1_000_000_000)
-        }
-        results, fresh = imported(memories, taken, present, user_id, project_id)
-        added = self.save_records(fresh, actor=user_id, role=role, progress=progress)
-        return results + [stored(m) for m in added]
+        return transfer.import_(
+            self, user_id, data, project_id=project_id, progress=progress, role=role
+        )
 
     def reindex(self, progress: ProgressFn | None = None, batch_size: int = 256) -> int:
         """Re-embed every memory with the configured embedder and record its model id."""

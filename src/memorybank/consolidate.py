@@ -25,6 +25,7 @@ import numpy as np
 from memorybank.embedders.base import Vectors
 from memorybank.intake import is_conversation
 from memorybank.model import (
+    Channel,
     EventKind,
     HistoryEvent,
     Memory,
@@ -243,10 +244,14 @@ def apply(store: Store, merges: Sequence[Merge], actor: str) -> None:
         kept = merge.keep.model_copy(
             update={"importance": merge.importance, "tags": merge.tags, "updated_at": now}
         )
-        store.replace(kept, None, HistoryEvent.about(merge.keep, EventKind.MERGE, actor))
+        through = Channel.CONSOLIDATION
+        event = HistoryEvent.about(merge.keep, EventKind.MERGE, actor, channel=through)
+        store.replace(kept, None, event)
         for old in merge.merged:
             marked = old.model_copy(update={"superseded_by": merge.keep.id, "updated_at": now})
-            store.replace(marked, None, HistoryEvent.about(old, EventKind.MERGE, actor))
+            store.replace(
+                marked, None, HistoryEvent.about(old, EventKind.MERGE, actor, channel=through)
+            )
 
 
 __all__ = [

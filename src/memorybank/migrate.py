@@ -79,7 +79,7 @@ _MEMORY_TABLES = (
     _table(
         "history",
         "id, memory_id, user_id, project_id, scope_key, kind, old_content, new_content, actor, "
-        "created_us",
+        "created_us, channel, memory_created_us",
         "id",
     ),
     _table(
@@ -87,7 +87,23 @@ _MEMORY_TABLES = (
         "id, user_id, project_id, steps, status, created_us, expires_us, finished_us",
         "id",
     ),
+    # Pending deliveries carry on in the new database; its events are numbered anew, so its
+    # webhook worker starts from its newest event (no cursor is copied).
+    _table(
+        "webhooks",
+        "id, org_id, project_id, created_by, url, secret, event_types, active, created_us",
+        "id",
+        bools=frozenset({"active"}),
+    ),
+    _table(
+        "webhook_deliveries",
+        "id, webhook_id, event_id, event_type, body, status, attempts, next_attempt_us, "
+        "last_status, last_error, created_us, done_us",
+        "id",
+    ),
 )
+# Not usage_counters: the new database counts its own use from the first search in it, which
+# a second run's verification would otherwise see as a difference.
 _META_KEYS = ("embedding_model", "embedding_dimension")
 
 

@@ -5,7 +5,9 @@ Stores return these, never loose dicts; adapters convert them to their own respo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal
@@ -57,7 +59,8 @@ class Source(StrEnum):
 
 
 class EventKind(StrEnum):
-    """Kinds of history events."""
+    """Kinds of history events. DELETE, CLEAR and FORGET are tombstones (no text): a memory
+    deleted one by one, with the rest of its scope, or by a forget plan."""
 
     ADD = "ADD"
     UPDATE = "UPDATE"
@@ -67,6 +70,45 @@ class EventKind(StrEnum):
     # Consolidation merged duplicates: on the kept memory, and on each one merged into it
     # (which is superseded by the kept one).
     MERGE = "MERGE"
+    CLEAR = "CLEAR"
+    FORGET = "FORGET"
+
+
+class Channel(StrEnum):
+    """Through what a change was made: the user by hand (the UI, REST, the CLI), the AI's
+    tools (the tools API, MCP), an import, or consolidation."""
+
+    USER = "user"
+    AI = "ai"
+    IMPORT = "import"
+    CONSOLIDATION = "consolidation"
+
+
+# The channel of the changes made in the current context; unset: USER, or for a new memory
+# the channel its source implies. The tools dispatcher sets AI around a tool call.
+_channel: ContextVar[Channel | None] = ContextVar("memorybank_channel", default=None)
+
+
+@contextmanager
+def acting_through(channel: Channel) -> Iterator[None]:
+    """Record the changes made inside as made through ``channel``.
+
+    >>> with acting_through(Channel.AI):
+    ...     current_channel()
+    <Channel.AI: 'ai'>
+    >>> current_channel() is None
+    True
+    """
+    token = _channel.set(channel)
+    try:
+        yield
+    finally:
+        _channel.reset(token)
+
+
+def current_channel() -> Channel | None:
+    """The channel :func:`acting_through` set for the current context, if any."""
+    return _channel.get()
 
 
 ScopeChoice = Literal["all", "user", "project"]
@@ -341,6 +383,8 @@ class HistoryEvent(BaseModel):
     new_content: str | None = None
     actor: str | None = None
     created_at: datetime = Field(default_factory=utcnow)
+    #: Through what the change was made; ``None``: the store decides (see :class:`Channel`).
+    channel: Channel | None = Field(default_factory=current_channel)
 
     @classmethod
     def about(
@@ -352,6 +396,7 @@ class HistoryEvent(BaseModel):
         old_content: str | None = None,
         new_content: str | None = None,
         created_at: datetime | None = None,
+        channel: Channel | None = None,
     ) -> HistoryEvent:
         """An event of ``kind`` on ``memory`` (its id and scope), now unless ``created_at``.
 
@@ -368,7 +413,46 @@ class HistoryEvent(BaseModel):
             new_content=new_content,
             actor=actor,
             created_at=created_at or utcnow(),
+            channel=channel or current_channel(),
         )
+
+
+EventType = Literal["created", "updated", "superseded", "merged", "deleted", "cleared", "forgotten"]
+
+#: What the events API calls each kind of history event.
+EVENT_TYPES: dict[EventKind, EventType] = {
+    EventKind.ADD: "created",
+    EventKind.UPDATE: "updated",
+    EventKind.SUPERSEDE: "superseded",
+    EventKind.MERGE: "merged",
+    EventKind.DELETE: "deleted",
+    EventKind.CLEAR: "cleared",
+    EventKind.FORGET: "forgotten",
+}
+
+
+class Event(BaseModel):
+    """One change to a memory as the events stream shows it: a history event with its
+    position in the database's one sequence of events (``id``, increasing, never reused).
+    ``content`` is the memory's text after the change; deletions carry none.
+
+    >>> Event(id=1, type="created", memory_id="mem_1", user_id="u1", content="User likes tea",
+    ...       at=datetime(2026, 1, 1, tzinfo=UTC)).type
+    'created'
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    type: EventType
+    memory_id: str
+    user_id: str
+    project_id: str | None = None
+    #: Who made the change (a user id); ``None`` for changes recorded without one.
+    actor: str | None = None
+    channel: Channel | None = None
+    content: str | None = None
+    at: datetime
 
 
 class ForgetAction(StrEnum):
@@ -474,11 +558,15 @@ class SaveInput(BaseModel):
 
 __all__ = [
     "Category",
+    "Channel",
     "Conflict",
     "Decision",
     "DecisionOutcome",
     "Domain",
+    "EVENT_TYPES",
+    "Event",
     "EventKind",
+    "EventType",
     "ForgetAction",
     "ForgetPlan",
     "ForgetStep",
@@ -494,6 +582,8 @@ __all__ = [
     "ScopeSet",
     "SearchHit",
     "Source",
+    "acting_through",
+    "current_channel",
     "new_id",
     "utcnow",
 ]

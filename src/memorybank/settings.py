@@ -109,6 +109,14 @@ class Settings(BaseSettings):
     # 168); 0, the default, leaves it to people ("Tidy up" in the UI, `memorybank
     # consolidate`). See memorybank.consolidate.
     consolidate_every_hours: float = Field(0, ge=0, le=24 * 366)
+    # Webhooks (memorybank.webhook_worker): each server process runs a worker that sends
+    # them (off: this process sends none; another replica may). Their URLs follow the rule
+    # of users' provider URLs above. A failed attempt is retried after base × 2^(n − 1)
+    # seconds, up to max attempts in all.
+    webhooks_enabled: bool = True
+    webhook_poll_seconds: float = Field(1.0, gt=0, le=60)
+    webhook_retry_base_seconds: float = Field(5.0, gt=0)
+    webhook_max_attempts: int = Field(8, ge=1, le=50)
 
     @field_validator("allowed_hosts", mode="before")
     @classmethod

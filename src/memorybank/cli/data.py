@@ -23,6 +23,7 @@ from memorybank.cli._common import (
     progress_bar,
     stdout,
 )
+from memorybank.insights import SuccessMetrics, success_metrics
 
 if TYPE_CHECKING:
     from memorybank.migrate import MigrationReport
@@ -132,18 +133,44 @@ def reindex(db: DbOption = None, as_json: JsonOption = False) -> None:
 
 @handles_errors
 def stats(db: DbOption = None, as_json: JsonOption = False) -> None:
-    """Show counts and settings of the database."""
+    """Show counts and settings of the database, and seed 002's success metrics over the
+    last 30 days (adoption, retention, token cost, saves, recall hit rate)."""
     with memorybank.open(db) as bank:
         values = bank.stats()
+        metrics = success_metrics(bank)
     if as_json:
-        print_json(values)
+        print_json({**values, "success_metrics": metrics.model_dump(mode="json")})
         return
     table = Table(title="memorybank", show_header=False)
     table.add_column("name", style="bold")
     table.add_column("value", overflow="fold")
     for name, value in values.items():
         table.add_row(name, Text(str(value)))
+    for name, value in metrics_rows(metrics):
+        table.add_row(name, Text(value))
     stdout().print(table)
+
+
+def metrics_rows(metrics: SuccessMetrics) -> list[tuple[str, str]]:
+    """The headline success metrics as table rows."""
+
+    def pct(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.0%}"
+
+    a, r, t = metrics.adoption, metrics.retention, metrics.tokens
+    return [
+        ("active users with memory", f"{pct(a.share_with_memory)} of {a.active_users}"),
+        ("memories per user (mean)", f"{a.memories_per_user.mean}"),
+        ("memories per project (mean)", f"{a.memories_per_project.mean}"),
+        ("deleted within 7 days", f"{pct(r.share_deleted_within_7_days)} of {r.created}"),
+        (
+            "memory block tokens (avg)",
+            "n/a" if t.block_tokens_avg is None else f"{t.block_tokens_avg:.0f}",
+        ),
+        ("duplicates refused", str(metrics.saves.duplicates_refused)),
+        ("conflicts surfaced", str(metrics.saves.conflicts_surfaced)),
+        ("recall hit rate", pct(metrics.recall.hit_rate)),
+    ]
 
 
 @handles_errors

@@ -47,6 +47,7 @@ from memorybank import __version__
 from memorybank.accounts import Accounts
 from memorybank.bank import MemoryBank
 from memorybank.errors import ConfigurationError
+from memorybank.netguard import AddressPolicy
 from memorybank.server.deps import mcp_context
 from memorybank.server.errors import ERROR_RESPONSES, error_response, register_error_handlers
 from memorybank.server.execution import Execution
@@ -57,6 +58,8 @@ from memorybank.server.permissions import Unauthorized, resolve_principal
 from memorybank.server.routes import ROUTERS
 from memorybank.server.schedule import consolidation_loop
 from memorybank.settings import Settings
+from memorybank.webhook_worker import RetryPolicy, WebhookWorker
+from memorybank.webhooks import Webhooks
 
 #: The addresses a server in local mode may listen on: with no users it has no
 #: authentication, so it must not be reachable from other machines.
@@ -114,12 +117,15 @@ def _mount_mcp(app: FastAPI, mcp_app: Starlette, accounts: Accounts) -> None:
 
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
-    """Runs the MCP session manager (Starlette does not run a mounted app's lifespan) and
-    the scheduled consolidation when set, and closes the bank at shutdown when the app owns
-    it."""
+    """Runs the MCP session manager (Starlette does not run a mounted app's lifespan), the
+    webhook worker and the scheduled consolidation when set, and closes the bank at shutdown
+    when the app owns it."""
     mcp_app: Starlette = app.state.mcp_app
     every = app.state.settings.consolidate_every_hours
+    worker: WebhookWorker | None = app.state.webhook_worker
     try:
+        if worker is not None:
+            worker.start()
         async with anyio.create_task_group() as jobs:
             if every:
                 jobs.start_soon(consolidation_loop, app.state.bank, timedelta(hours=every))
@@ -127,8 +133,32 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
                 yield
             jobs.cancel_scope.cancel()
     finally:
+        if worker is not None:
+            await anyio.to_thread.run_sync(worker.stop)
         if app.state.owns_bank:
             app.state.bank.close()
+
+
+def _add_webhooks(app: FastAPI, bank: MemoryBank, accounts: Accounts, settings: Settings) -> None:
+    """The app's webhooks, and the worker its lifespan runs (unless turned off). Their URLs
+    may reach what users' provider URLs may (:mod:`memorybank.netguard`): loopback too while
+    the server has no users (local mode)."""
+
+    def policy() -> AddressPolicy:
+        return AddressPolicy.for_users(
+            allow_private=settings.provider_allow_private, local_mode=not accounts.has_users()
+        )
+
+    app.state.webhooks = Webhooks(bank.store, AddressPolicy(allow_private=False))
+    retry = RetryPolicy(
+        base_seconds=settings.webhook_retry_base_seconds,
+        max_attempts=settings.webhook_max_attempts,
+    )
+    app.state.webhook_worker = (
+        WebhookWorker(bank.store, policy, retry, poll_seconds=settings.webhook_poll_seconds)
+        if settings.webhooks_enabled
+        else None
+    )
 
 
 def _stored_memories(bank: MemoryBank) -> float:
@@ -202,6 +232,7 @@ def create_app(
     app.state.metrics = metrics
     app.state.mcp_app = mcp_app
     app.state.owns_bank = owns_bank
+    _add_webhooks(app, bank, accounts, settings)
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
     app.add_middleware(Guard, accounts=accounts, settings=settings)  # host, origin, body type
     app.add_middleware(MetricsMiddleware, metrics=metrics)

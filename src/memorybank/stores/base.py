@@ -18,6 +18,7 @@ from memorybank.model import (
     Category,
     Decision,
     Domain,
+    Event,
     ForgetPlan,
     HistoryEvent,
     Memory,
@@ -343,6 +344,17 @@ class Store(Protocol):
         self, scopes: ScopeSet, vector: Vectors, query: str, k: int, filters: MemoryFilter
     ) -> tuple[list[Candidate], list[Candidate]]:
         """:meth:`vector_search` and :meth:`text_search` together, from one snapshot."""
+        ...
+
+    def events(self, scope_keys: Sequence[str], after: int, limit: int) -> list[Event]:
+        """Changes to the memories of the scopes ``scope_keys`` (:attr:`Scope.key`) numbered
+        above ``after``, oldest first, at most ``limit``. Every change recorded in history
+        is an event, numbered in one sequence that increases in commit order and is never
+        reused; a deleted memory's earlier events go with it (its tombstone stays)."""
+        ...
+
+    def last_event_id(self) -> int:
+        """The number of the newest event (0 when there is none)."""
         ...
 
     def history(self, memory_id: str, scopes: ScopeSet) -> list[HistoryEvent]:

@@ -54,6 +54,8 @@ Conn = psycopg.Connection[tuple[Any, ...]]
 
 # Any fixed key: concurrent migrations of one database wait for each other.
 _MIGRATION_LOCK = 0x6D656D62
+# Held from a transaction's first event to its commit (see PostgresStore._order_events).
+_EVENTS_LOCK = 0x6D656D65
 _INSERT_MEMORY = POSTGRES.insert_memory(embedding="?::vector")
 _row_to_memory = POSTGRES.memory
 
@@ -101,6 +103,7 @@ class PostgresTxn(Transaction):
         self.conn = conn
         self.checked: list[str] = []
         self.unchecked: list[str] = []
+        self.events_ordered = False
 
     def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return self.conn.execute(POSTGRES.native(sql), params or None).fetchall()
@@ -205,6 +208,15 @@ class PostgresStore(SqlStore[PostgresTxn]):
         with self.writing() as txn:
             txn.execute("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
             yield txn
+
+    def _order_events(self, txn: PostgresTxn) -> None:
+        # Identity values are taken in one order and committed in another: without this, a
+        # reader could see event 11 before event 10 commits and, resuming after 11, miss it.
+        # Writers of events commit one at a time; the lock is taken after a write's rows, so
+        # only its last statements and the commit are serialised.
+        if not txn.events_ordered:
+            txn.execute("SELECT pg_advisory_xact_lock(?)", (_EVENTS_LOCK,))
+            txn.events_ordered = True
 
     def _run_migration(self, txn: PostgresTxn, version: int, sql: str) -> None:
         # As bytes: psycopg then reads no placeholders into the script's '%' signs.

@@ -80,8 +80,15 @@ class SqlForgetPlans(ABC, Generic[TxnT]):
         """``vectors`` as float32 of the store's dimension, or ValidationError."""
 
     @abstractmethod
-    def _delete_rows(self, txn: TxnT, rows: Sequence[Sequence[Any]], actor: str | None) -> None:
-        """Delete memory rows, their index entries and history, leaving tombstones."""
+    def _delete_rows(
+        self,
+        txn: TxnT,
+        rows: Sequence[Sequence[Any]],
+        actor: str | None,
+        kind: EventKind = EventKind.DELETE,
+    ) -> None:
+        """Delete memory rows, their index entries and history, leaving tombstones of
+        ``kind``."""
 
     @abstractmethod
     def _replace_row(
@@ -240,7 +247,7 @@ class SqlForgetPlans(ABC, Generic[TxnT]):
         if row is None:
             outcome.missing.append(step.memory_id)
         elif step.action == ForgetAction.FORGET:
-            self._delete_rows(txn, [row], actor)
+            self._delete_rows(txn, [row], actor, EventKind.FORGET)
             outcome.forgotten.append(step.memory_id)
         elif step.action == ForgetAction.REDACT:
             current = self.dialect.memory(row).content

@@ -38,12 +38,17 @@ import numpy as np
 from memorybank.embedders.base import Vectors
 from memorybank.errors import ConfigurationError, StoreError, ValidationError
 from memorybank.model import (
+    EVENT_TYPES,
+    Channel,
+    Event,
     EventKind,
     HistoryEvent,
     Memory,
     MemoryFilter,
     Scope,
     ScopeSet,
+    Source,
+    current_channel,
 )
 from memorybank.stores.base import (
     Candidate,
@@ -63,8 +68,15 @@ Migration = tuple[int, str, str]
 
 _HISTORY_COLUMNS = (
     "id, memory_id, user_id, project_id, scope_key, kind, old_content, new_content, actor, "
-    "created_us"
+    "created_us, channel, memory_created_us"
 )
+# A new memory's channel when the context names none: the one its source implies.
+_CHANNEL_OF_SOURCE = {
+    Source.AI: Channel.AI,
+    Source.CONVERSATION: Channel.AI,
+    Source.USER: Channel.USER,
+    Source.IMPORT: Channel.IMPORT,
+}
 _SET_META = upsert("meta", "key, value", "key")
 
 
@@ -279,16 +291,12 @@ class SqlStore(SqlForgetPlans[TxnT]):
                         self._reinforced(txn, found[0], memory.created_at)
                         continue
                 self._insert_row(txn, memory, vector, bound, check)
-                if record:
-                    event = HistoryEvent.about(
-                        memory,
-                        EventKind.ADD,
-                        actor,
-                        new_content=memory.content,
-                        created_at=memory.created_at,
-                    )
-                    self._record(txn, event)
                 outcomes.append(InsertOutcome(memory, True, conflicts=conflicts))
+            # Recorded after the rows, so a store that orders events by locking (PostgreSQL)
+            # holds that lock for the shortest time.
+            for outcome in outcomes if record else ():
+                if outcome.inserted:
+                    self._record(txn, _added(outcome.memory, actor))
         return outcomes
 
     def _reinforced(self, txn: TxnT, memory: Memory | None, at: datetime) -> None:
@@ -312,10 +320,22 @@ class SqlStore(SqlForgetPlans[TxnT]):
                     (to_us(at), *chunk, to_us(at)),
                 )
 
-    def _record(self, txn: TxnT, event: HistoryEvent) -> None:
+    def _order_events(self, txn: TxnT) -> None:
+        """Called before a transaction records its first event: a backend whose concurrent
+        writers could commit events out of their sequence's order serialises them here (a
+        reader resuming after event N must never miss an event numbered below N)."""
+
+    def record(self, txn: TxnT, event: HistoryEvent) -> None:
+        """Record ``event`` in transaction ``txn``: the one way every change is logged,
+        for a service that changes memory in the store's transactions (consolidation)."""
+        self._record(txn, event)
+
+    def _record(self, txn: TxnT, event: HistoryEvent, memory_created_us: int | None = None) -> None:
+        self._order_events(txn)
         scope = Scope(user_id=event.user_id, project_id=event.project_id)
+        channel = event.channel or Channel.USER
         txn.execute(
-            f"INSERT INTO history ({_HISTORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO history ({_HISTORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 event.id,
                 event.memory_id,
@@ -327,6 +347,8 @@ class SqlStore(SqlForgetPlans[TxnT]):
                 event.new_content,
                 event.actor,
                 to_us(event.created_at),
+                str(channel),
+                memory_created_us,
             ),
         )
 
@@ -363,10 +385,14 @@ class SqlStore(SqlForgetPlans[TxnT]):
 
     def clear(self, scope: Scope, actor: str | None) -> int:
         """Delete every memory of one scope."""
-        return len(self._delete_where("scope_key = ?", [scope.key], actor))
+        return len(self._delete_where("scope_key = ?", [scope.key], actor, EventKind.CLEAR))
 
     def _delete_where(
-        self, where: str, params: Sequence[Any], actor: str | None
+        self,
+        where: str,
+        params: Sequence[Any],
+        actor: str | None,
+        kind: EventKind = EventKind.DELETE,
     ) -> list[tuple[Any, ...]]:
         with self.writing() as txn:
             rows = txn.fetch(
@@ -374,14 +400,21 @@ class SqlStore(SqlForgetPlans[TxnT]):
                 + self.dialect.lock_rows,
                 params,
             )
-            self._delete_rows(txn, rows, actor)
+            self._delete_rows(txn, rows, actor, kind)
         if rows:
             self._after_delete()
         return rows
 
-    def _delete_rows(self, txn: TxnT, rows: Sequence[Sequence[Any]], actor: str | None) -> None:
+    def _delete_rows(
+        self,
+        txn: TxnT,
+        rows: Sequence[Sequence[Any]],
+        actor: str | None,
+        kind: EventKind = EventKind.DELETE,
+    ) -> None:
         if not rows:
             return
+        born = self._created_us(txn, [str(r[1]) for r in rows])
         self._remove_rows(txn, rows)
         # History keeps a tombstone only: earlier events carried the text.
         for ids in chunks([str(r[1]) for r in rows], self.dialect.list_max):
@@ -392,10 +425,22 @@ class SqlStore(SqlForgetPlans[TxnT]):
                 memory_id=row[1],
                 user_id=row[2],
                 project_id=row[3],
-                kind=EventKind.DELETE,
+                kind=kind,
                 actor=actor,
             )
-            self._record(txn, tombstone)
+            self._record(txn, tombstone, born.get(str(row[1])))
+
+    def _created_us(self, txn: TxnT, memory_ids: Sequence[str]) -> dict[str, int]:
+        """When each of these memories was created (for their tombstones: how long the
+        memory lived, which the success metrics count)."""
+        born: dict[str, int] = {}
+        for ids in chunks(list(memory_ids), self.dialect.list_max):
+            condition, params = self.dialect.any_of("id", ids)
+            for memory_id, created in txn.fetch(
+                f"SELECT id, created_us FROM memories WHERE {condition}", params
+            ):
+                born[str(memory_id)] = int(created)
+        return born
 
     # -- reads (hooks) ----------------------------------------------------------------------
 
@@ -595,7 +640,7 @@ class SqlStore(SqlForgetPlans[TxnT]):
         with self.reading() as txn:
             rows = txn.fetch(
                 "SELECT id, memory_id, user_id, project_id, kind, old_content, new_content, "
-                f"actor, created_us FROM history WHERE memory_id = ? AND {by_scope} "
+                f"actor, created_us, channel FROM history WHERE memory_id = ? AND {by_scope} "
                 f"ORDER BY created_us, {d.history_seq}",
                 [memory_id, *params],
             )
@@ -610,9 +655,32 @@ class SqlStore(SqlForgetPlans[TxnT]):
                 new_content=r[6],
                 actor=r[7],
                 created_at=from_us(r[8]),
+                channel=r[9],
             )
             for r in rows
         ]
+
+    def events(self, scope_keys: Sequence[str], after: int, limit: int) -> list[Event]:
+        """Events of the scopes ``scope_keys`` numbered above ``after``, oldest first."""
+        if not scope_keys:
+            return []
+        by_scope, params = self.dialect.any_of("scope_key", list(scope_keys))
+        seq = self.dialect.history_seq
+        with self.reading() as txn:
+            rows = txn.fetch(
+                f"SELECT {seq}, kind, memory_id, user_id, project_id, actor, channel, "
+                f"new_content, created_us FROM history WHERE {seq} > ? AND {by_scope} "
+                f"ORDER BY {seq} LIMIT ?",
+                [after, *params, limit],
+            )
+        return [_event(r) for r in rows]
+
+    def last_event_id(self) -> int:
+        """The number of the newest event recorded (0: none yet)."""
+        seq = self.dialect.history_seq
+        with self.reading() as txn:
+            row = txn.one(f"SELECT max({seq}) FROM history")
+        return int(row[0]) if row and row[0] is not None else 0
 
     def iter_memories(self, batch_size: int = 500) -> Iterator[list[Memory]]:
         """Every memory, in batches, by insertion order (stable under concurrent inserts)."""
@@ -683,3 +751,34 @@ class SqlStore(SqlForgetPlans[TxnT]):
 
 
 __all__ = ["Migration", "SqlStore"]
+
+
+def _added(memory: Memory, actor: str | None) -> HistoryEvent:
+    """The ADD event of a new memory: through the context's channel, else its source's."""
+    channel = current_channel() or _CHANNEL_OF_SOURCE.get(memory.source, Channel.USER)
+    return HistoryEvent.about(
+        memory,
+        EventKind.ADD,
+        actor,
+        new_content=memory.content,
+        created_at=memory.created_at,
+        channel=channel,
+    )
+
+
+def _event(row: Sequence[Any]) -> Event:
+    """An :class:`Event` from a history row (seq, kind, memory, user, project, actor,
+    channel, new text, time)."""
+    kind = EventKind(row[1])
+    tombstone = kind in (EventKind.DELETE, EventKind.CLEAR, EventKind.FORGET)
+    return Event(
+        id=int(row[0]),
+        type=EVENT_TYPES[kind],
+        memory_id=row[2],
+        user_id=row[3],
+        project_id=row[4],
+        actor=row[5],
+        channel=row[6],
+        content=None if tombstone else row[7],
+        at=from_us(row[8]),
+    )

@@ -26,6 +26,7 @@ import functools
 import json
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
@@ -45,6 +46,7 @@ from memorybank.errors import (
     ValidationError,
 )
 from memorybank.json_schemas import TOOL_MESSAGE
+from memorybank.model import Channel, acting_through
 from memorybank.tools.base import Profile, SafetyTier, Tool, ToolContext
 
 if TYPE_CHECKING:
@@ -244,6 +246,12 @@ def _refusal(
     return error(error_message(exc, tool.name))
 
 
+def _as_ai(handler: Callable[..., Any], *args: Any) -> Any:
+    """Run a tool's handler in the pool, its changes recorded as made by the AI."""
+    with acting_through(Channel.AI):
+        return handler(*args)
+
+
 def _call(
     bank: MemoryBank,
     profile: Profile,
@@ -275,7 +283,7 @@ def _call(
         except RateLimited as exc:
             return _refusal(exc, tool, propagate)
     handler = functools.partial(tool.handler, llm=llm) if tool.uses_llm else tool.handler
-    future: Future[Any] = _executor_().submit(handler, bank, ctx, args)
+    future: Future[Any] = _executor_().submit(_as_ai, handler, bank, ctx, args)
     try:
         result = future.result(timeout=tool.timeout_s)
     except FutureTimeout:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memorybank.context import system_prompt as memory_block
+from memorybank.tokens import count_tokens
 from memorybank.tools.profiles import profile as find_profile
 
 if TYPE_CHECKING:
@@ -27,7 +28,13 @@ def system_prompt(
     - User prefers dark mode
     </memories>
     """
-    return memory_block(bank, ctx, find_profile(profile).guidance, budget_tokens)
+    guidance = find_profile(profile).guidance
+    text = memory_block(bank, ctx, guidance, budget_tokens)
+    # Seed 002 §8.3: how large the memory block is, and its share of the system prompt.
+    total = count_tokens(text)
+    block = max(0, total - count_tokens(guidance)) if text != guidance else 0
+    bank.usage.prompt_built(ctx.user_id, block_tokens=block, prompt_tokens=total)
+    return text
 
 
 __all__ = ["system_prompt"]

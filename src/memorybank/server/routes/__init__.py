@@ -10,14 +10,17 @@ from fastapi import APIRouter
 from memorybank.server.routes import (
     accounts,
     data,
+    events,
     forget,
     memories,
     ops,
     providers,
     search,
+    stats,
     threads,
     tidy,
     tools,
+    webhooks,
 )
 
 ROUTERS: tuple[APIRouter, ...] = (
@@ -31,6 +34,9 @@ ROUTERS: tuple[APIRouter, ...] = (
     threads.router,
     tools.router,
     providers.router,
+    events.router,
+    webhooks.router,
+    stats.router,
 )
 
 __all__ = ["ROUTERS"]

@@ -171,6 +171,7 @@
     if (location.hash !== "#" + name) history.replaceState(null, "", "#" + name);
     if (name === "workspace") loadWorkspace();
     if (name === "playground" && !state.tools.length && state.me) loadTools();
+    document.dispatchEvent(new CustomEvent("memorybank:tab", { detail: name }));
   }
 
   tabs.forEach((tab, i) => {
@@ -824,7 +825,15 @@
     if (current && current.dataset.tab === "workspace") loadWorkspace();
     if (current && current.dataset.tab === "playground") loadTools();
     document.body.dataset.ready = "1";
+    document.dispatchEvent(new CustomEvent("memorybank:ready", { detail: state.me }));
   }
+
+  // What live.js (events, toasts, insights, webhooks) builds on.
+  window.memorybankUI = {
+    api, apiKey, el, state, setStatus, fmtTime, plural, projectName, canManage, confirmDialog,
+    loadMemory, loadWorkspace,
+    currentTab: () => (tabs.find((t) => t.getAttribute("aria-selected") === "true") || {}).dataset,
+  };
 
   fillCategories();
   const initial = location.hash.slice(1);

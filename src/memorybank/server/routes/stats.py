@@ -1,0 +1,45 @@
+"""Seed 002 §8's success metrics for org admins (:mod:`memorybank.insights`): the figures
+behind the UI's Insights page. ``GET /api/stats`` (in :mod:`.data`) stays the caller's own
+counts."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from memorybank.errors import PermissionDenied
+from memorybank.insights import SuccessMetrics, success_metrics
+from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
+from memorybank.server.errors import ERROR_RESPONSES
+from memorybank.server.permissions import org_admin_of
+from memorybank.stores.webhooks_sql import sql_webhooks
+
+router = APIRouter(tags=["stats"], responses=ERROR_RESPONSES)
+
+
+@router.get("/api/stats/metrics")
+def metrics(
+    principal: PrincipalDep,
+    bank: BankDep,
+    accounts: AccountsDep,
+    window_days: Annotated[int, Query(ge=1, le=365)] = 30,
+) -> SuccessMetrics:
+    """Adoption, retention, token cost, save outcomes and recall hit rate over the last
+    ``window_days`` days: for an org admin, of their org's members and projects; in local
+    mode, of the whole database. Anyone else gets 403."""
+    if principal.local:
+        return success_metrics(bank, window_days=window_days)
+    org = org_admin_of(accounts, principal)
+    if org is None:
+        raise PermissionDenied("the success metrics are for org admins: ask one of your org's")
+    return success_metrics(
+        bank,
+        users=bank.org_users(org),
+        projects=sql_webhooks(bank.store).org_projects(org),
+        org_id=org,
+        window_days=window_days,
+    )
+
+
+__all__ = ["router"]

@@ -1,0 +1,244 @@
+"""Webhooks and their deliveries in a SQL store's own database (SQLite migration 5,
+PostgreSQL migration 6), in the store's transactions, with the shared dialect.
+
+Pending deliveries live in the database, so a delivery survives a restart of the server
+that was sending it: any worker picks up a delivery whose ``next_attempt_us`` has passed,
+and claims it first by moving that time forward by a lease (a worker that dies mid-send
+leaves it to be retried when the lease ends). Which events have been turned into
+deliveries is one cursor in ``meta``, moved forward only by the transaction that inserts
+their deliveries, so two workers never both deliver one event.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from memorybank.errors import ConfigurationError
+from memorybank.stores.base import Store, from_us, to_us
+from memorybank.stores.sql import Transaction, upsert
+from memorybank.stores.sql_store import SqlStore
+from memorybank.webhook_records import Delivery, DeliveryStatus, Webhook
+
+_HOOK_COLUMNS = "id, org_id, project_id, created_by, url, secret, event_types, active, created_us"
+_DELIVERY_COLUMNS = (
+    "id, webhook_id, event_id, event_type, body, status, attempts, next_attempt_us, "
+    "last_status, last_error, created_us, done_us"
+)
+#: The newest event id already turned into deliveries.
+CURSOR_KEY = "webhooks.cursor"
+_SET_CURSOR = upsert("meta", "key, value", "key")
+
+
+def _hook(row: Sequence[Any]) -> Webhook:
+    return Webhook(
+        id=row[0],
+        org_id=row[1],
+        project_id=row[2],
+        created_by=row[3],
+        url=row[4],
+        secret=row[5],
+        event_types=tuple(json.loads(row[6])),
+        active=bool(row[7]),
+        created_at=from_us(row[8]),
+    )
+
+
+def _delivery(row: Sequence[Any]) -> Delivery:
+    return Delivery(
+        id=row[0],
+        webhook_id=row[1],
+        event_id=row[2],
+        event_type=row[3],
+        body=row[4],
+        status=row[5],
+        attempts=row[6],
+        next_attempt_at=from_us(row[7]),
+        last_status=row[8],
+        last_error=row[9],
+        created_at=from_us(row[10]),
+        done_at=from_us(row[11]),
+    )
+
+
+class CursorMoved(Exception):
+    """Another worker turned the same events into deliveries first."""
+
+
+class SqlWebhookStore:
+    """Webhooks and deliveries in the database of a SQL store."""
+
+    def __init__(self, store: SqlStore[Any]) -> None:
+        self.store = store
+
+    # -- webhooks ---------------------------------------------------------------------------
+
+    def add(self, hook: Webhook) -> None:
+        """Store a new webhook."""
+        with self.store.writing() as txn:
+            txn.execute(
+                f"INSERT INTO webhooks ({_HOOK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    hook.id,
+                    hook.org_id,
+                    hook.project_id,
+                    hook.created_by,
+                    hook.url,
+                    hook.secret,
+                    json.dumps(list(hook.event_types)),
+                    hook.active,
+                    to_us(hook.created_at),
+                ),
+            )
+
+    def get(self, hook_id: str) -> Webhook | None:
+        """One webhook."""
+        with self.store.reading() as txn:
+            row = txn.one(f"SELECT {_HOOK_COLUMNS} FROM webhooks WHERE id = ?", (hook_id,))
+        return None if row is None else _hook(row)
+
+    def webhooks(self, *, active_only: bool = False) -> list[Webhook]:
+        """Every webhook, oldest first."""
+        where = " WHERE active = ?" if active_only else ""
+        with self.store.reading() as txn:
+            rows = txn.fetch(
+                f"SELECT {_HOOK_COLUMNS} FROM webhooks{where} ORDER BY created_us, id",
+                (True,) if active_only else (),
+            )
+        return [_hook(r) for r in rows]
+
+    def delete(self, hook_id: str) -> bool:
+        """Remove a webhook and its delivery log; whether it existed."""
+        with self.store.writing() as txn:
+            txn.execute("DELETE FROM webhook_deliveries WHERE webhook_id = ?", (hook_id,))
+            return bool(txn.execute("DELETE FROM webhooks WHERE id = ?", (hook_id,)) > 0)
+
+    def org_projects(self, org_id: str) -> list[str]:
+        """The ids of the projects of an org."""
+        with self.store.reading() as txn:
+            rows = txn.fetch("SELECT id FROM projects WHERE org_id = ? ORDER BY id", (org_id,))
+        return [str(r[0]) for r in rows]
+
+    # -- deliveries -------------------------------------------------------------------------
+
+    def cursor(self) -> int | None:
+        """The newest event id turned into deliveries (``None``: never started)."""
+        value = self.store.get_meta(CURSOR_KEY)
+        return None if value is None else int(value)
+
+    def enqueue(
+        self, deliveries: Sequence[Delivery], cursor: tuple[int | None, int] | None = None
+    ) -> None:
+        """Store new deliveries; with ``cursor`` (old, new), move the cursor from old to new
+        in the same transaction, or raise :class:`CursorMoved` (storing nothing) when it is
+        no longer at old."""
+        with self.store.writing() as txn:
+            if cursor is not None:
+                self._move_cursor(txn, *cursor)
+            txn.execute_many(
+                f"INSERT INTO webhook_deliveries ({_DELIVERY_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [_delivery_row(d) for d in deliveries],
+            )
+
+    def _move_cursor(self, txn: Transaction, old: int | None, new: int) -> None:
+        if old is None:
+            if txn.one("SELECT value FROM meta WHERE key = ?", (CURSOR_KEY,)) is not None:
+                raise CursorMoved
+            txn.execute(_SET_CURSOR, (CURSOR_KEY, str(new)))
+            return
+        moved = txn.execute(
+            "UPDATE meta SET value = ? WHERE key = ? AND value = ?",
+            (str(new), CURSOR_KEY, str(old)),
+        )
+        if moved != 1:
+            raise CursorMoved
+
+    def due(self, now: datetime, limit: int) -> list[Delivery]:
+        """Pending deliveries whose next attempt is due, oldest first."""
+        with self.store.reading() as txn:
+            rows = txn.fetch(
+                f"SELECT {_DELIVERY_COLUMNS} FROM webhook_deliveries WHERE status = 'pending' "
+                "AND next_attempt_us <= ? ORDER BY next_attempt_us, id LIMIT ?",
+                (to_us(now), limit),
+            )
+        return [_delivery(r) for r in rows]
+
+    def claim(self, delivery: Delivery, until: datetime) -> bool:
+        """Take ``delivery`` for one attempt, leasing it until ``until``; false if another
+        worker took it first."""
+        with self.store.writing() as txn:
+            return bool(
+                txn.execute(
+                    "UPDATE webhook_deliveries SET next_attempt_us = ? WHERE id = ? "
+                    "AND status = 'pending' AND next_attempt_us = ?",
+                    (to_us(until), delivery.id, to_us(delivery.next_attempt_at)),
+                )
+                == 1
+            )
+
+    def record_attempt(
+        self,
+        delivery_id: str,
+        status: DeliveryStatus,
+        *,
+        next_attempt_at: datetime,
+        last_status: int | None,
+        last_error: str | None,
+        done_at: datetime | None,
+    ) -> None:
+        """Count one attempt of a delivery and its outcome."""
+        with self.store.writing() as txn:
+            txn.execute(
+                "UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, "
+                "next_attempt_us = ?, last_status = ?, last_error = ?, done_us = ? WHERE id = ?",
+                (
+                    status,
+                    to_us(next_attempt_at),
+                    last_status,
+                    last_error,
+                    to_us(done_at),
+                    delivery_id,
+                ),
+            )
+
+    def deliveries(self, hook_id: str, limit: int) -> list[Delivery]:
+        """A webhook's deliveries, newest first."""
+        with self.store.reading() as txn:
+            rows = txn.fetch(
+                f"SELECT {_DELIVERY_COLUMNS} FROM webhook_deliveries WHERE webhook_id = ? "
+                "ORDER BY created_us DESC, id DESC LIMIT ?",
+                (hook_id, limit),
+            )
+        return [_delivery(r) for r in rows]
+
+
+def _delivery_row(d: Delivery) -> tuple[Any, ...]:
+    return (
+        d.id,
+        d.webhook_id,
+        d.event_id,
+        d.event_type,
+        d.body,
+        d.status,
+        d.attempts,
+        to_us(d.next_attempt_at),
+        d.last_status,
+        d.last_error,
+        to_us(d.created_at),
+        to_us(d.done_at),
+    )
+
+
+def sql_webhooks(store: Store) -> SqlWebhookStore:
+    """The webhook tables in the database of ``store`` (a SQLite or PostgreSQL store)."""
+    if isinstance(store, SqlStore):
+        return SqlWebhookStore(store)
+    raise ConfigurationError(
+        f"webhooks need a SQLite or PostgreSQL store, not {type(store).__name__}"
+    )
+
+
+__all__ = ["CURSOR_KEY", "CursorMoved", "SqlWebhookStore", "sql_webhooks"]
