@@ -46,11 +46,12 @@ from memorybank.accounts import Accounts
 from memorybank.bank import MemoryBank
 from memorybank.errors import ConfigurationError
 from memorybank.server.deps import mcp_context
-from memorybank.server.errors import ERROR_RESPONSES, error_response, register_error_handlers
+from memorybank.server.errors import error_response, register_error_handlers
 from memorybank.server.execution import Execution
 from memorybank.server.guard import Guard, host_name
 from memorybank.server.limits import BodyLimit, ConfirmTokens
 from memorybank.server.metrics import Metrics, MetricsMiddleware
+from memorybank.server.openapi import TAGS, mount_docs
 from memorybank.server.permissions import Unauthorized, resolve_principal
 from memorybank.server.routes import ROUTERS
 from memorybank.settings import Settings
@@ -177,9 +178,15 @@ def create_app(
     app = FastAPI(
         title="memorybank",
         version=__version__,
-        description='Long-term memory for LLM assistants. Errors are {"error": …}.',
+        description=(
+            "Long-term memory for LLM assistants. Every error is "
+            '`{"error": "<what to fix>"}`. Send `Authorization: Bearer <API key>` '
+            "(none in local mode)."
+        ),
         lifespan=_lifespan,
-        responses=ERROR_RESPONSES,
+        docs_url=None,  # mount_docs serves them, with their assets (no CDN)
+        redoc_url=None,
+        openapi_tags=TAGS,
     )
     execution = Execution.for_bank(settings, bank)
     metrics = Metrics(functools.partial(_stored_memories, bank), bank.query_cache)
@@ -199,6 +206,7 @@ def create_app(
     register_error_handlers(app)
     _add_routes(app)
     _mount_mcp(app, mcp_app, accounts)  # after the API's routes, then the web UI last
+    mount_docs(app)
     mount_ui(app)
     return app
 
