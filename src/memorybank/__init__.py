@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from memorybank.bank import MemoryBank
+from memorybank.client import Client
 from memorybank.errors import (
     ConfigurationError,
     EmbeddingModelMismatch,
@@ -87,6 +88,7 @@ def open(url: str | None = None, **settings: Any) -> MemoryBank:  # noqa: A001
 __all__ = [
     "Caller",
     "Category",
+    "Client",
     "ConfigurationError",
     "Domain",
     "EmbeddingModelMismatch",

@@ -203,6 +203,9 @@ class SaveItem(_Body):
     domain: Domain | None = None
     occurred_at: datetime | None = None
     session_id: Id | None = None
+    created_at: datetime | None = Field(
+        default=None, description="When it was learnt, for facts from the past; omitted: now"
+    )
 
 
 class SaveRequest(_Body):

@@ -21,7 +21,6 @@ from memorybank.server.schemas import (
     Count,
     IdParam,
     MemoryList,
-    NameParam,
     SaveRequest,
     SaveResults,
     memory_json,
@@ -71,16 +70,13 @@ def list_memories(
     filters: SearchFilters,
     project_id: IdParam = None,
     scopes: Scopes = "all",
-    category: NameParam = None,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 50,
     offset: Annotated[int, Query(ge=0, lt=2**63)] = 0,
     order: Order = "created_desc",
 ) -> dict[str, Any]:
     """A page of the caller's memories in the chosen scopes, with the total count."""
     if project_id is not None:
         authorize(accounts, principal, Action.VIEW, project_id)
-    if category is not None:
-        filters = {**filters, "category": category}
     memories = bank.list(
         principal.user_id,
         project_id=project_id,
@@ -103,13 +99,10 @@ def count_memories(
     filters: SearchFilters,
     project_id: IdParam = None,
     scopes: Scopes = "all",
-    category: NameParam = None,
 ) -> dict[str, Any]:
     """How many memories the caller has in the chosen scopes, meeting the filters."""
     if project_id is not None:
         authorize(accounts, principal, Action.VIEW, project_id)
-    if category is not None:
-        filters = {**filters, "category": category}
     return {"count": bank.count(principal.user_id, project_id=project_id, scopes=scopes, **filters)}
 
 

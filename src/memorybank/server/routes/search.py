@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -14,11 +15,11 @@ from memorybank.server.execution import reading, searching
 from memorybank.server.openapi import documented
 from memorybank.server.permissions import Action, authorize
 from memorybank.server.schemas import (
+    QUERY_MAX,
     TAG_MAX,
     TAGS_MAX,
     IdParam,
     MemoryList,
-    NameParam,
     SearchResults,
     SearchText,
     SinceParam,
@@ -29,30 +30,52 @@ router = APIRouter(tags=["search"])
 
 
 async def search_filters(
+    category: Annotated[list[str] | None, Query(max_length=TAGS_MAX)] = None,
     tags: Annotated[list[str] | None, Query(max_length=TAGS_MAX)] = None,
-    ring: Ring | None = None,
-    domain: Domain | None = None,
-    source: Source | None = None,
+    ring: Annotated[list[Ring] | None, Query()] = None,
+    domain: Annotated[list[Domain] | None, Query()] = None,
+    source: Annotated[list[Source] | None, Query()] = None,
     min_importance: Annotated[int | None, Query(ge=1, le=10)] = None,
     since: SinceParam = None,
     until: datetime | None = None,
     session_id: IdParam = None,
+    metadata: Annotated[
+        str | None,
+        Query(max_length=QUERY_MAX, description='JSON object the metadata must hold: {"k": "v"}'),
+    ] = None,
 ) -> dict[str, Any]:
-    """The optional conditions of a search, as :meth:`~memorybank.MemoryBank.search` takes
-    them (only those given). Async: it computes nothing, so it needs no thread."""
-    if tags and any(len(tag) > TAG_MAX for tag in tags):
-        raise ValidationError(f"tags: a tag has at most {TAG_MAX} characters", field="tags")
+    """The optional conditions of a search or a listing, as
+    :meth:`~memorybank.MemoryBank.search` takes them (only those given; a list matches any
+    of its values). Async: it computes nothing, so it needs no thread."""
+    for name, values in (("category", category), ("tags", tags)):
+        if values and any(len(value) > TAG_MAX for value in values):
+            raise ValidationError(f"{name}: at most {TAG_MAX} characters each", field=name)
     given = {
+        "category": category or None,
         "tags": tags or None,
-        "ring": ring,
-        "domain": domain,
-        "source": source,
+        "ring": ring or None,
+        "domain": domain or None,
+        "source": source or None,
         "min_importance": min_importance,
         "since": since,
         "until": until,
         "session_id": session_id,
+        "metadata": None if metadata is None else metadata_condition(metadata),
     }
     return {key: value for key, value in given.items() if value is not None}
+
+
+def metadata_condition(text: str) -> dict[str, Any]:
+    """The ``metadata`` query parameter: a JSON object."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        raise ValidationError(
+            'metadata: send a JSON object, e.g. {"topic": "work"}', field="metadata"
+        )
+    return value
 
 
 #: The optional conditions of a search or a listing.
@@ -68,8 +91,7 @@ def search_memories(
     filters: SearchFilters,
     q: SearchText,
     project_id: IdParam = None,
-    limit: Annotated[int, Query(ge=1, le=100)] = 10,
-    category: NameParam = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 10,
     scopes: Literal["all", "user", "project"] = "all",
     org_wide: bool = False,
     include_superseded: bool = False,
@@ -88,7 +110,6 @@ def search_memories(
                 q,
                 scopes="user",
                 limit=limit,
-                category=category,
                 include_superseded=include_superseded,
                 **filters,
             )
@@ -101,7 +122,6 @@ def search_memories(
             project_id=project_id,
             scopes=scopes,
             limit=limit,
-            category=category,
             include_superseded=include_superseded,
             **filters,
         )
@@ -114,7 +134,7 @@ def recent_memories(
     principal: PrincipalDep,
     bank: BankDep,
     accounts: AccountsDep,
-    since: SinceParam = None,
+    filters: SearchFilters,
     limit: Annotated[int, Query(ge=1, le=500)] = 30,
     project_id: IdParam = None,
     scopes: Literal["all", "user", "project"] = "all",
@@ -128,9 +148,9 @@ def recent_memories(
         principal.user_id,
         project_id=project_id,
         scopes=scopes,
-        since=since,
         limit=limit,
         include_superseded=include_superseded,
+        **filters,
     )
     return {"memories": [memory_json(m) for m in memories], "count": len(memories)}
 
