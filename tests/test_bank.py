@@ -341,3 +341,12 @@ def test_llm_settings_need_url_and_model(tmp_path: Path) -> None:
         f"sqlite:///{tmp_path / 'y.db'}", llm_base_url="http://127.0.0.1:9/v1", llm_model="m"
     ) as bank:
         assert bank.llm is not None
+
+
+def test_an_id_twice_in_one_import_is_stored_twice_under_two_ids(memories: Any) -> None:
+    # Found by schemathesis once the import body had a schema: a UNIQUE failure, a 503.
+    first = {"id": "mem_same", "user_id": "x", "content": "User likes figs", "category": "context"}
+    second = {**first, "content": "User likes dates"}
+    results = memories.import_("alice", json.dumps({"memories": [first, second]}))
+    assert [r.success for r in results] == [True, True]
+    assert len({r.memory_id for r in results}) == 2 and memories.count("alice") == 2
