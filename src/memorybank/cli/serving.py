@@ -63,6 +63,7 @@ def serve(
         accounts = Accounts.open(bank, settings)
         local = not accounts.has_users()
         _check_host(accounts, host)
+        _require_free_port(host, port)
         _announce(url, local, as_json)
         if workers == 1:
             uvicorn.run(
@@ -84,6 +85,24 @@ def _check_host(accounts: Accounts, host: str) -> None:
         require_loopback_in_local_mode(accounts, host)
     except ConfigurationError as exc:
         raise ValidationError(str(exc), field="host") from exc
+
+
+def _require_free_port(host: str, port: int) -> None:
+    """:class:`~memorybank.ConfigurationError` when ``port`` cannot be bound on ``host``
+    (another server has it), before the server says it is serving."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        # As uvicorn binds: a port left in TIME_WAIT by a server just stopped is free.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise ConfigurationError(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc}; stop what serves "
+                "there, or choose another --port"
+            ) from None
 
 
 def _announce(url: str, local: bool, as_json: bool) -> None:
