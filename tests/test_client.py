@@ -129,3 +129,31 @@ def test_the_ai_side_over_http(bank: MemoryBank) -> None:
         assert err.value.field == "content"
         with pytest.raises(NotFound, match="no tool profile"):
             client.tool_definitions("local", "nope")
+
+
+def test_in_local_mode_a_client_acts_for_the_user_each_call_names(bank: MemoryBank) -> None:
+    bank.save("alice", "User prefers green tea", "preference")  # as `memorybank add alice`
+    with served(bank) as (url, _), Client(url) as client:
+        assert [m.content for m in client.list("alice")] == ["User prefers green tea"]
+        assert client.list("local") == [] and client.list("bob") == []
+        saved = client.save("Zoë", "User prefers window seats", "preference")
+        assert saved.memory is not None and saved.memory.user_id == "Zoë"  # percent-encoded
+        assert client.count("alice") == 1 and client.count("Zoë") == 1
+
+
+def test_the_user_header_counts_in_local_mode_only(bank: MemoryBank) -> None:
+    from fastapi.testclient import TestClient
+
+    from server_helpers import make_world
+
+    local = TestClient(make_world(bank, users=False).app)
+    assert local.get("/api/me").json()["user_id"] == "local"
+    assert local.get("/api/me", headers={"X-Memorybank-User": "alice"}).json()["user_id"] == (
+        "alice"
+    )
+    bad = local.get("/api/me", headers={"X-Memorybank-User": "a%0Ab"})
+    assert bad.status_code == 422 and "X-Memorybank-User" in bad.json()["error"]
+    world = make_world(bank)
+    with TestClient(world.app) as auth:
+        headers = {**world.auth("member"), "X-Memorybank-User": "owner"}
+        assert auth.get("/api/me", headers=headers).json()["user_id"] == "member"

@@ -2,10 +2,11 @@
 ``memorybank serve``.
 
 The same methods, arguments, return types and exceptions as the bank, so code written against
-one runs against the other. What differs is who decides: the server acts for the user its API
-key belongs to (in local mode, the single user ``local``), with that user's role in each
-project, so a ``user_id`` other than the key's is a :class:`~memorybank.PermissionDenied`
-and the bank's ``role``/``created_by``/``actor`` arguments are not taken.
+one runs against the other. What differs is who decides: with accounts, the server acts for
+the user its API key belongs to, with that user's role in each project, so a ``user_id`` other
+than the key's is a :class:`~memorybank.PermissionDenied`; in local mode (no accounts, no key)
+it acts for the ``user_id`` each call names, as the bank does. The bank's
+``role``/``created_by``/``actor`` arguments are not taken: the server decides them.
 
 Connection failures and answers 429 and 503 are tried again (``retries`` times, waiting what
 ``Retry-After`` asks, up to ``max_wait`` seconds); a POST is only retried when the request
@@ -55,6 +56,10 @@ from memorybank.model import (
     SearchHit,
     Source,
 )
+
+#: The header naming the user a request acts for, in local mode
+#: (:data:`memorybank.server.permissions.USER_HEADER`).
+USER_HEADER = "X-Memorybank-User"
 
 #: Statuses worth another try: the server asked to slow down, or could not write just now.
 RETRY_STATUSES = frozenset({429, 503})
@@ -131,6 +136,7 @@ class Client:
             base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
         )
         self._user: str | None = None
+        self._local = False  # local mode: any user of the server's database, by header
 
     def close(self) -> None:
         """Close the connections."""
@@ -152,10 +158,14 @@ class Client:
         params: Params | None = None,
         json_body: Any = None,
         content: bytes | None = None,
+        user_id: str | None = None,
     ) -> httpx.Response:
-        """Send one request, trying again on a refused connection and on 429/503; the
-        error answer raised as the :class:`~memorybank.MemoryBankError` it stands for."""
-        headers = {"Content-Type": "application/json"} if content is not None else None
+        """Send one request (as ``user_id``, in local mode), trying again on a refused
+        connection and on 429/503; the error answer raised as the
+        :class:`~memorybank.MemoryBankError` it stands for."""
+        headers = {"Content-Type": "application/json"} if content is not None else {}
+        if user_id is not None and self._local:
+            headers[USER_HEADER] = quote(user_id, safe="")
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
             try:
@@ -191,30 +201,32 @@ class Client:
             seconds = 0.2 * 2**attempt
         return max(0.0, min(self.max_wait, seconds))
 
-    def _json(self, method: str, path: str, **kwargs: Any) -> Any:
-        return self.request(method, path, **kwargs).json()
+    def _json(self, user_id: str | None, method: str, path: str, **kwargs: Any) -> Any:
+        return self.request(method, path, user_id=user_id, **kwargs).json()
 
     # -- who is calling -------------------------------------------------------------------
 
     def me(self) -> dict[str, Any]:
         """Who the API key belongs to, the mode, and their projects (``GET /api/me``)."""
-        me: dict[str, Any] = self._json("GET", "/api/me")
+        me: dict[str, Any] = self._json(None, "GET", "/api/me")
         self._user = str(me["user_id"])
+        self._local = me.get("mode") == "local"
         return me
 
     @property
     def user_id(self) -> str:
-        """The user this client acts for: the API key's (``local`` in local mode)."""
+        """The user the API key belongs to (``local`` in local mode)."""
         if self._user is None:
             self.me()
         assert self._user is not None
         return self._user
 
     def _as(self, user_id: str) -> None:
-        """:class:`~memorybank.PermissionDenied` unless ``user_id`` is this client's user."""
+        """:class:`~memorybank.PermissionDenied` unless ``user_id`` is this client's user
+        (in local mode every user is: the server acts for the one each request names)."""
         if not isinstance(user_id, str) or not user_id.strip():
             raise ValidationError("user_id is required", field="user_id")
-        if user_id != self.user_id:
+        if user_id != self.user_id and not self._local:
             raise PermissionDenied(
                 f"this client acts for {self.user_id!r} (the user of its API key), not "
                 f"{user_id!r}: use that user's key"
@@ -271,7 +283,7 @@ class Client:
             item = raw if isinstance(raw, SaveInput) else SaveInput.model_validate(raw)
             batch.append(item.model_dump(mode="json", exclude={"created_by"}, exclude_none=True))
         body = {"items": batch, "project_id": project_id, "on_conflict": on_conflict}
-        results = self._json("POST", "/api/memories", json_body=body)["results"]
+        results = self._json(user_id, "POST", "/api/memories", json_body=body)["results"]
         return [SaveResult.model_validate(r) for r in results]
 
     # -- reading --------------------------------------------------------------------------
@@ -301,7 +313,7 @@ class Client:
             include_superseded=include_superseded or None,
             **filters,
         )
-        hits = self._json("GET", "/api/search", params=params)["hits"]
+        hits = self._json(user_id, "GET", "/api/search", params=params)["hits"]
         return [SearchHit.model_validate(h) for h in hits]
 
     def recent(
@@ -325,14 +337,16 @@ class Client:
             include_superseded=include_superseded or None,
             **filters,
         )
-        memories = self._json("GET", "/api/recent", params=params)["memories"]
+        memories = self._json(user_id, "GET", "/api/recent", params=params)["memories"]
         return [Memory.model_validate(m) for m in memories]
 
     def get(self, memory_id: str, user_id: str, *, project_id: str | None = None) -> Memory:
         """One memory by id; :class:`~memorybank.NotFound` if the caller may not see it."""
         self._as(user_id)
         path = f"/api/memories/{_segment(memory_id)}"
-        return Memory.model_validate(self._json("GET", path, params=_params(project_id=project_id)))
+        return Memory.model_validate(
+            self._json(user_id, "GET", path, params=_params(project_id=project_id))
+        )
 
     def list(
         self,
@@ -350,7 +364,7 @@ class Client:
         params = _params(
             project_id=project_id, scopes=scopes, limit=limit, offset=offset, order=order, **filters
         )
-        memories = self._json("GET", "/api/memories", params=params)["memories"]
+        memories = self._json(user_id, "GET", "/api/memories", params=params)["memories"]
         return [Memory.model_validate(m) for m in memories]
 
     def count(
@@ -364,7 +378,7 @@ class Client:
         """How many memories meet the filters (``GET /api/memories/count``)."""
         self._as(user_id)
         params = _params(project_id=project_id, scopes=scopes, **filters)
-        return int(self._json("GET", "/api/memories/count", params=params)["count"])
+        return int(self._json(user_id, "GET", "/api/memories/count", params=params)["count"])
 
     def history(
         self, memory_id: str, user_id: str, *, project_id: str | None = None
@@ -372,7 +386,7 @@ class Client:
         """ADD / UPDATE / DELETE events of one memory, oldest first."""
         self._as(user_id)
         path = f"/api/memories/{_segment(memory_id)}/history"
-        events = self._json("GET", path, params=_params(project_id=project_id))["events"]
+        events = self._json(user_id, "GET", path, params=_params(project_id=project_id))["events"]
         return [HistoryEvent.model_validate(e) for e in events]
 
     # -- changing -------------------------------------------------------------------------
@@ -400,6 +414,7 @@ class Client:
         }
         path = f"/api/memories/{_segment(memory_id)}"
         answer = self._json(
+            user_id,
             "PATCH",
             path,
             params=_params(project_id=project_id),
@@ -411,7 +426,7 @@ class Client:
         """Delete for real (a private memory, or with ``project_id`` a project's)."""
         self._as(user_id)
         where = "drive" if project_id is not None else "user"
-        self.request("DELETE", f"/api/memory/{where}/{_segment(memory_id)}")
+        self.request("DELETE", f"/api/memory/{where}/{_segment(memory_id)}", user_id=user_id)
 
     def clear(self, user_id: str, project_id: str | None = None) -> int:
         """Delete every memory of the private scope (or of ``project_id``): both steps of
@@ -420,8 +435,8 @@ class Client:
         path = "/api/memory/user/clear"
         if project_id is not None:
             path = f"/api/memory/drive/{_segment(project_id)}/clear"
-        token = self._json("POST", path)["confirm_token"]
-        return int(self._json("POST", path, json_body={"confirm_token": token})["deleted"])
+        token = self._json(user_id, "POST", path)["confirm_token"]
+        return int(self._json(user_id, "POST", path, json_body={"confirm_token": token})["deleted"])
 
     # -- moving data ----------------------------------------------------------------------
 
@@ -435,7 +450,7 @@ class Client:
         """Every memory of one scope as JSON (lossless) or Markdown."""
         self._as(user_id)
         params = _params(format=format, project_id=project_id)
-        return self.request("GET", "/api/export", params=params).text
+        return self.request("GET", "/api/export", params=params, user_id=user_id).text
 
     def import_(
         self,
@@ -451,7 +466,7 @@ class Client:
         else:
             content = data.encode() if isinstance(data, str) else data
         answer = self._json(
-            "POST", "/api/import", params=_params(project_id=project_id), content=content
+            user_id, "POST", "/api/import", params=_params(project_id=project_id), content=content
         )
         return [SaveResult.model_validate(r) for r in answer["results"]]
 
@@ -469,7 +484,7 @@ class Client:
         :func:`memorybank.tools.system_prompt` gives it (``GET /api/prompt``)."""
         self._as(user_id)
         params = _params(profile=profile, budget=budget_tokens, thread_id=thread_id)
-        return str(self._json("GET", "/api/prompt", params=params)["prompt"])
+        return str(self._json(user_id, "GET", "/api/prompt", params=params)["prompt"])
 
     def tool_definitions(
         self,
@@ -484,7 +499,7 @@ class Client:
         self._as(user_id)
         params = _params(format=format, thread_id=thread_id)
         tools: builtins.list[dict[str, Any]] = self._json(
-            "GET", f"/api/tools/{_segment(profile)}", params=params
+            user_id, "GET", f"/api/tools/{_segment(profile)}", params=params
         )["tools"]
         return tools
 
@@ -506,7 +521,7 @@ class Client:
             "thread_id": thread_id,
         }
         path = f"/api/tools/{_segment(profile)}/call"
-        return self._json("POST", path, json_body=body)["result"]
+        return self._json(user_id, "POST", path, json_body=body)["result"]
 
 
 def _segment(value: str) -> str:
@@ -514,4 +529,4 @@ def _segment(value: str) -> str:
     return quote(value, safe="")
 
 
-__all__ = ["RETRY_STATUSES", "Client"]
+__all__ = ["RETRY_STATUSES", "USER_HEADER", "Client"]
