@@ -51,6 +51,7 @@ app.command("stats")(data.stats)
 app.command("migrate")(data.migrate)
 app.command("serve")(serving.serve)
 app.command("mcp")(serving.mcp)
+app.command("openapi")(serving.openapi)
 
 
 def main() -> None:

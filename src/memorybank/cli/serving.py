@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -198,3 +199,23 @@ def mcp(
     # Logs go to standard error: standard output belongs to the protocol.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     run_stdio(db, user, project=project, profile=profile, thread=thread)
+
+
+@handles_errors
+def openapi(
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Write to this file instead of standard output."),
+    ] = None,
+) -> None:
+    """Print the REST API's OpenAPI schema (what /openapi.json serves), e.g. to generate a
+    typed client; it needs no database."""
+    import json
+
+    from memorybank.server.app import openapi_document
+
+    text = json.dumps(openapi_document(), indent=2, ensure_ascii=False) + "\n"
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")

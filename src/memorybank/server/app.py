@@ -32,6 +32,7 @@ import functools
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio.to_thread
 from fastapi import FastAPI
@@ -51,7 +52,7 @@ from memorybank.server.execution import Execution
 from memorybank.server.guard import Guard, host_name
 from memorybank.server.limits import BodyLimit, ConfirmTokens
 from memorybank.server.metrics import Metrics, MetricsMiddleware
-from memorybank.server.openapi import TAGS, mount_docs
+from memorybank.server.openapi import TAGS, contract_schema, mount_docs
 from memorybank.server.permissions import Unauthorized, resolve_principal
 from memorybank.server.routes import ROUTERS
 from memorybank.settings import Settings
@@ -145,6 +146,31 @@ def app_from_environment() -> FastAPI:
         raise
 
 
+def _api_app(**more: Any) -> FastAPI:
+    """The FastAPI app with the API's description, before its parts and routes."""
+    return FastAPI(
+        title="memorybank",
+        version=__version__,
+        description=(
+            "Long-term memory for LLM assistants. Every error is "
+            '`{"error": "<what to fix>"}`. Send `Authorization: Bearer <API key>` '
+            "(none in local mode, where `X-Memorybank-User` may name the user)."
+        ),
+        docs_url=None,  # mount_docs serves them, with their assets (no CDN)
+        redoc_url=None,
+        openapi_tags=TAGS,
+        **more,
+    )
+
+
+def openapi_document() -> dict[str, Any]:
+    """The API's OpenAPI schema, as ``/openapi.json`` serves it, without a database: what the
+    TypeScript client's types are generated from (``memorybank openapi``)."""
+    app = _api_app()
+    _add_routes(app)
+    return contract_schema(app)
+
+
 def create_app(
     bank: MemoryBank,
     accounts: Accounts,
@@ -175,19 +201,7 @@ def create_app(
         # The guard checks every path; the SDK's own check on /mcp must know the same names.
         allowed_hosts=[host_name(h) for h in settings.allowed_hosts],
     )
-    app = FastAPI(
-        title="memorybank",
-        version=__version__,
-        description=(
-            "Long-term memory for LLM assistants. Every error is "
-            '`{"error": "<what to fix>"}`. Send `Authorization: Bearer <API key>` '
-            "(none in local mode)."
-        ),
-        lifespan=_lifespan,
-        docs_url=None,  # mount_docs serves them, with their assets (no CDN)
-        redoc_url=None,
-        openapi_tags=TAGS,
-    )
+    app = _api_app(lifespan=_lifespan)
     execution = Execution.for_bank(settings, bank)
     metrics = Metrics(functools.partial(_stored_memories, bank), bank.query_cache)
     app.state.bank = bank
@@ -216,5 +230,6 @@ __all__ = [
     "SERVE_HOST_ENV",
     "app_from_environment",
     "create_app",
+    "openapi_document",
     "require_loopback_in_local_mode",
 ]
