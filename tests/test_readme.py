@@ -22,6 +22,7 @@ import pytest
 from server_helpers import spawn_server
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+CLIENT_EXAMPLE = README.parent / "clients" / "typescript" / "examples" / "chat-openai.ts"
 BLOCK = re.compile(
     r"^(?P<indent> *)```(?P<lang>sh|python)\n(?P<body>.*?)^(?P=indent)```$", re.M | re.S
 )
@@ -128,3 +129,14 @@ def test_the_readme_runs_as_written(reader: Reader) -> None:
     # What the reader was promised along the way.
     assert "User prefers short answers" in reader.printed
     assert "Imported 1 memory" in reader.printed
+
+
+def test_the_typescript_chat_is_the_example_the_client_tests_run() -> None:
+    # clients/typescript/examples/chat-openai.ts is compiled by tsc and run by `make typescript`
+    # against a real server and a scripted chat model; the README shows the same code.
+    text = README.read_text(encoding="utf-8")
+    shown = re.search(r"```ts\n(import OpenAI.*?)```", text, re.S)
+    assert shown is not None
+    example = CLIENT_EXAMPLE.read_text(encoding="utf-8")
+    code = "\n".join(line for line in example.splitlines() if not line.startswith("//")) + "\n"
+    assert code == shown[1].replace('"memorybank-client"', '"../src/index.js"')

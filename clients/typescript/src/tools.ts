@@ -20,11 +20,12 @@ export interface OpenAITool {
   function: { name: string; description?: string; parameters: Record<string, unknown>; strict?: boolean };
 }
 
-/** The part of an OpenAI tool call the helpers read (`message.tool_calls[i]`). */
+/** The part of an OpenAI tool call the helpers read (`message.tool_calls[i]`); a call of
+ * another kind (a custom tool, with no `function`) is answered as not a memory tool. */
 export interface OpenAIToolCall {
   id: string;
   type?: string;
-  function: { name: string; arguments: string };
+  function?: { name: string; arguments: string };
 }
 
 /** The message that answers one tool call. */
@@ -56,7 +57,9 @@ export async function runOpenAIToolCalls(
   for (const call of toolCalls ?? []) {
     let result: unknown;
     try {
-      result = await client.callTool(profile, call.function.name, call.function.arguments, options.threadId);
+      result = call.function
+        ? await client.callTool(profile, call.function.name, call.function.arguments, options.threadId)
+        : { success: false, error: `tool call ${call.id} is not a memory tool call (no function)` };
     } catch (error) {
       result = { success: false, error: error instanceof Error ? error.message : String(error) };
     }

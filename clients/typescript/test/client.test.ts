@@ -160,3 +160,60 @@ describe("tool calls", () => {
     assert.match(JSON.stringify(recalled), /Lisbon/);
   });
 });
+
+describe("the README's chat with memory", () => {
+  test("runs the model's tool calls on the server and answers", async () => {
+    const { createServer: createHttpServer } = await import("node:http");
+    const requests: { messages: { role: string; content?: string }[] }[] = [];
+    const replies = [
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          {
+            id: "call_1",
+            type: "function",
+            function: { name: "remember", arguments: '{"fact": "I prefer green tea", "category": "preference"}' },
+          },
+        ],
+      },
+      { role: "assistant", content: "Noted: green tea it is." },
+    ];
+    const model = createHttpServer((request, response) => {
+      let body = "";
+      request.on("data", (chunk) => (body += chunk));
+      request.on("end", () => {
+        requests.push(JSON.parse(body));
+        const message = replies[requests.length - 1];
+        response.setHeader("Content-Type", "application/json");
+        response.end(
+          JSON.stringify({
+            id: `chatcmpl-${requests.length}`,
+            object: "chat.completion",
+            created: 0,
+            model: "gpt-4o-mini",
+            choices: [{ index: 0, message, finish_reason: message?.content ? "stop" : "tool_calls" }],
+          }),
+        );
+      });
+    });
+    await new Promise<void>((done) => model.listen(0, "127.0.0.1", done));
+    const address = model.address();
+    const port = typeof address === "object" && address ? address.port : 0;
+    process.env.OPENAI_BASE_URL = `http://127.0.0.1:${port}/v1`;
+    process.env.OPENAI_API_KEY = "sk-test-not-a-secret";
+    process.env.MEMORYBANK_URL = baseUrl;
+    try {
+      const { chat } = await import("../examples/chat-openai.js");
+      const answer = await chat([{ role: "user", content: "I prefer green tea, remember that" }]);
+      assert.equal(answer, "Noted: green tea it is.");
+      assert.equal(requests[0]?.messages[0]?.role, "system"); // the memory block came first
+      const toolMessage = requests[1]?.messages.find((m) => m.role === "tool");
+      assert.equal(JSON.parse(toolMessage?.content ?? "{}").success, true);
+      const local = new MemoryBankClient({ baseUrl });
+      assert.equal((await local.search("what does the user drink?"))[0]?.memory.content, "User prefers green tea");
+    } finally {
+      model.close();
+    }
+  });
+});
