@@ -438,3 +438,11 @@ def test_serve_on_a_busy_port_says_so_without_claiming_to_serve(tmp_path: Path) 
     assert result.exit_code == 1
     assert "Serving" not in result.output
     assert f"cannot listen on 127.0.0.1:{port}" in result.output
+
+
+def test_openapi_prints_the_servers_schema_without_a_database(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["openapi", "--output", str(tmp_path / "o.json")], env=ENV)
+    assert result.exit_code == 0, result.output
+    schema = json.loads((tmp_path / "o.json").read_text(encoding="utf-8"))
+    assert schema["paths"]["/api/search"]["get"]["operationId"] == "search_memories"
+    assert list(tmp_path.iterdir()) == [tmp_path / "o.json"]

@@ -221,7 +221,7 @@
     $("#user-form").hidden = me.mode !== "local";
     $("#acting-user").value = me.mode === "local" ? me.user_id : "";
     $("#whoami").textContent = "Signed in as " + (me.name || me.user_id) +
-      (me.mode === "local" ? " (local mode)" : "");
+      (me.mode === "local" ? " (local mode: no accounts; switch to any user, e.g. one the CLI added)" : "");
     fillProjects();
     return true;
   }
