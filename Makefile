@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test install install-dev lint typecheck pytest browsers clean
+.PHONY: run test install install-dev lint typecheck pytest browsers typescript openapi clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -50,9 +50,21 @@ browsers:
 pytest: install-dev browsers
 	MEMORYBANK_STRESS_SECONDS=15 $(BIN)/pytest -n 2
 
+# The TypeScript client: its dev tools from the lockfile (npm ci), the tsc build, and node's
+# test runner against a real `memorybank serve` that the tests start.
+typescript: install
+	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error \
+		&& MEMORYBANK_BIN="$(abspath $(BIN))/memorybank" npm test
+
+# After changing the API: the schema the TypeScript types are generated from, and the types.
+openapi: install
+	$(BIN)/memorybank openapi --output clients/typescript/openapi.json
+	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error && npm run generate
+
 # pytest exits 5 when it collected no tests; that must fail, and it does, since make
 # stops on any non-zero exit.
-test: browsers lint typecheck pytest
+test: browsers lint typecheck pytest typescript
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf clients/typescript/node_modules clients/typescript/dist

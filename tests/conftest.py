@@ -10,6 +10,7 @@ import tempfile
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -133,3 +134,20 @@ def any_bank(
         store = SQLiteStore(db_path, dimension=embedder.dimension)
     with MemoryBank(store, embedder) as b:
         yield b
+
+
+@pytest.fixture(params=["library", "client"])
+def memories(request: pytest.FixtureRequest, bank: MemoryBank) -> Iterator[Any]:
+    """The library's interface two ways: the bank itself, and :class:`memorybank.Client`
+    against a real server over the same bank (each user with their own API key)."""
+    if request.param == "library":
+        yield bank
+        return
+    from client_helpers import ClientPerUser, served
+
+    with served(bank) as (url, accounts):
+        clients = ClientPerUser(url, accounts)
+        try:
+            yield clients
+        finally:
+            clients.close()

@@ -508,6 +508,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memorybank.settings",
             "memorybank.factory",
             "memorybank.migrate",
+            "memorybank.client",
             "memorybank",
         ),
     ),

@@ -1,10 +1,15 @@
-"""MemoryBank end to end on a real SQLite file with the real bundled embedder."""
+"""MemoryBank end to end on a real SQLite file with the real bundled embedder.
+
+The tests that take ``memories`` are the library's contract, run twice: on the bank itself,
+and through :class:`memorybank.Client` against a real server over that bank (each user with
+their own API key) — one suite, two transports."""
 
 from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,29 +28,29 @@ from memorybank.embedders.local import LocalEmbedder
 from memorybank.stores.sqlite import SQLiteStore
 
 
-def test_save_rephrases_scores_and_stores(bank: MemoryBank) -> None:
-    result = bank.save(
+def test_save_rephrases_scores_and_stores(memories: Any, embedder: LocalEmbedder) -> None:
+    result = memories.save(
         "alice", "Remember that I prefer dark mode", "preference", reasoning="UI preference"
     )
     assert result.success and result.rephrased
     assert result.content == "User prefers dark mode"
     assert result.importance == 10  # preference 9 + explicit "remember" 2, clamped
-    stored = bank.get(result.memory_id, "alice")
+    stored = memories.get(result.memory_id, "alice")
     assert stored.content == "User prefers dark mode"
     assert stored.category is Category.PREFERENCE
-    assert stored.embedding_model == bank.embedder.model_id
+    assert stored.embedding_model == embedder.model_id
     assert stored.reasoning == "UI preference" and stored.created_by == "alice"
 
 
-def test_save_duplicate_returns_existing(bank: MemoryBank) -> None:
-    first = bank.save("alice", "User prefers TypeScript", "preference")
-    again = bank.save("alice", "User prefers TypeScript", "preference")
+def test_save_duplicate_returns_existing(memories: Any) -> None:
+    first = memories.save("alice", "User prefers TypeScript", "preference")
+    again = memories.save("alice", "User prefers TypeScript", "preference")
     assert not again.success and again.duplicate
     assert again.existing_id == first.memory_id
     assert again.existing_content == "User prefers TypeScript"
-    assert bank.count("alice") == 1
+    assert memories.count("alice") == 1
     # Another user may hold the same fact.
-    assert bank.save("bob", "User prefers TypeScript", "preference").success
+    assert memories.save("bob", "User prefers TypeScript", "preference").success
 
 
 @pytest.mark.parametrize(
@@ -57,30 +62,30 @@ def test_save_duplicate_returns_existing(bank: MemoryBank) -> None:
     ],
 )
 def test_save_rejects_bad_input_with_guidance(
-    bank: MemoryBank, content: str, category: str, field: str, words: str
+    memories: Any, content: str, category: str, field: str, words: str
 ) -> None:
     with pytest.raises(ValidationError) as err:
-        bank.save("alice", content, category)
+        memories.save("alice", content, category)
     assert err.value.field == field
     assert words in str(err.value)
-    assert bank.count("alice") == 0
+    assert memories.count("alice") == 0
 
 
-def test_reasoning_limits(bank: MemoryBank) -> None:
+def test_reasoning_limits(memories: Any) -> None:
     with pytest.raises(ValidationError) as err:
-        bank.save("alice", "User prefers dark mode", "preference", reasoning="short")
+        memories.save("alice", "User prefers dark mode", "preference", reasoning="short")
     assert err.value.field == "reasoning"
 
 
-def test_explicit_importance_wins(bank: MemoryBank) -> None:
-    assert bank.save("alice", "User is tired today", "context", importance=2).importance == 2
-    assert bank.save("alice", "User has a meeting today", "context").importance == 3
+def test_explicit_importance_wins(memories: Any) -> None:
+    assert memories.save("alice", "User is tired today", "context", importance=2).importance == 2
+    assert memories.save("alice", "User has a meeting today", "context").importance == 3
 
 
-def test_conversation_memories_are_stored_as_said(bank: MemoryBank) -> None:
+def test_conversation_memories_are_stored_as_said(memories: Any) -> None:
     when = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
     long_text = "Caroline: " + " ".join(f"Sentence number {i} about my day." for i in range(60))
-    results = bank.save_many(
+    results = memories.save_many(
         "alice",
         [
             {
@@ -116,19 +121,19 @@ def test_conversation_memories_are_stored_as_said(bank: MemoryBank) -> None:
         assert chunk.category is Category.CONTEXT
 
 
-def test_save_many_is_all_or_nothing(bank: MemoryBank) -> None:
+def test_save_many_is_all_or_nothing(memories: Any) -> None:
     with pytest.raises(ValidationError, match="item 1"):
-        bank.save_many(
+        memories.save_many(
             "alice",
             [
                 {"content": "User prefers tea", "category": "preference"},
                 {"content": "bad", "category": "preference"},
             ],
         )
-    assert bank.count("alice") == 0
+    assert memories.count("alice") == 0
 
 
-def test_search_is_hybrid_and_scored(bank: MemoryBank) -> None:
+def test_search_is_hybrid_and_scored(memories: Any) -> None:
     facts = [
         ("User's sister Maria works as a nurse in Porto", "relationship"),
         ("User prefers TypeScript over JavaScript", "preference"),
@@ -136,47 +141,51 @@ def test_search_is_hybrid_and_scored(bank: MemoryBank) -> None:
         ("User runs the billing service migration to FastAPI", "project"),
     ]
     for text, category in facts:
-        assert bank.save("alice", text, category).success
-    hits = bank.search("alice", "what does my sister do for a living?")
+        assert memories.save("alice", text, category).success
+    hits = memories.search("alice", "what does my sister do for a living?")
     assert hits[0].memory.content.startswith("User's sister Maria")
     top = hits[0]
     assert 0 <= top.relevance <= 1 and top.vector_similarity is not None
     expected = 0.60 * top.relevance + 0.25 * top.importance + 0.15 * top.recency
     assert top.score == pytest.approx(expected)
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
-    assert bank.search("alice", "FastAPI")[0].memory.content.startswith("User runs the billing")
-    only = bank.search("alice", "food allergy", category="identity")
+    assert memories.search("alice", "FastAPI")[0].memory.content.startswith("User runs the billing")
+    only = memories.search("alice", "food allergy", category="identity")
     assert [h.memory.category for h in only] == [Category.IDENTITY]
-    assert len(bank.search("alice", "anything", limit=2)) == 2
+    assert len(memories.search("alice", "anything", limit=2)) == 2
 
 
-def test_search_rejects_empty_query(bank: MemoryBank) -> None:
+def test_search_rejects_empty_query(memories: Any) -> None:
     with pytest.raises(ValidationError, match="query"):
-        bank.search("alice", "   ")
+        memories.search("alice", "   ")
 
 
-def test_projects_are_separate_scopes(bank: MemoryBank) -> None:
-    bank.save("alice", "User prefers tabs over spaces", "preference")
-    bank.save("alice", "Project Apollo deploys on Fridays", "project", project_id="apollo")
-    bank.save("bob", "Project Zeus uses Kubernetes", "project", project_id="zeus")
-    assert {h.memory.project_id for h in bank.search("alice", "deploy", project_id="apollo")} == {
+def test_projects_are_separate_scopes(memories: Any) -> None:
+    memories.save("alice", "User prefers tabs over spaces", "preference")
+    memories.save("alice", "Project Apollo deploys on Fridays", "project", project_id="apollo")
+    memories.save("bob", "Project Zeus uses Kubernetes", "project", project_id="zeus")
+    assert {
+        h.memory.project_id for h in memories.search("alice", "deploy", project_id="apollo")
+    } == {
         None,
         "apollo",
     }
     assert (
-        bank.search("alice", "deploy", project_id="apollo", scopes="project")[0].memory.content
+        memories.search("alice", "deploy", project_id="apollo", scopes="project")[0].memory.content
         == "Project Apollo deploys on Fridays"
     )
-    assert {h.memory.project_id for h in bank.search("alice", "deploys")} == {None}
+    assert {h.memory.project_id for h in memories.search("alice", "deploys")} == {None}
     # A member of apollo (bob, as far as the caller says) sees apollo's memory, not alice's own.
-    seen = {h.memory.content for h in bank.search("bob", "deploys Fridays", project_id="apollo")}
+    seen = {
+        h.memory.content for h in memories.search("bob", "deploys Fridays", project_id="apollo")
+    }
     assert "Project Apollo deploys on Fridays" in seen
     assert "User prefers tabs over spaces" not in seen
 
 
-def test_recent_list_count(bank: MemoryBank) -> None:
+def test_recent_list_count(memories: Any) -> None:
     old = datetime.now(UTC) - timedelta(days=40)
-    bank.save_many(
+    memories.save_many(
         "alice",
         [
             {
@@ -188,63 +197,61 @@ def test_recent_list_count(bank: MemoryBank) -> None:
             {"content": "User prefers window seats on flights", "category": "preference"},
         ],
     )
-    assert [m.content for m in bank.recent("alice", since="7d")] == [
+    assert [m.content for m in memories.recent("alice", since="7d")] == [
         "User prefers window seats on flights",
         "User started learning the piano",
     ]
-    assert len(bank.recent("alice", since="90d")) == 3
-    assert bank.count("alice") == 3 and bank.count("alice", category="identity") == 1
-    page = bank.list("alice", limit=2)
-    assert len(page) == 2 and bank.list("alice", limit=2, offset=2)[0].content.startswith(
+    assert len(memories.recent("alice", since="90d")) == 3
+    assert memories.count("alice") == 3 and memories.count("alice", category="identity") == 1
+    page = memories.list("alice", limit=2)
+    assert len(page) == 2 and memories.list("alice", limit=2, offset=2)[0].content.startswith(
         "User moved"
     )
     with pytest.raises(ValidationError, match="since"):
-        bank.recent("alice", since="last tuesday")
+        memories.recent("alice", since="last tuesday")
 
 
-def test_update_keeps_id_and_records_history(bank: MemoryBank) -> None:
-    saved = bank.save("alice", "User's name is Shantanu", "identity")
-    updated = bank.update(saved.memory_id, "alice", content="I prefer to be called SG")
+def test_update_keeps_id_and_records_history(memories: Any) -> None:
+    saved = memories.save("alice", "User's name is Shantanu", "identity")
+    updated = memories.update(saved.memory_id, "alice", content="I prefer to be called SG")
     assert updated.id == saved.memory_id and updated.content == "User prefers to be called SG"
-    assert bank.search("alice", "what should I call the user?")[0].memory.id == saved.memory_id
-    events = bank.history(saved.memory_id, "alice")
+    assert memories.search("alice", "what should I call the user?")[0].memory.id == saved.memory_id
+    events = memories.history(saved.memory_id, "alice")
     assert [(e.kind, e.old_content, e.new_content) for e in events] == [
         (EventKind.ADD, None, "User's name is Shantanu"),
         (EventKind.UPDATE, "User's name is Shantanu", "User prefers to be called SG"),
     ]
     with pytest.raises(ValidationError):
-        bank.update(saved.memory_id, "alice", content="tiny")
+        memories.update(saved.memory_id, "alice", content="tiny")
     with pytest.raises(NotFound):
-        bank.update(saved.memory_id, "bob", content="User is someone else entirely")
+        memories.update(saved.memory_id, "bob", content="User is someone else entirely")
 
 
-def test_delete_and_clear(bank: MemoryBank) -> None:
-    a = bank.save("alice", "User's locker code is 4471", "context")
-    bank.save("alice", "User enjoys chess puzzles", "preference")
+def test_delete_and_clear(memories: Any) -> None:
+    a = memories.save("alice", "User's locker code is 4471", "context")
+    memories.save("alice", "User enjoys chess puzzles", "preference")
     with pytest.raises(NotFound):
-        bank.delete(a.memory_id, "bob")
-    bank.delete(a.memory_id, "alice")
+        memories.delete(a.memory_id, "bob")
+    memories.delete(a.memory_id, "alice")
     with pytest.raises(NotFound):
-        bank.get(a.memory_id, "alice")
+        memories.get(a.memory_id, "alice")
     with pytest.raises(NotFound):
-        bank.delete(a.memory_id, "alice")
-    assert [e.kind for e in bank.history(a.memory_id, "alice")] == [EventKind.DELETE]
-    assert all("4471" not in h.memory.content for h in bank.search("alice", "locker code"))
-    assert bank.clear("alice") == 1 and bank.count("alice") == 0
+        memories.delete(a.memory_id, "alice")
+    assert [e.kind for e in memories.history(a.memory_id, "alice")] == [EventKind.DELETE]
+    assert all("4471" not in h.memory.content for h in memories.search("alice", "locker code"))
+    assert memories.clear("alice") == 1 and memories.count("alice") == 0
 
 
-def test_export_import_round_trip(
-    bank: MemoryBank, tmp_path: Path, embedder: LocalEmbedder
-) -> None:
-    bank.save(
+def test_export_import_round_trip(memories: Any, tmp_path: Path, embedder: LocalEmbedder) -> None:
+    memories.save(
         "alice",
         "User's sister Maria lives in Porto",
         "relationship",
         tags=["family"],
         metadata={"source_thread": "t1"},
     )
-    bank.save("alice", "User prefers green tea", "preference")
-    exported = bank.export("alice")
+    memories.save("alice", "User prefers green tea", "preference")
+    exported = memories.export("alice")
     doc = json.loads(exported)
     assert doc["format"] == "memorybank-export" and doc["count"] == 2
     with MemoryBank(SQLiteStore(tmp_path / "other.db", dimension=384), embedder) as other:
@@ -255,12 +262,12 @@ def test_export_import_round_trip(
         assert other.search("alice", "tea")[0].memory.content == "User prefers green tea"
         # Importing again skips what is there.
         assert not any(r.success for r in other.import_("alice", exported))
-    markdown = bank.export("alice", "markdown")
+    markdown = memories.export("alice", "markdown")
     assert "## Relationship" in markdown and "User prefers green tea" in markdown
     with pytest.raises(ValidationError):
-        bank.import_("alice", "{not json")
+        memories.import_("alice", "{not json")
     with pytest.raises(ValidationError, match="item 0"):
-        bank.import_("alice", json.dumps({"memories": [{"content": 3}]}))
+        memories.import_("alice", json.dumps({"memories": [{"content": 3}]}))
 
 
 class RenamedEmbedder(LocalEmbedder):
@@ -291,7 +298,7 @@ def test_open_uses_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert (tmp_path / "home" / "memorybank.db").exists()
 
 
-def test_a_word_in_every_memory_does_not_decide_ranking(bank: MemoryBank) -> None:
+def test_a_word_in_every_memory_does_not_decide_ranking(memories: Any) -> None:
     # Seed 003's own example query; "user" is in every fact and must not pick the shortest.
     for text, category in [
         ("User enjoys hiking", "preference"),
@@ -299,17 +306,17 @@ def test_a_word_in_every_memory_does_not_decide_ranking(bank: MemoryBank) -> Non
         ("User prefers async communication", "preference"),
         ("User's sister lives in Porto", "relationship"),
     ]:
-        bank.save("alice", text, category)
-    hits = bank.search("alice", "user's job, company, and responsibilities")
+        memories.save("alice", text, category)
+    hits = memories.search("alice", "user's job, company, and responsibilities")
     assert hits[0].memory.content == "User works as a Senior Engineer at TechCorp"
 
 
-def test_facts_are_not_duplicates_of_chat_turns(bank: MemoryBank) -> None:
-    bank.save_many(
+def test_facts_are_not_duplicates_of_chat_turns(memories: Any) -> None:
+    memories.save_many(
         "alice",
         [{"content": "User prefers green tea", "ring": "episodic", "source": "conversation"}],
     )
-    assert bank.save("alice", "User prefers green tea", "preference").success
+    assert memories.save("alice", "User prefers green tea", "preference").success
 
 
 def test_system_prompt_preloads_within_budget(bank: MemoryBank) -> None:
@@ -334,3 +341,12 @@ def test_llm_settings_need_url_and_model(tmp_path: Path) -> None:
         f"sqlite:///{tmp_path / 'y.db'}", llm_base_url="http://127.0.0.1:9/v1", llm_model="m"
     ) as bank:
         assert bank.llm is not None
+
+
+def test_an_id_twice_in_one_import_is_stored_twice_under_two_ids(memories: Any) -> None:
+    # Found by schemathesis once the import body had a schema: a UNIQUE failure, a 503.
+    first = {"id": "mem_same", "user_id": "x", "content": "User likes figs", "category": "context"}
+    second = {**first, "content": "User likes dates"}
+    results = memories.import_("alice", json.dumps({"memories": [first, second]}))
+    assert [r.success for r in results] == [True, True]
+    assert len({r.memory_id for r in results}) == 2 and memories.count("alice") == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -45,10 +46,10 @@ def test_add_rephrases_and_rejects_duplicates(db: str) -> None:
     assert "User prefers dark mode" in result.stdout
 
     again = run(db, "add", "alice", "I prefer dark mode", "-c", "preference")
-    assert again.exit_code == 0, again.output
+    assert again.exit_code == 4, again.output  # refused: nothing saved, and scripts can tell
     assert "Already saved: User prefers dark mode" in again.stdout
 
-    data = add(db, "alice", "I prefer dark mode", "-c", "preference")
+    data = run_json(db, "add", "alice", "I prefer dark mode", "-c", "preference", code=4)
     assert data["success"] is False and data["duplicate"] is True
     assert data["existing_content"] == "User prefers dark mode"
 
@@ -288,8 +289,9 @@ def test_every_command_and_option_has_help() -> None:
 def test_json_option_everywhere() -> None:
     root = typer.main.get_command(app)
     for path, command in _walk(root, "memorybank"):
-        # `mcp` speaks the MCP protocol on stdout; there is no human output to replace.
-        if hasattr(command, "commands") or path == "memorybank mcp":
+        # `mcp` speaks the MCP protocol on stdout, `openapi` prints the schema as JSON: there
+        # is no human output to replace.
+        if hasattr(command, "commands") or path in ("memorybank mcp", "memorybank openapi"):
             continue
         opts = {o for p in command.params for o in getattr(p, "opts", [])}
         assert "--json" in opts, path
@@ -300,11 +302,11 @@ def test_clear_asks_when_interactive(db: str, monkeypatch: pytest.MonkeyPatch) -
     add(db, "alice", "I prefer dark mode", "-c", "preference")
     declined = CliRunner().invoke(app, ["clear", "alice", "--db", db], input="n\n", env=ENV)
     assert declined.exit_code == 1
-    assert "Delete all 1 memories of user alice?" in declined.output
+    assert "Delete all 1 memory of user alice?" in declined.output
     assert run_json(db, "list", "alice")["count"] == 1
     accepted = CliRunner().invoke(app, ["clear", "alice", "--db", db], input="y\n", env=ENV)
     assert accepted.exit_code == 0, accepted.output
-    assert "Deleted 1 memories." in accepted.stdout
+    assert "Deleted 1 memory." in accepted.stdout
     assert run_json(db, "list", "alice")["count"] == 0
 
 
@@ -368,3 +370,80 @@ def test_a_bad_setting_names_its_variable_and_never_shows_a_key(
     with pytest.raises(ConfigurationError) as raised:
         Settings()
     assert "s3cret-value" not in str(raised.value)
+
+
+# -- safe to point anywhere (issue 20) -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["list", "alice"],
+        ["search", "alice", "tea"],
+        ["get", "alice", "mem_x"],
+        ["history", "alice", "mem_x"],
+        ["export", "alice"],
+        ["stats"],
+        ["delete", "alice", "mem_x"],
+        ["reindex"],
+    ],
+)
+def test_commands_that_add_nothing_never_make_a_database(
+    tmp_path: Path, command: list[str]
+) -> None:
+    where = tmp_path / "missing_dir" / "x.db"
+    result = run(f"sqlite:///{where}", *command)
+    assert result.exit_code == 1
+    assert f"no database at {where}" in result.output
+    assert not where.parent.exists()
+
+
+def test_sqlite_query_parameters_are_refused(tmp_path: Path) -> None:
+    result = run(f"sqlite:///{tmp_path / 'x.db'}?mode=ro", "add", "alice", "User likes tea")
+    assert result.exit_code == 1
+    assert "take no query parameters (got '?mode=ro')" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unreachable_postgresql_is_one_line_within_seconds(tmp_path: Path) -> None:
+    from server_helpers import free_port
+
+    started = time.monotonic()
+    result = run(f"postgresql://u:secret@127.0.0.1:{free_port()}/x", "list", "alice")
+    assert time.monotonic() - started < 5
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: cannot reach PostgreSQL at")
+    assert "secret" not in result.output and "Traceback" not in result.output
+
+
+def test_cli_saves_are_the_users_and_counts_read_well(db: str, tmp_path: Path) -> None:
+    data = add(db, "alice", "I prefer green tea", "-c", "preference")
+    assert data["memory"]["source"] == "user"
+    exported = tmp_path / "alice.json"
+    assert run(db, "export", "alice", "--output", str(exported)).exit_code == 0
+    imported = run(db, "import", "bob", str(exported))
+    assert "Imported 1 memory (0 already there, skipped)." in imported.stdout
+    help_text = run(db, "list", "--help").output
+    assert "<bool>" not in next(line for line in help_text.splitlines() if "--json" in line)
+
+
+def test_serve_on_a_busy_port_says_so_without_claiming_to_serve(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run(f"sqlite:///{tmp_path / 'x.db'}", "serve", "--port", str(port))
+    assert result.exit_code == 1
+    assert "Serving" not in result.output
+    assert f"cannot listen on 127.0.0.1:{port}" in result.output
+
+
+def test_openapi_prints_the_servers_schema_without_a_database(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["openapi", "--output", str(tmp_path / "o.json")], env=ENV)
+    assert result.exit_code == 0, result.output
+    schema = json.loads((tmp_path / "o.json").read_text(encoding="utf-8"))
+    assert schema["paths"]["/api/search"]["get"]["operationId"] == "search_memories"
+    assert list(tmp_path.iterdir()) == [tmp_path / "o.json"]

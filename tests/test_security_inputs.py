@@ -54,7 +54,8 @@ def test_since_far_beyond_any_date_is_a_422_saying_the_maximum(
     assert r.status_code == 422, r.text
     assert r.json() == {
         "error": "since '9999999999d' reaches back too far: at most 36525d "
-        "(100 years; 876600h, 5217w)"
+        "(100 years; 876600h, 5217w)",
+        "field": "since",
     }
 
 
@@ -233,7 +234,7 @@ def test_import_of_undecodable_data_is_a_422(
     client: TestClient, world: World, body: bytes, says: str
 ) -> None:
     r = client.post("/api/import", content=body, headers={**world.auth("owner"), **JSON})
-    assert (r.status_code, r.json()) == (422, {"error": says})
+    assert (r.status_code, r.json()["error"]) == (422, says)
 
 
 READS = ["/api/memory/user", "/api/recent", "/api/export", "/api/search?q=metadata"]
@@ -266,7 +267,7 @@ def test_import_cannot_store_what_no_read_could_load(
     h = world.auth("owner")
     add(client, world, "owner", "User keeps small metadata only")
     r = client.post("/api/import", content=body, headers={**h, **JSON})
-    assert (r.status_code, r.json()) == (422, {"error": says})
+    assert (r.status_code, r.json()["error"]) == (422, says)
     for url in READS:
         read = client.get(url, headers=h)
         assert read.status_code == 200, (url, read.text)
@@ -282,7 +283,7 @@ def test_import_at_the_limits_still_works(client: TestClient, world: World) -> N
         metadata={"a": {"a": {"a": 1}}},
     )
     r = client.post("/api/import", content=body, headers={**h, **JSON})
-    assert r.json() == {"imported": 1, "skipped": 0}
+    assert r.json().items() >= {"imported": 1, "skipped": 0}.items()
     for url in READS:
         assert client.get(url, headers=h).status_code == 200, url
 

@@ -133,7 +133,7 @@ def test_same_origin_and_originless_json_writes_still_work(
         added = http.post("/api/memory/user", json={"fact": fact}, headers=headers)
         assert added.status_code == 201, (origin, added.text)
     imported = http.post("/api/import", content=_planted_export(), headers=JSON)
-    assert imported.json() == {"imported": 1, "skipped": 0}
+    assert imported.json().items() >= {"imported": 1, "skipped": 0}.items()
     # A write without a body needs no type: the clear-all confirmation the UI asks for.
     assert "confirm_token" in http.post("/api/memory/user/clear").json()
     assert PLANTED in _contents(http)
@@ -152,7 +152,7 @@ def test_import_refuses_non_json_types_in_auth_mode_too(bank: MemoryBank) -> Non
         assert plain.status_code == 415 and "application/json" in plain.json()["error"]
         # Scripts posting a file's bytes with no type keep working.
         raw = client.post("/api/import", content=document, headers=auth)
-        assert raw.json() == {"imported": 1, "skipped": 0}
+        assert raw.json().items() >= {"imported": 1, "skipped": 0}.items()
 
 
 # -- finding 3: DNS rebinding ------------------------------------------------------------------

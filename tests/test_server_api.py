@@ -421,10 +421,13 @@ def test_export_import_and_stats(client: TestClient, world: World) -> None:
     assert md.headers["content-disposition"].endswith("filename*=UTF-8''memorybank-owner.md")
     assert client.get("/api/export", params={"format": "xml"}, headers=h).status_code == 422
     r = client.post("/api/import", content=exported.content, headers=world.auth("admin"))
-    assert r.json() == {"imported": 1, "skipped": 0}
-    assert client.post(
-        "/api/import", content=exported.content, headers=world.auth("admin")
-    ).json() == {"imported": 0, "skipped": 1}
+    assert r.json().items() >= {"imported": 1, "skipped": 0}.items()
+    assert (
+        client.post("/api/import", content=exported.content, headers=world.auth("admin"))
+        .json()
+        .items()
+        >= {"imported": 0, "skipped": 1}.items()
+    )
     assert (
         client.post(
             "/api/import",

@@ -573,3 +573,23 @@ def test_keyboard_and_phone(browser: Browser, serve: Callable[..., Server]) -> N
         expect(page.locator("#panel-webhooks")).to_be_visible()  # the last tab
     finally:
         context.close()
+
+
+def test_local_mode_switches_to_the_clis_users(page: Page, serve: Callable[..., Server]) -> None:
+    server = serve()
+    server.bank.save("alice", "User prefers green tea", "preference", source="user")
+    open_ui(page, server.url)
+    expect(page.locator("#memory-list .memory")).to_have_count(0)  # the user "local"
+    expect(page.get_by_label("User", exact=True)).to_have_value("local")
+    page.get_by_label("User", exact=True).fill("alice")
+    page.get_by_role("button", name="Switch").click()
+    expect(page.locator("#whoami")).to_contain_text("alice")
+    expect(page.locator("#memory-list .memory")).to_have_count(1)
+    assert cards(page) == ["User prefers green tea"]
+    add_fact(page, "I prefer window seats", "preference")
+    assert server.bank.count("alice") == 2 and server.bank.count("local") == 0
+    page.reload()  # the choice is kept
+    expect(page.locator("#memory-list .memory")).to_have_count(2)
+    page.get_by_label("User", exact=True).fill("")
+    page.get_by_role("button", name="Switch").click()
+    expect(page.locator("#memory-list .memory")).to_have_count(0)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from memorybank.bank import MemoryBank
+from memorybank.client import Client
 from memorybank.errors import (
     ConfigurationError,
     EmbeddingModelMismatch,
@@ -90,6 +91,7 @@ __all__ = [
     "Caller",
     "Category",
     "Channel",
+    "Client",
     "ConfigurationError",
     "Domain",
     "EmbeddingModelMismatch",

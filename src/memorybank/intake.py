@@ -209,16 +209,19 @@ def imported(
 ) -> tuple[list[SaveResult], list[Memory]]:
     """An import's records for ``user_id`` (and ``project_id``): what it skips (``present``:
     the (content, created_at) of what the scope holds, imported before) and the records to
-    store, with a new id where the old one is ``taken`` (someone else's copy)."""
+    store, with a new id where the old one is ``taken`` (someone else's copy) or used by an
+    earlier item of the same document."""
     results: list[SaveResult] = []
     fresh: list[Memory] = []
+    claimed = set(taken)  # an id twice in one document is taken by its first use
     for memory in memories:
         if (memory.content, memory.created_at) in present:
             results.append(skipped(memory))
             continue
         update: dict[str, Any] = {"user_id": user_id, "project_id": project_id}
-        if memory.id in taken:
+        if memory.id in claimed:
             update["id"] = new_id("mem")
+        claimed.add(update.get("id", memory.id))
         fresh.append(memory.model_copy(update=update))
     return results, fresh
 

@@ -135,4 +135,12 @@ class Settings(BaseSettings):
         url = self.database_url()
         if not url.startswith("sqlite:///"):
             raise ValueError(f"not a sqlite URL: {url!r}")
-        return Path(url.removeprefix("sqlite:///"))
+        path, _, query = url.removeprefix("sqlite:///").partition("?")
+        if query:
+            # Not part of the file name (SQLAlchemy's ?mode=ro …): refused, rather than a
+            # database quietly made at "memories.db?mode=ro".
+            raise ConfigurationError(
+                f"sqlite URLs take no query parameters (got '?{query}'): give the file alone, "
+                f"sqlite:///{path}; memorybank opens it for reading and writing"
+            )
+        return Path(path)

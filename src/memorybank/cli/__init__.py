@@ -52,6 +52,7 @@ app.command("migrate")(data.migrate)
 app.command("consolidate")(data.consolidate)
 app.command("serve")(serving.serve)
 app.command("mcp")(serving.mcp)
+app.command("openapi")(serving.openapi)
 
 
 def main() -> None:

@@ -1,13 +1,14 @@
 """What every command shares: the common options, the consoles, JSON output, progress bars,
 and :func:`handles_errors`, the one place where memorybank errors become a message and an
-exit code (``ValidationError`` → 2, ``NotFound`` → 3, any other → 1)."""
+exit code (``ValidationError`` → 2, ``NotFound`` → 3, any other → 1; ``add`` of a fact that is
+already stored exits with :data:`DUPLICATE_EXIT`, 4)."""
 
 from __future__ import annotations
 
 import functools
 import json
 from collections.abc import Callable
-from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -19,7 +20,10 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from memorybank.errors import MemoryBankError, NotFound, ValidationError
+from memorybank.errors import ConfigurationError, MemoryBankError, NotFound, ValidationError
+
+if TYPE_CHECKING:
+    from memorybank.bank import MemoryBank
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -36,8 +40,10 @@ DbOption = Annotated[
         show_envvar=True,
     ),
 ]
+# metavar "": a flag takes no value, and the help should not suggest one (`--json <bool>`).
 JsonOption = Annotated[
-    bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")
+    bool,
+    typer.Option("--json", help="Print machine-readable JSON instead of tables.", metavar=""),
 ]
 UserArg = Annotated[str, typer.Argument(help="The user whose memories these are.")]
 IdArg = Annotated[str, typer.Argument(help="The memory id (mem_…).")]
@@ -45,6 +51,44 @@ ProjectOption = Annotated[
     str | None,
     typer.Option("--project", "-p", help="A project id: work in that shared project's scope."),
 ]
+
+
+# -- the database ---------------------------------------------------------------------------
+
+
+def open_bank(db: str | None, *, create: bool = False) -> MemoryBank:
+    """The bank at ``db`` (or the configured one). Only commands that add memories
+    (``create``) may make a new SQLite database and its folder; the others refuse a file that
+    is not there, so pointing them at a mistyped path changes nothing on disk."""
+    import memorybank
+
+    if not create:
+        require_database(db)
+    return memorybank.open(db)
+
+
+def require_database(db: str | None) -> None:
+    """:class:`~memorybank.ConfigurationError` when ``db`` names a SQLite file that is not
+    there (or a URL with query parameters, which name no file)."""
+    from memorybank.settings import Settings
+
+    settings = Settings(url=db) if db is not None else Settings()
+    if settings.database_url().startswith("sqlite:///"):
+        path = settings.sqlite_path()  # refuses query parameters
+        if not path.is_file():
+            raise ConfigurationError(
+                f"no database at {path}: check --db (or $MEMORYBANK_URL, $MEMORYBANK_HOME); "
+                "`memorybank add` or `memorybank import` makes a new one"
+            )
+
+
+def plural(count: int, noun: str, plural_form: str | None = None) -> str:
+    """``1 memory``, ``2 memories``.
+
+    >>> plural(1, "memory", "memories"), plural(0, "memory", "memories"), plural(2, "key")
+    ('1 memory', '0 memories', '2 keys')
+    """
+    return f"{count} {noun if count == 1 else plural_form or noun + 's'}"
 
 
 # -- output helpers -------------------------------------------------------------------------
@@ -61,6 +105,10 @@ def stderr() -> Console:
 
 def print_json(data: Any) -> None:
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+#: The exit code of ``add`` when the fact was already stored, so nothing was saved.
+DUPLICATE_EXIT = 4
 
 
 def exit_code(exc: MemoryBankError) -> int:

@@ -19,8 +19,11 @@ from memorybank.cli._common import (
     ProjectOption,
     UserArg,
     handles_errors,
+    open_bank,
+    plural,
     print_json,
     progress_bar,
+    require_database,
     stdout,
 )
 from memorybank.insights import SuccessMetrics, success_metrics
@@ -52,7 +55,7 @@ def export(
     as_json: JsonOption = False,
 ) -> None:
     """Export every memory of the user's private scope (or of --project)."""
-    with memorybank.open(db) as bank:
+    with open_bank(db) as bank:
         text = bank.export(user, format.value, project_id=project)
     if output is None:
         typer.echo(text)
@@ -82,7 +85,7 @@ def import_(
 ) -> None:
     """Import a JSON export into a user (ids and times are kept; vectors are made anew)."""
     data = file.read_bytes()
-    with memorybank.open(db) as bank, progress_bar() as progress:
+    with open_bank(db, create=True) as bank, progress_bar() as progress:
         task = progress.add_task("Embedding", total=None)
 
         def report(done: int, total: int) -> None:
@@ -94,7 +97,9 @@ def import_(
     if as_json:
         print_json({"success": True, "imported": imported, "skipped": skipped})
     else:
-        stdout().print(f"Imported {imported} memories ({skipped} already there, skipped).")
+        stdout().print(
+            f"Imported {plural(imported, 'memory', 'memories')} ({skipped} already there, skipped)."
+        )
 
 
 @handles_errors
@@ -102,6 +107,7 @@ def reindex(db: DbOption = None, as_json: JsonOption = False) -> None:
     """Re-embed every memory with the configured embedder (after changing the model)."""
     from memorybank.factory import build_embedder, build_store
 
+    require_database(db)
     overrides: dict[str, Any] = {} if db is None else {"url": db}
     settings = memorybank.Settings(**overrides)
     embedder = build_embedder(settings)
@@ -128,14 +134,14 @@ def reindex(db: DbOption = None, as_json: JsonOption = False) -> None:
     if as_json:
         print_json({"success": True, "reindexed": count, "embedding_model": model})
     else:
-        stdout().print(f"Re-embedded {count} memories with {model}.")
+        stdout().print(f"Re-embedded {plural(count, 'memory', 'memories')} with {model}.")
 
 
 @handles_errors
 def stats(db: DbOption = None, as_json: JsonOption = False) -> None:
     """Show counts and settings of the database, and seed 002's success metrics over the
     last 30 days (adoption, retention, token cost, saves, recall hit rate)."""
-    with memorybank.open(db) as bank:
+    with open_bank(db) as bank:
         values = bank.stats()
         metrics = success_metrics(bank)
     if as_json:

@@ -12,19 +12,21 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-import memorybank
 from memorybank.cli._common import (
+    DUPLICATE_EXIT,
     DbOption,
     IdArg,
     JsonOption,
     ProjectOption,
     UserArg,
     handles_errors,
+    open_bank,
+    plural,
     print_json,
     stdout,
 )
 from memorybank.errors import ValidationError
-from memorybank.model import HistoryEvent, Memory, SaveResult, ScopeChoice, SearchHit
+from memorybank.model import HistoryEvent, Memory, SaveResult, ScopeChoice, SearchHit, Source
 
 
 class Scopes(StrEnum):
@@ -198,7 +200,7 @@ def add(
 ) -> None:
     """Save one fact about a user (first-person text is rephrased to the third person)."""
     meta = _parse_metadata(metadata)
-    with memorybank.open(db) as bank:
+    with open_bank(db, create=True) as bank:
         result = bank.save(
             user,
             content,
@@ -208,11 +210,14 @@ def add(
             tags=tag or (),
             importance=importance,
             metadata=meta,
+            source=Source.USER,  # typed by a person, not said by an assistant
         )
     if as_json:
         print_json(result.model_dump(mode="json"))
     else:
         _show_save_result(result)
+    if not result.success:  # refused as a duplicate: nothing was saved
+        raise typer.Exit(DUPLICATE_EXIT)
 
 
 @handles_errors
@@ -242,7 +247,7 @@ def search(
     as_json: JsonOption = False,
 ) -> None:
     """Hybrid search (meaning + keywords, weighted by importance and recency)."""
-    with memorybank.open(db) as bank:
+    with open_bank(db) as bank:
         hits = bank.search(
             user,
             query,
@@ -275,7 +280,7 @@ def list_(
     as_json: JsonOption = False,
 ) -> None:
     """List a user's memories, newest first, a page at a time."""
-    with memorybank.open(db) as bank:
+    with open_bank(db) as bank:
         memories = bank.list(
             user, project_id=project, limit=limit, offset=offset, category=category
         )
@@ -285,7 +290,7 @@ def list_(
         return
     console = stdout()
     if not memories:
-        console.print(f"No memories ({total} in total).")
+        console.print(f"No memories here ({plural(total, 'memory', 'memories')} in total).")
         return
     title = f"Memories of {user} ({offset + 1}–{offset + len(memories)} of {total})"
     console.print(_memory_table(memories, title))
@@ -300,7 +305,7 @@ def get(
     as_json: JsonOption = False,
 ) -> None:
     """Show one memory with all its fields."""
-    with memorybank.open(db) as bank:
+    with open_bank(db) as bank:
         memory = bank.get(memory_id, user, project_id=project)
     if as_json:
         print_json(memory.model_dump(mode="json"))
@@ -328,7 +333,7 @@ def update(
     as_json: JsonOption = False,
 ) -> None:
     """Change a memory in place (same id; recorded in its history)."""
-    with memorybank.open(db) as bank:
+    with open_bank(db) as bank:
         memory = bank.update(
             memory_id,
             user,
@@ -353,7 +358,7 @@ def delete(
     as_json: JsonOption = False,
 ) -> None:
     """Delete one memory for good (its history keeps a tombstone without text)."""
-    with memorybank.open(db) as bank:
+    with open_bank(db) as bank:
         bank.delete(memory_id, user, project_id=project)
     if as_json:
         print_json({"success": True, "deleted": memory_id})
@@ -365,24 +370,28 @@ def delete(
 def clear(
     user: UserArg,
     project: ProjectOption = None,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do it without asking.")] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Do it without asking.", metavar="")
+    ] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Delete every memory of the user's private scope (or of --project)."""
     if not yes and (as_json or not _interactive()):
         raise ValidationError("clear deletes memories for good: pass --yes to confirm", field="yes")
-    with memorybank.open(db) as bank:
+    with open_bank(db) as bank:
         if not yes:
             scope: ScopeChoice = "project" if project else "user"
             count = bank.count(user, project_id=project, scopes=scope)
             where = f"project {project}" if project else f"user {user}"
-            typer.confirm(f"Delete all {count} memories of {where}?", abort=True)
+            typer.confirm(
+                f"Delete all {plural(count, 'memory', 'memories')} of {where}?", abort=True
+            )
         deleted = bank.clear(user, project)
     if as_json:
         print_json({"success": True, "deleted": deleted})
     else:
-        stdout().print(f"Deleted {deleted} memories.")
+        stdout().print(f"Deleted {plural(deleted, 'memory', 'memories')}.")
 
 
 @handles_errors
@@ -394,7 +403,7 @@ def history(
     as_json: JsonOption = False,
 ) -> None:
     """Show the ADD / UPDATE / DELETE events of one memory, oldest first."""
-    with memorybank.open(db) as bank:
+    with open_bank(db) as bank:
         events = bank.history(memory_id, user, project_id=project)
     if as_json:
         print_json({"memory_id": memory_id, "events": [e.model_dump(mode="json") for e in events]})

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -63,6 +64,7 @@ def serve(
         accounts = Accounts.open(bank, settings)
         local = not accounts.has_users()
         _check_host(accounts, host)
+        _require_free_port(host, port)
         _announce(url, local, as_json)
         if workers == 1:
             uvicorn.run(
@@ -84,6 +86,24 @@ def _check_host(accounts: Accounts, host: str) -> None:
         require_loopback_in_local_mode(accounts, host)
     except ConfigurationError as exc:
         raise ValidationError(str(exc), field="host") from exc
+
+
+def _require_free_port(host: str, port: int) -> None:
+    """:class:`~memorybank.ConfigurationError` when ``port`` cannot be bound on ``host``
+    (another server has it), before the server says it is serving."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        # As uvicorn binds: a port left in TIME_WAIT by a server just stopped is free.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise ConfigurationError(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc}; stop what serves "
+                "there, or choose another --port"
+            ) from None
 
 
 def _announce(url: str, local: bool, as_json: bool) -> None:
@@ -179,3 +199,23 @@ def mcp(
     # Logs go to standard error: standard output belongs to the protocol.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     run_stdio(db, user, project=project, profile=profile, thread=thread)
+
+
+@handles_errors
+def openapi(
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Write to this file instead of standard output."),
+    ] = None,
+) -> None:
+    """Print the REST API's OpenAPI schema (what /openapi.json serves), e.g. to generate a
+    typed client; it needs no database."""
+    import json
+
+    from memorybank.server.app import openapi_document
+
+    text = json.dumps(openapi_document(), indent=2, ensure_ascii=False) + "\n"
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")

@@ -33,6 +33,7 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -49,11 +50,12 @@ from memorybank.bank import MemoryBank
 from memorybank.errors import ConfigurationError
 from memorybank.netguard import AddressPolicy
 from memorybank.server.deps import mcp_context
-from memorybank.server.errors import ERROR_RESPONSES, error_response, register_error_handlers
+from memorybank.server.errors import error_response, register_error_handlers
 from memorybank.server.execution import Execution
 from memorybank.server.guard import Guard, host_name
 from memorybank.server.limits import BodyLimit, ConfirmTokens
 from memorybank.server.metrics import Metrics, MetricsMiddleware
+from memorybank.server.openapi import TAGS, contract_schema, mount_docs
 from memorybank.server.permissions import Unauthorized, resolve_principal
 from memorybank.server.routes import ROUTERS
 from memorybank.server.schedule import consolidation_loop
@@ -183,6 +185,31 @@ def app_from_environment() -> FastAPI:
         raise
 
 
+def _api_app(**more: Any) -> FastAPI:
+    """The FastAPI app with the API's description, before its parts and routes."""
+    return FastAPI(
+        title="memorybank",
+        version=__version__,
+        description=(
+            "Long-term memory for LLM assistants. Every error is "
+            '`{"error": "<what to fix>"}`. Send `Authorization: Bearer <API key>` '
+            "(none in local mode, where `X-Memorybank-User` may name the user)."
+        ),
+        docs_url=None,  # mount_docs serves them, with their assets (no CDN)
+        redoc_url=None,
+        openapi_tags=TAGS,
+        **more,
+    )
+
+
+def openapi_document() -> dict[str, Any]:
+    """The API's OpenAPI schema, as ``/openapi.json`` serves it, without a database: what the
+    TypeScript client's types are generated from (``memorybank openapi``)."""
+    app = _api_app()
+    _add_routes(app)
+    return contract_schema(app)
+
+
 def create_app(
     bank: MemoryBank,
     accounts: Accounts,
@@ -213,13 +240,7 @@ def create_app(
         # The guard checks every path; the SDK's own check on /mcp must know the same names.
         allowed_hosts=[host_name(h) for h in settings.allowed_hosts],
     )
-    app = FastAPI(
-        title="memorybank",
-        version=__version__,
-        description='Long-term memory for LLM assistants. Errors are {"error": …}.',
-        lifespan=_lifespan,
-        responses=ERROR_RESPONSES,
-    )
+    app = _api_app(lifespan=_lifespan)
     execution = Execution.for_bank(settings, bank)
     metrics = Metrics(functools.partial(_stored_memories, bank), bank.query_cache)
     app.state.bank = bank
@@ -239,6 +260,7 @@ def create_app(
     register_error_handlers(app)
     _add_routes(app)
     _mount_mcp(app, mcp_app, accounts)  # after the API's routes, then the web UI last
+    mount_docs(app)
     mount_ui(app)
     return app
 
@@ -248,5 +270,6 @@ __all__ = [
     "SERVE_HOST_ENV",
     "app_from_environment",
     "create_app",
+    "openapi_document",
     "require_loopback_in_local_mode",
 ]

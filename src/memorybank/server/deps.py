@@ -25,6 +25,7 @@ from memorybank.netguard import AddressPolicy
 from memorybank.server.limits import ConfirmTokens
 from memorybank.server.metrics import Metrics
 from memorybank.server.permissions import (
+    USER_HEADER,
     Action,
     Principal,
     authorize,
@@ -74,9 +75,10 @@ async def current_principal(request: Request) -> Principal:
     more than the lookups), in a thread when they are round trips to a database server."""
     accounts: Accounts = request.app.state.accounts
     header = request.headers.get("authorization")
+    acting_as = request.headers.get(USER_HEADER)
     if request.app.state.inline_searches:
-        return resolve_principal(accounts, header)
-    return await anyio.to_thread.run_sync(resolve_principal, accounts, header)
+        return resolve_principal(accounts, header, acting_as)
+    return await anyio.to_thread.run_sync(resolve_principal, accounts, header, acting_as)
 
 
 BankDep = Annotated[MemoryBank, Depends(app_bank)]
@@ -144,7 +146,8 @@ def tool_context(accounts: Accounts, principal: Principal, thread: Thread | None
 def mcp_context(accounts: Accounts, request: Request | None) -> ToolContext:
     """The :class:`ToolContext` of an MCP request: its caller, outside any thread."""
     header = request.headers.get("authorization") if request is not None else None
-    return tool_context(accounts, resolve_principal(accounts, header), None)
+    acting_as = request.headers.get(USER_HEADER) if request is not None else None
+    return tool_context(accounts, resolve_principal(accounts, header, acting_as), None)
 
 
 __all__ = [

@@ -36,24 +36,35 @@ class Conflict(MemoryBankError):
         self.extra = extra
 
 
-#: The error answers, documented once for every operation of the OpenAPI schema (each route
-#: gives a subset; which one depends on the caller and the data, so none is left out).
-ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody, "description": description}
-    for code, description in (
-        (400, "The request body is not valid JSON"),
-        (401, "No valid API key (auth mode only)"),
-        (403, "The caller's role does not allow this (org-wide search: org admins only)"),
-        (404, "No such memory, plan, thread, profile or project, or not the caller's"),
-        (409, "Already remembered, or memory is off for the thread"),
-        (413, "The request body is over the size limit"),
-        (422, "A parameter or field is invalid"),
-        (429, "Too many writes by this user in a minute: retry after Retry-After seconds"),
-        (502, "The model provider failed"),
-        (503, "The database refused the write (read-only, or locked for too long)"),
-        (507, "The disk is full"),
-    )
+#: What each error status of the API means, for the OpenAPI schema. A route documents the
+#: ones it can answer with :func:`errors`; :mod:`memorybank.server.openapi` adds those every
+#: route of a kind shares (401 for ``/api``, 413 and 415 for a body, 421 for all, 422 for
+#: parameters), so each operation lists exactly what it may answer.
+ERROR_TEXT: dict[int, str] = {
+    400: "The request body is not valid JSON",
+    401: "No valid API key (auth mode only)",
+    403: "The caller's role does not allow this, or a write from another site's page",
+    404: "No such memory, plan, thread, profile or project, or not the caller's",
+    405: "The path exists, but not with this method",
+    409: "Already remembered, or memory is off for the thread",
+    413: "The request body is over the size limit",
+    415: "The body is not sent as Content-Type: application/json",
+    421: "The Host header is not an allowed host (MEMORYBANK_ALLOWED_HOSTS)",
+    422: "A parameter or field is invalid",
+    429: "Too many writes by this user in a minute: retry after Retry-After seconds",
+    502: "The model provider failed",
+    503: "The database refused the write (read-only, or locked for too long)",
+    507: "The disk is full",
 }
+
+#: The statuses of a route that writes to the database.
+WRITE_ERRORS = (503, 507)
+
+
+def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """The OpenAPI ``responses`` of these error statuses, each ``{"error": …}``:
+    ``@router.get(..., responses=errors(404))``."""
+    return {code: {"model": ErrorBody, "description": ERROR_TEXT[code]} for code in codes}
 
 
 def status_code(exc: MemoryBankError) -> int:
@@ -80,6 +91,8 @@ def error_response(exc: MemoryBankError) -> JSONResponse:
     headers: dict[str, str] = {}
     if isinstance(exc, Conflict):
         body.update(exc.extra)
+    if isinstance(exc, ValidationError) and exc.field:
+        body["field"] = exc.field  # which input to fix, for clients that re-raise it
     if isinstance(exc, RateLimited):
         headers["Retry-After"] = str(exc.retry_after)
     if isinstance(exc, Unauthorized):
@@ -120,8 +133,10 @@ def register_error_handlers(app: FastAPI) -> None:
 
 
 __all__ = [
-    "ERROR_RESPONSES",
+    "ERROR_TEXT",
+    "WRITE_ERRORS",
     "Conflict",
+    "errors",
     "error_response",
     "register_error_handlers",
     "status_code",

@@ -14,17 +14,20 @@ exist, so the API never reveals which projects exist; members lacking the role g
 or thread id turn that into the same 404 as an id that does not exist (``no memory 'mem_…'``),
 so they never reveal the project of something the caller may not see.
 
-In local mode (no users configured) everyone is the single user ``local``, owner of every
-project; otherwise a valid ``Authorization: Bearer`` API key is required.
+In local mode (no users configured) a request acts for the user ``local``, or the one its
+:data:`USER_HEADER` names, owner of every project; otherwise a valid ``Authorization: Bearer``
+API key is required.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
+from urllib.parse import unquote
 
 from memorybank.accounts import LOCAL_USER, Accounts, Role
-from memorybank.errors import MemoryBankError, NotFound
+from memorybank.errors import MemoryBankError, NotFound, ValidationError
 from memorybank.permissions import Action, require
 
 Mode = Literal["local", "auth"]
@@ -49,11 +52,31 @@ class Principal:
         return self.mode == "local"
 
 
-def resolve_principal(accounts: Accounts, authorization: str | None) -> Principal:
+#: In local mode, the header that names the user a request acts for (default ``local``): the
+#: web UI's user switch and :class:`memorybank.Client` send it, so the CLI's users (``alice``)
+#: are reachable over HTTP too. Ignored in auth mode, where the API key says who is calling.
+#: A page of another site cannot send it: a custom header needs a CORS preflight, which this
+#: server never grants.
+USER_HEADER = "X-Memorybank-User"
+
+_USER_ID = re.compile(r"[^\x00-\x1f\x7f]{1,200}")
+
+
+def resolve_principal(
+    accounts: Accounts, authorization: str | None, acting_as: str | None = None
+) -> Principal:
     """The principal of a request with this ``Authorization`` header; :class:`Unauthorized`
-    when users are configured and the header holds no active API key."""
+    when users are configured and the header holds no active API key. In local mode it is
+    ``acting_as`` (:data:`USER_HEADER`) when given, else the user ``local``."""
     if not accounts.has_users():
-        return Principal(user_id=LOCAL_USER, name="Local user", mode="local")
+        if acting_as is None or unquote(acting_as).strip() in ("", LOCAL_USER):
+            return Principal(user_id=LOCAL_USER, name="Local user", mode="local")
+        named = unquote(acting_as).strip()  # percent-encoded: headers carry Latin-1 only
+        if not _USER_ID.fullmatch(named):
+            raise ValidationError(
+                f"{USER_HEADER}: a user id of 1-200 printable characters", field=USER_HEADER
+            )
+        return Principal(user_id=named, name=named, mode="local")
     scheme, _, token = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthorized("send your API key as 'Authorization: Bearer mb_…'")
@@ -95,6 +118,7 @@ def org_admin_of(accounts: Accounts, principal: Principal) -> str | None:
 
 
 __all__ = [
+    "USER_HEADER",
     "Action",
     "Principal",
     "Unauthorized",

@@ -11,12 +11,23 @@ give routes the same bounds.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from memorybank.model import Memory, utcnow
+from memorybank.model import (
+    Conflict,
+    Domain,
+    HistoryEvent,
+    Memory,
+    Ring,
+    SaveResult,
+    SearchHit,
+    Source,
+    utcnow,
+)
 from memorybank.retrieval import RetrievalSettings, importance_now
 
 #: Ids a caller sends: memories, projects, threads, forget plans (generated ids are ~30
@@ -53,6 +64,15 @@ class _Body(BaseModel):
 DEFAULT_DECAY = RetrievalSettings().importance_half_life_days
 
 
+class ShownMemory(Memory):
+    """A memory as the API shows it: the stored record and ``effective_importance``, the
+    importance it ranks with now (issue 18's decay; ``importance`` is what is stored)."""
+
+    effective_importance: float = Field(
+        ge=1, le=10, description="importance decayed since last saved, changed or recalled"
+    )
+
+
 def memory_json(memory: Memory, decay: float | None = DEFAULT_DECAY) -> dict[str, Any]:
     """A stored memory as every response shows it, with the importance it ranks with now
     (``effective_importance``: ``importance`` decayed over ``decay`` days of half-life)."""
@@ -68,6 +88,9 @@ class ErrorBody(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     error: str
+    field: str | None = Field(default=None, description="The input to fix (422), when one is")
+    duplicate: bool | None = Field(default=None, description="409: the fact is already stored")
+    existing: ShownMemory | None = Field(default=None, description="409: the stored fact")
 
 
 class AddFact(_Body):
@@ -94,6 +117,7 @@ class MemoryPatch(_Body):
     tags: list[Annotated[str, Field(max_length=TAG_MAX)]] | None = Field(
         default=None, max_length=TAGS_MAX
     )
+    metadata: dict[str, Any] | None = None
 
 
 class ForgetRequest(_Body):
@@ -183,3 +207,205 @@ class ThreadView(BaseModel):
     memory_enabled: bool
     created_at: str
     updated_at: str
+
+
+# -- the library's calls (memorybank.Client) --------------------------------------------------
+
+
+class SaveItem(_Body):
+    """One fact or conversation turn to save: :meth:`memorybank.MemoryBank.save`'s arguments
+    (the caller is ``created_by``)."""
+
+    content: str = Field(description="The fact (third person), or a conversation turn")
+    category: Name | None = Field(default=None, description="omitted: inferred from the text")
+    reasoning: str | None = Field(default=None, max_length=QUERY_MAX)
+    tags: list[Annotated[str, Field(max_length=TAG_MAX)]] = Field(
+        default_factory=list, max_length=TAGS_MAX
+    )
+    metadata: dict[str, Any] | None = None
+    importance: int | None = Field(default=None, ge=1, le=10)
+    source: Source = Source.AI
+    ring: Ring = Ring.SEMANTIC
+    domain: Domain | None = None
+    occurred_at: datetime | None = None
+    session_id: Id | None = None
+    created_at: datetime | None = Field(
+        default=None, description="When it was learnt, for facts from the past; omitted: now"
+    )
+
+
+class SaveRequest(_Body):
+    """``POST /api/memories``: one or more items, saved together (all or nothing)."""
+
+    items: list[SaveItem] = Field(min_length=1, max_length=1000)
+    project_id: Id | None = None
+    on_conflict: Literal["keep", "supersede"] = "keep"
+
+
+class SaveResults(BaseModel):
+    """What saving did to each item, in order (a duplicate is a result, not an error)."""
+
+    results: list[SaveResult]
+
+
+class MemoryList(BaseModel):
+    """A page of memories and how many there are in all (with ``q``: how many were found)."""
+
+    memories: list[ShownMemory]
+    count: int
+
+
+class DriveMemoryList(MemoryList):
+    """A project's memories, with the caller's role there."""
+
+    role: Literal["owner", "admin", "member"]
+
+
+class MemoryCreated(BaseModel):
+    """A fact added by hand, and the stored facts it may update or contradict."""
+
+    memory: ShownMemory
+    conflicts: list[Conflict]
+
+
+class Count(BaseModel):
+    """How many memories meet the conditions."""
+
+    count: int
+
+
+class SearchResults(BaseModel):
+    """Search hits, best first."""
+
+    hits: list[SearchHit]
+
+
+class HistoryList(BaseModel):
+    """ADD / UPDATE / DELETE / SUPERSEDE events of a memory, oldest first."""
+
+    events: list[HistoryEvent]
+
+
+class ClearToken(BaseModel):
+    """The first step of clearing a scope: the token to confirm with, and how many would go."""
+
+    confirm_token: str
+    count: int
+
+
+class Cleared(BaseModel):
+    """The second step: how many memories were deleted."""
+
+    deleted: int
+
+
+class ImportResult(BaseModel):
+    """``POST /api/import``: how many memories were added and skipped, and each one's result."""
+
+    imported: int
+    skipped: int
+    results: list[SaveResult]
+
+
+class ProjectStats(ProjectView):
+    """One of the caller's projects and its memory count."""
+
+    memories: int
+
+
+class Stats(BaseModel):
+    """``GET /api/stats``: the caller's own counts."""
+
+    user_id: str
+    memories: int
+    projects: list[ProjectStats]
+
+
+class ForgetStepView(BaseModel):
+    """One memory in a forget plan and what confirming does to it."""
+
+    memory_id: str
+    action: Literal["FORGET", "REWRITE", "REDACT", "KEEP"]
+    reason: str
+    content: str
+    rewritten: str | None
+    earlier: list[str]
+
+
+class ForgetPreview(BaseModel):
+    """A forget plan to review, then confirm or cancel."""
+
+    plan_id: str
+    summary: str
+    steps: list[ForgetStepView]
+    expires_at: datetime
+    text: str
+
+
+class ForgetDone(BaseModel):
+    """What a confirmed plan did."""
+
+    forgotten: int
+    rewritten: int
+    redacted: int
+    kept: int
+
+
+class Cancelled(BaseModel):
+    """A plan dropped."""
+
+    cancelled: bool
+
+
+class ThreadList(BaseModel):
+    """The caller's conversations, newest first."""
+
+    threads: list[ThreadView]
+
+
+class ToolDefinitions(BaseModel):
+    """A profile's tools in one chat API's format, and their token cost per request."""
+
+    profile: str
+    format: Literal["openai", "anthropic", "mcp"]
+    tools: list[dict[str, Any]]
+    token_cost: int
+
+
+class ToolResult(BaseModel):
+    """What a tool call answered the model (failures too: ``{"success": false, …}``)."""
+
+    result: Any
+
+
+class PromptBlock(BaseModel):
+    """The system-prompt block and its size in tokens."""
+
+    prompt: str
+    tokens: int
+
+
+class Health(BaseModel):
+    """Liveness."""
+
+    status: Literal["ok"]
+
+
+class LlmCheck(BaseModel):
+    """Whether the caller's LLM answered."""
+
+    success: bool
+    model: str | None = None
+    error: str | None = None
+
+
+class ExportDocument(BaseModel):
+    """``GET /api/export``'s JSON, and the body ``POST /api/import`` takes (lossless)."""
+
+    format: Literal["memorybank-export"]
+    version: int
+    user_id: str
+    project_id: str | None
+    exported_at: datetime
+    count: int
+    memories: list[Memory]

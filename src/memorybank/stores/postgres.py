@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 import psycopg
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from memorybank.embedders.base import Vectors
 from memorybank.errors import ConfigurationError, StoreError
@@ -93,6 +93,23 @@ def redact_url(url: str) -> str:
     """``url`` with its password (URL or ``password=`` form) replaced by ``***``."""
     url = re.sub(r"://([^:/@]*):[^@]*@", r"://\1:***@", url)
     return re.sub(r"(password=)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", url)
+
+
+#: How long opening a store waits for PostgreSQL to answer before saying it cannot reach it.
+PROBE_TIMEOUT_S = 5.0
+
+
+def _reachable(url: str, timeout: float) -> None:
+    """One connection attempt, so that a server that is down or a wrong address is one clear
+    :class:`~memorybank.StoreError` within ``timeout`` seconds, not the pool's retries
+    (logged each time) until its own timeout."""
+    try:
+        # libpq's connect_timeout is whole seconds, at least 2.
+        with psycopg.connect(url, connect_timeout=max(2, round(timeout))):
+            pass
+    except psycopg.Error as exc:
+        reason = " ".join(str(exc).split())  # libpq's message spans lines
+        raise StoreError(f"cannot reach PostgreSQL at {redact_url(url)}: {reason}") from None
 
 
 class PostgresTxn(Transaction):
@@ -163,8 +180,12 @@ class PostgresStore(SqlStore[PostgresTxn]):
             name="memorybank",
         )
         try:
+            _reachable(url, min(connect_timeout, PROBE_TIMEOUT_S))
             self._pool.open(wait=True, timeout=connect_timeout)
             self._migrate()
+        except PoolTimeout as exc:
+            self._pool.close()
+            raise StoreError(f"cannot reach PostgreSQL at {redact_url(url)}: {exc}") from None
         except BaseException:
             self._pool.close()
             raise

@@ -9,6 +9,7 @@ from fastapi import APIRouter
 
 from memorybank.server.routes import (
     accounts,
+    bank,
     data,
     events,
     forget,
@@ -26,6 +27,7 @@ from memorybank.server.routes import (
 ROUTERS: tuple[APIRouter, ...] = (
     ops.router,
     accounts.router,
+    bank.router,  # before memories: /api/memories/count is not a memory id
     memories.router,
     search.router,
     data.router,

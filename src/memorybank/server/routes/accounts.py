@@ -7,15 +7,15 @@ from typing import Any
 from fastapi import APIRouter
 
 from memorybank.server.deps import AccountsDep, PrincipalDep
-from memorybank.server.errors import ERROR_RESPONSES
+from memorybank.server.openapi import documented
 from memorybank.server.permissions import org_admin_of
 from memorybank.server.schemas import Me, ProjectView
 
-router = APIRouter(tags=["identity"], responses=ERROR_RESPONSES)
+router = APIRouter(tags=["account"])
 
 
-@router.get("/api/me")
-def me(principal: PrincipalDep, accounts: AccountsDep) -> dict[str, Any]:
+@router.get("/api/me", response_model=None, responses=documented(Me))
+def get_me(principal: PrincipalDep, accounts: AccountsDep) -> dict[str, Any]:
     """Who is calling, in which mode, and their projects."""
     projects = [] if principal.local else accounts.projects(principal.user_id)
     return Me(

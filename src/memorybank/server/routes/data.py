@@ -12,12 +12,12 @@ from fastapi import APIRouter, HTTPException, Request, Response
 from memorybank.accounts import Accounts
 from memorybank.bank import MemoryBank
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, current_principal
-from memorybank.server.errors import ERROR_RESPONSES
-from memorybank.server.guard import GUARD_RESPONSES
+from memorybank.server.errors import WRITE_ERRORS, errors
+from memorybank.server.openapi import documented
 from memorybank.server.permissions import Action, Principal, authorize
-from memorybank.server.schemas import IdParam
+from memorybank.server.schemas import IdParam, ImportResult, Stats
 
-router = APIRouter(tags=["data"], responses=ERROR_RESPONSES)
+router = APIRouter(tags=["data"])
 
 
 @router.get(
@@ -25,11 +25,15 @@ router = APIRouter(tags=["data"], responses=ERROR_RESPONSES)
     responses={
         200: {
             "description": "A JSON export document, or Markdown with format=markdown",
-            "content": {"text/markdown": {"schema": {"type": "string"}}},
-        }
+            "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/ExportDocument"}},
+                "text/markdown": {"schema": {"type": "string"}},
+            },
+        },
+        **errors(404),
     },
 )
-def export(
+def export_memories(
     principal: PrincipalDep,
     bank: BankDep,
     accounts: AccountsDep,
@@ -57,14 +61,20 @@ def import_into(
     role = authorize(accounts, principal, Action.ADD_MANUAL, project_id)
     results = bank.import_(principal.user_id, data, project_id=project_id, role=role)
     imported = sum(1 for r in results if r.success)
-    return {"imported": imported, "skipped": len(results) - imported}
+    return {
+        "imported": imported,
+        "skipped": len(results) - imported,
+        "results": [r.model_dump(mode="json") for r in results],
+    }
 
 
 #: The body of ``POST /api/import``: an export document (``GET /api/export``), as JSON.
 _IMPORT_BODY = {
     "requestBody": {
         "required": True,
-        "content": {"application/json": {"schema": {"type": "object"}}},
+        "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/ExportDocument"}}
+        },
     }
 }
 
@@ -82,8 +92,13 @@ def require_json_body(request: Request) -> None:
         )
 
 
-@router.post("/api/import", openapi_extra=_IMPORT_BODY, responses=GUARD_RESPONSES)
-async def import_(
+@router.post(
+    "/api/import",
+    response_model=None,
+    openapi_extra=_IMPORT_BODY,
+    responses=documented(ImportResult, 404, *WRITE_ERRORS),
+)
+async def import_memories(
     request: Request, bank: BankDep, accounts: AccountsDep, project_id: IdParam = None
 ) -> dict[str, Any]:
     """Load a JSON export (the body) into the caller's scope or a project (admins)."""
@@ -93,8 +108,8 @@ async def import_(
     return await anyio.to_thread.run_sync(import_into, bank, accounts, principal, data, project_id)
 
 
-@router.get("/api/stats")
-def stats(principal: PrincipalDep, bank: BankDep, accounts: AccountsDep) -> dict[str, Any]:
+@router.get("/api/stats", response_model=None, responses=documented(Stats))
+def get_stats(principal: PrincipalDep, bank: BankDep, accounts: AccountsDep) -> dict[str, Any]:
     """The caller's own counts: private memories and each of their projects'."""
     projects = [] if principal.local else accounts.projects(principal.user_id)
     return {

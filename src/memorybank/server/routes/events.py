@@ -26,10 +26,10 @@ from memorybank.errors import StoreError, ValidationError
 from memorybank.events import MAX_EVENTS
 from memorybank.model import Event
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
-from memorybank.server.errors import ERROR_RESPONSES
+from memorybank.server.errors import errors
 from memorybank.server.permissions import Principal
 
-router = APIRouter(tags=["events"], responses=ERROR_RESPONSES)
+router = APIRouter(tags=["events"])
 
 #: How often a stream looks for new events (a read of one index range).
 POLL_SECONDS = 0.25
@@ -75,7 +75,17 @@ def _resume_point(last_event_id: str | None, after: int | None) -> int | None:
     return after
 
 
-@router.get("/api/events", response_class=EventSourceResponse)
+@router.get(
+    "/api/events",
+    response_class=EventSourceResponse,
+    responses={
+        200: {
+            "description": "Server-Sent Events, each an Event as JSON in its data",
+            "content": {"text/event-stream": {"schema": {"$ref": "#/components/schemas/Event"}}},
+        },
+        **errors(422),
+    },
+)
 async def stream_events(
     request: Request,
     principal: PrincipalDep,
@@ -111,7 +121,7 @@ async def stream_events(
     return EventSourceResponse(messages(), ping=15, headers={"Cache-Control": "no-store"})
 
 
-@router.get("/api/events/list")
+@router.get("/api/events/list", responses=errors(422))
 def list_events(
     principal: PrincipalDep,
     bank: BankDep,

@@ -11,15 +11,20 @@ from memorybank.bank import MemoryBank
 from memorybank.errors import NotFound
 from memorybank.forget import forget_cancel, forget_confirm, forget_preview, render_preview
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, SettingsDep, llm_for
-from memorybank.server.errors import ERROR_RESPONSES
+from memorybank.server.errors import WRITE_ERRORS
+from memorybank.server.openapi import documented
 from memorybank.server.permissions import Action, Principal, authorize
-from memorybank.server.schemas import ForgetRequest
+from memorybank.server.schemas import Cancelled, ForgetDone, ForgetPreview, ForgetRequest
 from memorybank.tools import ToolContext
 
-router = APIRouter(tags=["forget"], responses=ERROR_RESPONSES)
+router = APIRouter(tags=["forget"])
 
 
-@router.post("/api/forget/preview")
+@router.post(
+    "/api/forget/preview",
+    response_model=None,
+    responses=documented(ForgetPreview, 404, 502, *WRITE_ERRORS),
+)
 def preview_forget(
     principal: PrincipalDep,
     bank: BankDep,
@@ -69,7 +74,11 @@ def plan_context(
     return ToolContext(user_id=principal.user_id, project_id=plan.project_id, role=role)
 
 
-@router.post("/api/forget/{plan_id}/confirm")
+@router.post(
+    "/api/forget/{plan_id}/confirm",
+    response_model=None,
+    responses=documented(ForgetDone, 404, *WRITE_ERRORS),
+)
 def confirm_forget(
     principal: PrincipalDep, bank: BankDep, accounts: AccountsDep, plan_id: str
 ) -> dict[str, Any]:
@@ -83,7 +92,11 @@ def confirm_forget(
     }
 
 
-@router.post("/api/forget/{plan_id}/cancel")
+@router.post(
+    "/api/forget/{plan_id}/cancel",
+    response_model=None,
+    responses=documented(Cancelled, 404, *WRITE_ERRORS),
+)
 def cancel_forget(
     principal: PrincipalDep, bank: BankDep, accounts: AccountsDep, plan_id: str
 ) -> dict[str, Any]:

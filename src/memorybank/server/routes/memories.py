@@ -18,21 +18,29 @@ from memorybank.server.deps import (
     ConfirmationsDep,
     PrincipalDep,
 )
-from memorybank.server.errors import ERROR_RESPONSES, Conflict
+from memorybank.server.errors import WRITE_ERRORS, Conflict
 from memorybank.server.execution import computing, reading
 from memorybank.server.limits import ConfirmTokens
+from memorybank.server.openapi import documented
 from memorybank.server.permissions import Action, Principal, authorize
 from memorybank.server.schemas import (
     AddFact,
+    Cleared,
     ClearRequest,
+    ClearToken,
+    DriveMemoryList,
+    HistoryList,
     IdParam,
+    MemoryCreated,
+    MemoryList,
     MemoryPatch,
     NameParam,
     OptionalSearchText,
+    ShownMemory,
     memory_json,
 )
 
-router = APIRouter(responses=ERROR_RESPONSES)
+router = APIRouter(tags=["memories"])
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -166,7 +174,7 @@ def memory_scope(
 # -- seed 002 §6.4: user memory ---------------------------------------------------------------
 
 
-@router.get("/api/memory/user", tags=["memory"])
+@router.get("/api/memory/user", response_model=None, responses=documented(MemoryList))
 @reading
 def list_user_memory(
     principal: PrincipalDep,
@@ -184,14 +192,22 @@ def list_user_memory(
     }
 
 
-@router.post("/api/memory/user", status_code=201, tags=["memory"])
+@router.post(
+    "/api/memory/user",
+    status_code=201,
+    responses=documented(MemoryCreated, 409, 429, *WRITE_ERRORS, status=201),
+)
 @computing
 def add_user_memory(principal: PrincipalDep, bank: BankDep, body: AddFact) -> JSONResponse:
     """Add a fact to the caller's private memory by hand (409 for a duplicate)."""
     return add_fact(bank, principal, body, None, "owner")
 
 
-@router.delete("/api/memory/user/{memory_id}", status_code=204, tags=["memory"])
+@router.delete(
+    "/api/memory/user/{memory_id}",
+    status_code=204,
+    responses=documented(None, 404, *WRITE_ERRORS, status=204),
+)
 def delete_user_memory(
     principal: PrincipalDep, bank: BankDep, accounts: AccountsDep, memory_id: str
 ) -> Response:
@@ -203,7 +219,11 @@ def delete_user_memory(
     return Response(status_code=204)
 
 
-@router.post("/api/memory/user/clear", tags=["memory"])
+@router.post(
+    "/api/memory/user/clear",
+    response_model=None,
+    responses=documented(ClearToken | Cleared, *WRITE_ERRORS),  # type: ignore[arg-type]
+)
 def clear_user_memory(
     principal: PrincipalDep,
     bank: BankDep,
@@ -217,7 +237,9 @@ def clear_user_memory(
 # -- seed 002 §6.4: drive (project) memory ----------------------------------------------------
 
 
-@router.get("/api/memory/drive/{drive_id}", tags=["memory"])
+@router.get(
+    "/api/memory/drive/{drive_id}", response_model=None, responses=documented(DriveMemoryList, 404)
+)
 @reading
 def list_drive_memory(
     principal: PrincipalDep,
@@ -239,7 +261,11 @@ def list_drive_memory(
     }
 
 
-@router.post("/api/memory/drive/{drive_id}", status_code=201, tags=["memory"])
+@router.post(
+    "/api/memory/drive/{drive_id}",
+    status_code=201,
+    responses=documented(MemoryCreated, 404, 409, 429, *WRITE_ERRORS, status=201),
+)
 @computing
 def add_drive_memory(
     principal: PrincipalDep,
@@ -253,7 +279,11 @@ def add_drive_memory(
     return add_fact(bank, principal, body, drive_id, role)
 
 
-@router.delete("/api/memory/drive/{memory_id}", status_code=204, tags=["memory"])
+@router.delete(
+    "/api/memory/drive/{memory_id}",
+    status_code=204,
+    responses=documented(None, 404, *WRITE_ERRORS, status=204),
+)
 def delete_drive_memory(
     principal: PrincipalDep, bank: BankDep, accounts: AccountsDep, memory_id: str
 ) -> Response:
@@ -265,7 +295,11 @@ def delete_drive_memory(
     return Response(status_code=204)
 
 
-@router.post("/api/memory/drive/{drive_id}/clear", tags=["memory"])
+@router.post(
+    "/api/memory/drive/{drive_id}/clear",
+    response_model=None,
+    responses=documented(ClearToken | Cleared, 404, *WRITE_ERRORS),  # type: ignore[arg-type]
+)
 def clear_drive_memory(
     principal: PrincipalDep,
     bank: BankDep,
@@ -282,7 +316,9 @@ def clear_drive_memory(
 # -- one memory by id -------------------------------------------------------------------------
 
 
-@router.get("/api/memories/{memory_id}", tags=["memories"])
+@router.get(
+    "/api/memories/{memory_id}", response_model=None, responses=documented(ShownMemory, 404)
+)
 @reading
 def get_memory(
     principal: PrincipalDep,
@@ -299,7 +335,11 @@ def get_memory(
     )
 
 
-@router.patch("/api/memories/{memory_id}", tags=["memories"])
+@router.patch(
+    "/api/memories/{memory_id}",
+    response_model=None,
+    responses=documented(ShownMemory, 404, *WRITE_ERRORS),
+)
 @computing
 def patch_memory(
     principal: PrincipalDep,
@@ -319,13 +359,16 @@ def patch_memory(
         category=body.category,
         importance=body.importance,
         tags=body.tags,
+        metadata=body.metadata,
         actor=principal.user_id,
         role=role,
     )
     return memory_json(changed, bank.retrieval.importance_half_life_days)
 
 
-@router.get("/api/memories/{memory_id}/history", tags=["memories"])
+@router.get(
+    "/api/memories/{memory_id}/history", response_model=None, responses=documented(HistoryList, 404)
+)
 @reading
 def memory_history(
     principal: PrincipalDep,

@@ -9,11 +9,12 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import PlainTextResponse
 
 from memorybank.server.deps import MetricsDep, SettingsDep
-from memorybank.server.errors import ERROR_RESPONSES
 from memorybank.server.guard import require_metrics_access
 from memorybank.server.metrics import CONTENT_TYPE
+from memorybank.server.openapi import documented
+from memorybank.server.schemas import Health
 
-router = APIRouter(tags=["ops"], responses=ERROR_RESPONSES)
+router = APIRouter(tags=["ops"])
 
 #: /metrics answers Prometheus text, and its refusals JSON like every error.
 _METRICS_REFUSALS: dict[int | str, dict[str, Any]] = {
@@ -28,14 +29,14 @@ _METRICS_REFUSALS: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.get("/healthz")
+@router.get("/healthz", response_model=None, responses=documented(Health))
 def healthz() -> dict[str, str]:
     """Liveness: ``{"status": "ok"}`` (no auth, so nothing about what is stored)."""
     return {"status": "ok"}
 
 
 @router.get("/metrics", response_class=PlainTextResponse, responses=_METRICS_REFUSALS)
-def prometheus(request: Request, metrics: MetricsDep, settings: SettingsDep) -> Response:
+def prometheus_metrics(request: Request, metrics: MetricsDep, settings: SettingsDep) -> Response:
     """Prometheus metrics: request counts and latencies by route, memories stored. With
     ``MEMORYBANK_METRICS_TOKEN`` set it needs ``Authorization: Bearer <token>``; without it,
     only clients on this machine get it (403 otherwise)."""

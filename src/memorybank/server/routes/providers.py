@@ -10,10 +10,11 @@ from memorybank.accounts import ProviderKind, ProviderSettings
 from memorybank.errors import ConfigurationError, NotFound, ProviderError
 from memorybank.netguard import AddressPolicy
 from memorybank.server.deps import AccountsDep, PrincipalDep, SettingsDep, llm_for
-from memorybank.server.errors import ERROR_RESPONSES
-from memorybank.server.schemas import ProviderUpdate, ProviderView
+from memorybank.server.errors import WRITE_ERRORS
+from memorybank.server.openapi import documented
+from memorybank.server.schemas import LlmCheck, ProviderUpdate, ProviderView
 
-router = APIRouter(tags=["settings"], responses=ERROR_RESPONSES)
+router = APIRouter(tags=["settings"])
 
 #: What the LLM check asks for: the JSON ``{"ok": true}``.
 _CHECK_SCHEMA: dict[str, Any] = {
@@ -43,13 +44,21 @@ def provider_kind(kind: str) -> ProviderKind:
     return "llm" if kind == "llm" else "embedding"
 
 
-@router.get("/api/settings/providers")
+@router.get(
+    "/api/settings/providers",
+    response_model=None,
+    responses=documented(list[ProviderView]),  # type: ignore[arg-type]
+)
 def list_providers(principal: PrincipalDep, accounts: AccountsDep) -> list[dict[str, Any]]:
     """The caller's providers; keys are never returned, only whether one is set."""
     return [provider_view(p) for p in accounts.providers(principal.user_id)]
 
 
-@router.put("/api/settings/providers/{kind}")
+@router.put(
+    "/api/settings/providers/{kind}",
+    response_model=None,
+    responses=documented(ProviderView, 404, *WRITE_ERRORS),
+)
 def put_provider(
     principal: PrincipalDep,
     accounts: AccountsDep,
@@ -77,14 +86,18 @@ def put_provider(
     return provider_view(stored)
 
 
-@router.delete("/api/settings/providers/{kind}", status_code=204)
+@router.delete(
+    "/api/settings/providers/{kind}",
+    status_code=204,
+    responses=documented(None, 404, *WRITE_ERRORS, status=204),
+)
 def delete_provider(principal: PrincipalDep, accounts: AccountsDep, kind: str) -> Response:
     """Forget a provider and its key."""
     accounts.delete_provider(principal.user_id, provider_kind(kind))
     return Response(status_code=204)
 
 
-@router.post("/api/providers/llm/check")
+@router.post("/api/providers/llm/check", response_model=None, responses=documented(LlmCheck))
 def check_llm(
     principal: PrincipalDep, accounts: AccountsDep, settings: SettingsDep
 ) -> dict[str, Any]:

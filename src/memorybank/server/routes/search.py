@@ -2,40 +2,102 @@
 
 from __future__ import annotations
 
+import json
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 
+from memorybank.errors import ValidationError
+from memorybank.model import Domain, Ring, Source
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, tool_context
-from memorybank.server.errors import ERROR_RESPONSES
 from memorybank.server.execution import reading, searching
+from memorybank.server.openapi import documented
 from memorybank.server.permissions import Action, authorize
 from memorybank.server.schemas import (
+    QUERY_MAX,
+    TAG_MAX,
+    TAGS_MAX,
     IdParam,
-    NameParam,
+    MemoryList,
+    SearchResults,
     SearchText,
     SinceParam,
     memory_json,
 )
 
-router = APIRouter(tags=["memories"], responses=ERROR_RESPONSES)
+router = APIRouter(tags=["search"])
 
 
-@router.get("/api/search")
+async def search_filters(
+    category: Annotated[list[str] | None, Query(max_length=TAGS_MAX)] = None,
+    tags: Annotated[list[str] | None, Query(max_length=TAGS_MAX)] = None,
+    ring: Annotated[list[Ring] | None, Query()] = None,
+    domain: Annotated[list[Domain] | None, Query()] = None,
+    source: Annotated[list[Source] | None, Query()] = None,
+    min_importance: Annotated[int | None, Query(ge=1, le=10)] = None,
+    since: SinceParam = None,
+    until: datetime | None = None,
+    session_id: IdParam = None,
+    metadata: Annotated[
+        str | None,
+        Query(max_length=QUERY_MAX, description='JSON object the metadata must hold: {"k": "v"}'),
+    ] = None,
+) -> dict[str, Any]:
+    """The optional conditions of a search or a listing, as
+    :meth:`~memorybank.MemoryBank.search` takes them (only those given; a list matches any
+    of its values). Async: it computes nothing, so it needs no thread."""
+    for name, values in (("category", category), ("tags", tags)):
+        if values and any(len(value) > TAG_MAX for value in values):
+            raise ValidationError(f"{name}: at most {TAG_MAX} characters each", field=name)
+    given = {
+        "category": category or None,
+        "tags": tags or None,
+        "ring": ring or None,
+        "domain": domain or None,
+        "source": source or None,
+        "min_importance": min_importance,
+        "since": since,
+        "until": until,
+        "session_id": session_id,
+        "metadata": None if metadata is None else metadata_condition(metadata),
+    }
+    return {key: value for key, value in given.items() if value is not None}
+
+
+def metadata_condition(text: str) -> dict[str, Any]:
+    """The ``metadata`` query parameter: a JSON object."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        raise ValidationError(
+            'metadata: send a JSON object, e.g. {"topic": "work"}', field="metadata"
+        )
+    return value
+
+
+#: The optional conditions of a search or a listing.
+SearchFilters = Annotated[dict[str, Any], Depends(search_filters)]
+
+
+@router.get("/api/search", response_model=None, responses=documented(SearchResults, 403, 404))
 @searching
-def search(
+def search_memories(
     principal: PrincipalDep,
     bank: BankDep,
     accounts: AccountsDep,
+    filters: SearchFilters,
     q: SearchText,
     project_id: IdParam = None,
-    limit: Annotated[int, Query(ge=1, le=100)] = 10,
-    category: NameParam = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 10,
     scopes: Literal["all", "user", "project"] = "all",
     org_wide: bool = False,
+    include_superseded: bool = False,
 ) -> dict[str, Any]:
     """Hybrid search; ``org_wide`` (org admins only) searches every org member's private
-    memories."""
+    memories. Each hit has the memory, its score and the parts of the score."""
     if project_id is not None:
         authorize(accounts, principal, Action.VIEW, project_id)
     if org_wide:
@@ -43,7 +105,14 @@ def search(
         hits = [
             hit
             for user in users
-            for hit in bank.search(user, q, scopes="user", limit=limit, category=category)
+            for hit in bank.search(
+                user,
+                q,
+                scopes="user",
+                limit=limit,
+                include_superseded=include_superseded,
+                **filters,
+            )
         ]
         hits = sorted(hits, key=lambda h: h.score, reverse=True)[:limit]
     else:
@@ -53,41 +122,40 @@ def search(
             project_id=project_id,
             scopes=scopes,
             limit=limit,
-            category=category,
+            include_superseded=include_superseded,
+            **filters,
         )
-    return {
-        "hits": [
-            {
-                "memory": memory_json(h.memory, bank.retrieval.importance_half_life_days),
-                "score": h.score,
-                "relevance": h.relevance,
-                "importance": h.importance,
-                "recency": h.recency,
-            }
-            for h in hits
-        ]
-    }
+    return {"hits": [h.model_dump(mode="json") for h in hits]}
 
 
-@router.get("/api/recent")
+@router.get("/api/recent", response_model=None, responses=documented(MemoryList, 404))
 @reading
-def recent(
+def recent_memories(
     principal: PrincipalDep,
     bank: BankDep,
     accounts: AccountsDep,
-    since: SinceParam = None,
+    filters: SearchFilters,
     limit: Annotated[int, Query(ge=1, le=500)] = 30,
     project_id: IdParam = None,
+    scopes: Literal["all", "user", "project"] = "all",
+    include_superseded: bool = False,
 ) -> dict[str, Any]:
     """Newest memories first (``since``: 24h, 7d, 30d, 90d, a number with h/d/w up to 100
     years, or an ISO datetime)."""
     if project_id is not None:
         authorize(accounts, principal, Action.VIEW, project_id)
-    memories = bank.recent(principal.user_id, project_id=project_id, since=since, limit=limit)
+    memories = bank.recent(
+        principal.user_id,
+        project_id=project_id,
+        scopes=scopes,
+        limit=limit,
+        include_superseded=include_superseded,
+        **filters,
+    )
     return {
         "memories": [memory_json(m, bank.retrieval.importance_half_life_days) for m in memories],
         "count": len(memories),
     }
 
 
-__all__ = ["router"]
+__all__ = ["SearchFilters", "router", "search_filters"]

@@ -11,14 +11,14 @@ from fastapi import APIRouter, Query
 from memorybank.errors import PermissionDenied
 from memorybank.insights import SuccessMetrics, success_metrics
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
-from memorybank.server.errors import ERROR_RESPONSES
+from memorybank.server.errors import errors
 from memorybank.server.permissions import org_admin_of
 from memorybank.stores.webhooks_sql import sql_webhooks
 
-router = APIRouter(tags=["stats"], responses=ERROR_RESPONSES)
+router = APIRouter(tags=["stats"])
 
 
-@router.get("/api/stats/metrics")
+@router.get("/api/stats/metrics", responses=errors(403, 422))
 def metrics(
     principal: PrincipalDep,
     bank: BankDep,

@@ -8,11 +8,12 @@ from fastapi import APIRouter
 
 from memorybank.accounts import Thread
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
-from memorybank.server.errors import ERROR_RESPONSES
+from memorybank.server.errors import WRITE_ERRORS
+from memorybank.server.openapi import documented
 from memorybank.server.permissions import Action, authorize
-from memorybank.server.schemas import ThreadCreate, ThreadPatch, ThreadView
+from memorybank.server.schemas import ThreadCreate, ThreadList, ThreadPatch, ThreadView
 
-router = APIRouter(tags=["threads"], responses=ERROR_RESPONSES)
+router = APIRouter(tags=["threads"])
 
 
 def thread_view(thread: Thread) -> dict[str, Any]:
@@ -27,7 +28,12 @@ def thread_view(thread: Thread) -> dict[str, Any]:
     ).model_dump()
 
 
-@router.post("/api/threads", status_code=201)
+@router.post(
+    "/api/threads",
+    status_code=201,
+    response_model=None,
+    responses=documented(ThreadView, 404, 429, *WRITE_ERRORS, status=201),
+)
 def create_thread(
     principal: PrincipalDep, accounts: AccountsDep, bank: BankDep, body: ThreadCreate
 ) -> dict[str, Any]:
@@ -45,13 +51,17 @@ def create_thread(
     return thread_view(thread)
 
 
-@router.get("/api/threads")
+@router.get("/api/threads", response_model=None, responses=documented(ThreadList))
 def list_threads(principal: PrincipalDep, accounts: AccountsDep) -> dict[str, Any]:
     """The caller's conversations, newest first."""
     return {"threads": [thread_view(t) for t in accounts.threads(principal.user_id)]}
 
 
-@router.patch("/api/threads/{thread_id}")
+@router.patch(
+    "/api/threads/{thread_id}",
+    response_model=None,
+    responses=documented(ThreadView, 404, *WRITE_ERRORS),
+)
 def patch_thread(
     principal: PrincipalDep, accounts: AccountsDep, thread_id: str, body: ThreadPatch
 ) -> dict[str, Any]:

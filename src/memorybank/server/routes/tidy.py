@@ -3,39 +3,73 @@ consolidation; see :mod:`memorybank.consolidate`)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query
+from pydantic import BaseModel
 
+from memorybank.consolidate import Consolidation
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
-from memorybank.server.errors import ERROR_RESPONSES
+from memorybank.server.errors import errors
 from memorybank.server.permissions import Action, authorize
 from memorybank.server.schemas import ConsolidateRequest, Id
 
-router = APIRouter(tags=["consolidate"], responses=ERROR_RESPONSES)
+router = APIRouter(tags=["consolidate"])
 
 
-@router.get("/api/consolidate")
+class MergedFact(BaseModel):
+    """One memory of a merge: its id and text."""
+
+    id: str
+    content: str
+
+
+class MergeView(BaseModel):
+    """One merge: the memory kept and those merged into it, with the kept one's importance
+    and tags after the merge."""
+
+    keep: MergedFact
+    merged: list[MergedFact]
+    importance: int
+    tags: list[str]
+
+
+class ConsolidationView(BaseModel):
+    """What consolidating a scope finds (a preview) or did (``applied``)."""
+
+    user_id: str
+    project_id: str | None
+    applied: bool
+    examined: int
+    merged_count: int
+    merges: list[MergeView]
+
+
+def _view(result: Consolidation) -> ConsolidationView:
+    return ConsolidationView.model_validate(result.as_dict())
+
+
+@router.get("/api/consolidate", responses=errors(404, 422))
 def preview_consolidation(
     principal: PrincipalDep,
     bank: BankDep,
     accounts: AccountsDep,
     project_id: Annotated[Id | None, Query()] = None,
-) -> dict[str, Any]:
+) -> ConsolidationView:
     """What merging the duplicates of the caller's private memory (or ``project_id``'s)
     would do; changes nothing."""
     role = authorize(accounts, principal, Action.VIEW, project_id)
-    return bank.consolidate(principal.user_id, project_id, role=role).as_dict()
+    return _view(bank.consolidate(principal.user_id, project_id, role=role))
 
 
-@router.post("/api/consolidate")
+@router.post("/api/consolidate", responses=errors(404))
 def apply_consolidation(
     principal: PrincipalDep, bank: BankDep, accounts: AccountsDep, body: ConsolidateRequest
-) -> dict[str, Any]:
+) -> ConsolidationView:
     """Merge the duplicates (those of ``keep_ids`` only, when given): a project's admins
     and owners only."""
     role = authorize(accounts, principal, Action.CHANGE, body.project_id)
     result = bank.consolidate(
         principal.user_id, body.project_id, dry_run=False, only=body.keep_ids, role=role
     )
-    return result.as_dict()
+    return _view(result)

@@ -18,12 +18,13 @@ from memorybank.server.deps import (
     thread_of,
     tool_context,
 )
-from memorybank.server.errors import ERROR_RESPONSES, Conflict
+from memorybank.server.errors import WRITE_ERRORS, Conflict
 from memorybank.server.execution import searching
-from memorybank.server.schemas import IdParam, ToolCall
+from memorybank.server.openapi import documented
+from memorybank.server.schemas import IdParam, PromptBlock, ToolCall, ToolDefinitions, ToolResult
 from memorybank.tokens import count_tokens
 
-router = APIRouter(tags=["tools"], responses=ERROR_RESPONSES)
+router = APIRouter(tags=["tools"])
 
 #: What the dispatcher leaves to this route: a role that may not change project memory (403)
 #: and a write over the caller's limit (429 with ``Retry-After``), not answers to the model.
@@ -37,7 +38,7 @@ def find_profile(name: str) -> tools.Profile:
     return tools.profile(name)
 
 
-@router.get("/api/tools/{profile}")
+@router.get("/api/tools/{profile}", response_model=None, responses=documented(ToolDefinitions, 404))
 def tool_definitions(
     principal: PrincipalDep,
     accounts: AccountsDep,
@@ -61,7 +62,11 @@ def tool_definitions(
     }
 
 
-@router.post("/api/tools/{profile}/call")
+@router.post(
+    "/api/tools/{profile}/call",
+    response_model=None,
+    responses=documented(ToolResult, 404, 409, 429, 502, *WRITE_ERRORS),
+)
 def call_tool(
     principal: PrincipalDep,
     bank: BankDep,
@@ -87,9 +92,9 @@ def call_tool(
     return {"result": result}
 
 
-@router.get("/api/prompt")
+@router.get("/api/prompt", response_model=None, responses=documented(PromptBlock, 404))
 @searching
-def prompt(
+def system_prompt(
     principal: PrincipalDep,
     bank: BankDep,
     accounts: AccountsDep,

@@ -17,12 +17,12 @@ from memorybank.accounts import Accounts
 from memorybank.errors import NotFound
 from memorybank.netguard import AddressPolicy
 from memorybank.server.deps import AccountsDep, PrincipalDep, SettingsDep
-from memorybank.server.errors import ERROR_RESPONSES
+from memorybank.server.errors import errors
 from memorybank.server.permissions import Action, Principal, authorize, org_admin_of
 from memorybank.webhook_records import Delivery, DeliveryStatus, Webhook
 from memorybank.webhooks import Webhooks
 
-router = APIRouter(tags=["webhooks"], responses=ERROR_RESPONSES)
+router = APIRouter(tags=["webhooks"])
 
 
 class WebhookCreate(BaseModel):
@@ -124,7 +124,7 @@ def _hook(request: Request, accounts: Accounts, principal: Principal, hook_id: s
     return hook
 
 
-@router.post("/api/webhooks", status_code=201)
+@router.post("/api/webhooks", status_code=201, responses=errors(403, 404, 422))
 def create_webhook(
     request: Request,
     principal: PrincipalDep,
@@ -150,14 +150,14 @@ def create_webhook(
     return _view(hook, with_secret=True)
 
 
-@router.get("/api/webhooks")
+@router.get("/api/webhooks", responses=errors(403))
 def list_webhooks(request: Request, principal: PrincipalDep, accounts: AccountsDep) -> WebhookList:
     """The webhooks of the projects and orgs the caller administers."""
     hooks = _managed(accounts, principal, app_webhooks(request))
     return WebhookList(webhooks=[_view(h) for h in hooks])
 
 
-@router.delete("/api/webhooks/{hook_id}", status_code=204)
+@router.delete("/api/webhooks/{hook_id}", status_code=204, responses=errors(404))
 def delete_webhook(
     request: Request, principal: PrincipalDep, accounts: AccountsDep, hook_id: str
 ) -> None:
@@ -166,7 +166,7 @@ def delete_webhook(
     app_webhooks(request).delete(hook.id)
 
 
-@router.post("/api/webhooks/{hook_id}/test", status_code=202)
+@router.post("/api/webhooks/{hook_id}/test", status_code=202, responses=errors(404))
 def send_test(
     request: Request, principal: PrincipalDep, accounts: AccountsDep, hook_id: str
 ) -> DeliveryView:
@@ -175,7 +175,7 @@ def send_test(
     return _delivery_view(app_webhooks(request).send_test(hook))
 
 
-@router.get("/api/webhooks/{hook_id}/deliveries")
+@router.get("/api/webhooks/{hook_id}/deliveries", responses=errors(404))
 def delivery_log(
     request: Request,
     principal: PrincipalDep,

@@ -3,6 +3,8 @@
 
 (function () {
   const KEY_STORAGE = "memorybank.apiKey";
+  // Local mode only: the user the UI acts for (the server's X-Memorybank-User header).
+  const USER_STORAGE = "memorybank.user";
   const CATEGORIES = ["identity", "preference", "relationship", "project", "context"];
   const SOURCE_LABELS = { ai: "AI", user: "You", import: "Imported", conversation: "Conversation" };
   const SAVE_TOOL = /save|add|remember|memori[sz]e|store|create|insert|log/i;
@@ -38,6 +40,10 @@
     try { return localStorage.getItem(KEY_STORAGE) || ""; } catch (e) { return ""; }
   }
 
+  function actingUser() {
+    try { return localStorage.getItem(USER_STORAGE) || ""; } catch (e) { return ""; }
+  }
+
   class ApiError extends Error {
     constructor(message, status, data) {
       super(message);
@@ -50,6 +56,8 @@
     const headers = { Accept: "application/json" };
     const key = apiKey();
     if (key) headers.Authorization = "Bearer " + key;
+    const user = actingUser();  // ignored by a server with accounts
+    if (user && !key) headers["X-Memorybank-User"] = encodeURIComponent(user);
     const init = { method, headers };
     if (body !== undefined) {
       headers["Content-Type"] = "application/json";
@@ -211,8 +219,10 @@
     }
     const me = state.me;
     $("#key-form").hidden = me.mode === "local";
+    $("#user-form").hidden = me.mode !== "local";
+    $("#acting-user").value = me.mode === "local" ? me.user_id : "";
     $("#whoami").textContent = "Signed in as " + (me.name || me.user_id) +
-      (me.mode === "local" ? " (local mode)" : "");
+      (me.mode === "local" ? " (local mode: no accounts; switch to any user, e.g. one the CLI added)" : "");
     fillProjects();
     return true;
   }
@@ -246,6 +256,18 @@
     } catch (e) { /* storage disabled: the key lasts for this page only */ }
     $("#api-key").value = "";
     $("#api-key").placeholder = key ? "key saved" : "mb_…";
+    state.threads = {};
+    await start();
+  });
+
+  $("#user-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const user = $("#acting-user").value.trim();
+    try {
+      if (user && user !== "local") localStorage.setItem(USER_STORAGE, user);
+      else localStorage.removeItem(USER_STORAGE);
+    } catch (e) { /* storage disabled: the UI stays with the user "local" */ }
+    state.tools = [];
     state.threads = {};
     await start();
   });

@@ -1,0 +1,33 @@
+export { MemoryBankClient } from "./client.js";
+export type {
+  ClientOptions,
+  CountOptions,
+  ExportDocument,
+  HistoryEvent,
+  ImportResult,
+  ListOptions,
+  Me,
+  Memory,
+  RecentOptions,
+  RequestOptions,
+  SaveItem,
+  SaveOptions,
+  SaveResult,
+  SearchHit,
+  SearchOptions,
+  Thread,
+  ToolFormat,
+} from "./client.js";
+export {
+  Conflict,
+  MemoryBankError,
+  NotFound,
+  PermissionDenied,
+  ProviderError,
+  RateLimited,
+  StoreError,
+  ValidationError,
+} from "./errors.js";
+export { aiSdkTools, openAITools, runOpenAIToolCalls } from "./tools.js";
+export type { AISdkTool, OpenAITool, OpenAIToolCall, OpenAIToolMessage, ToolOptions } from "./tools.js";
+export type { components, operations, paths } from "./schema.js";

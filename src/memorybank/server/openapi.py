@@ -1,0 +1,189 @@
+"""The OpenAPI schema as a contract, and its documentation pages served offline.
+
+* Every operation is named by its route function (``search``, ``add_user_memory`` …), the
+  ``operationId`` a generated client calls it by.
+* Every ``/api`` operation takes the ``bearer`` scheme (``Authorization: Bearer mb_…``), or
+  none in local mode (an empty alternative).
+* Each operation lists the errors it may answer: its own (``responses=errors(…)`` on the
+  route), and those of its kind that :func:`contract_schema` adds (401 for ``/api``, 400, 413
+  and 415 for a body, 421 for every request, 422 for parameters or a body).
+* ``/docs`` (Swagger UI) and ``/redoc`` load their scripts and styles from this server: the
+  files come with the ``fastapi-offline`` package, so the pages work with no network.
+
+    >>> operation_id_of(APIRoute("/api/search", lambda: None, name="search"))
+    'search'
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import HTMLResponse
+from fastapi.routing import APIRoute
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel
+
+from memorybank.server.errors import errors
+from memorybank.server.schemas import ExportDocument
+
+#: Where the documentation pages' scripts and styles are served from.
+DOCS_ASSETS = "/docs/assets"
+
+#: The security scheme of every ``/api`` operation.
+BEARER = {
+    "bearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "An API key (`memorybank admin create-key USER`); none in local mode",
+    }
+}
+
+#: The tags operations are grouped by, in the order the documentation shows them.
+TAGS: list[dict[str, Any]] = [
+    {"name": "memories", "description": "Save, list, read, change and delete memories"},
+    {"name": "search", "description": "Hybrid search and the newest memories"},
+    {"name": "data", "description": "Export, import and counts"},
+    {"name": "forget", "description": "Forgetting in two steps: preview, then confirm"},
+    {"name": "consolidate", "description": "Tidy up: merge facts saved twice, after a preview"},
+    {"name": "events", "description": "Every change to memory, live (SSE) or in pages"},
+    {"name": "webhooks", "description": "Signed deliveries of events to other services"},
+    {"name": "stats", "description": "Seed 002's success metrics, for org admins"},
+    {"name": "threads", "description": "Conversations, each with memory on or off"},
+    {"name": "tools", "description": "Tool definitions, tool calls and the system prompt"},
+    {"name": "account", "description": "Who is calling"},
+    {"name": "settings", "description": "The caller's own model providers"},
+    {"name": "ops", "description": "Liveness and metrics"},
+]
+
+_BODY_METHODS = frozenset({"post", "put", "patch"})
+_WRITE_METHODS = _BODY_METHODS | {"delete"}
+
+
+def operation_id_of(route: APIRoute) -> str:
+    """A route's ``operationId``: its function's name (unique across the API)."""
+    return route.name
+
+
+def documented(
+    model: type[BaseModel] | None, *codes: int, status: int = 200
+) -> dict[int | str, dict[str, Any]]:
+    """A route's OpenAPI ``responses``: ``model`` for success (``None``: no body, as for a
+    204) and its own error ``codes``. Routes pass ``response_model=None`` with it: the
+    model documents what they return without FastAPI validating every answer again."""
+    success: dict[str, Any] = {"description": "Success"}
+    if model is not None:
+        success["model"] = model
+    return {status: success, **errors(*codes)}
+
+
+def _common_errors(path: str, method: str, operation: dict[str, Any]) -> dict[str, Any]:
+    """The error answers an operation shares with every other of its kind."""
+    codes = [421]  # the host guard sees every request
+    if path.startswith("/api"):
+        codes.append(401)
+    if method in _WRITE_METHODS:
+        codes.append(403)  # the guard: a write from another site's page (and roles)
+    if method in _BODY_METHODS:
+        codes += [413, 415]  # the guard: a body's size and type
+    if "requestBody" in operation:
+        codes.append(400)
+    if "requestBody" in operation or operation.get("parameters"):
+        codes.append(422)
+    return {str(code): answer for code, answer in errors(*sorted(codes)).items()}
+
+
+def contract_schema(app: FastAPI) -> dict[str, Any]:
+    """The app's OpenAPI schema with the bearer scheme and each operation's errors (built
+    once, then cached on the app as FastAPI does)."""
+    if app.openapi_schema is not None:
+        return app.openapi_schema
+    for route in app.routes:
+        if isinstance(route, APIRoute) and route.operation_id is None:
+            route.operation_id = operation_id_of(route)
+    schema = get_openapi(
+        title=app.title,
+        version=app.version,
+        description=app.description,
+        routes=app.routes,
+        tags=app.openapi_tags,
+    )
+    components = schema.setdefault("components", {})
+    components["securitySchemes"] = BEARER
+    _add_models(components.setdefault("schemas", {}), ExportDocument)
+    for path, methods in schema.get("paths", {}).items():
+        for method, operation in methods.items():
+            answers = operation.setdefault("responses", {})
+            for code, answer in _common_errors(path, method, operation).items():
+                # FastAPI documents its own 422 body; ours is {"error": …} like every other.
+                if code not in answers or code == "422":
+                    answers[code] = {
+                        "description": answer["description"],
+                        "content": {"application/json": {"schema": {"$ref": _REF_ERROR}}},
+                    }
+            if path.startswith("/api"):
+                operation["security"] = [{"bearer": []}, {}]
+    for unused in ("HTTPValidationError", "ValidationError"):  # FastAPI's 422 body
+        components["schemas"].pop(unused, None)
+    app.openapi_schema = schema
+    return schema
+
+
+_REF = "#/components/schemas/{model}"
+#: The error body's schema, which FastAPI names after the model (the routes' own error
+#: answers put it in the components).
+_REF_ERROR = "#/components/schemas/ErrorBody"
+
+
+def _add_models(schemas: dict[str, Any], *models: type[BaseModel]) -> None:
+    """Put the schemas of models that routes name by ``$ref`` (bodies they read raw) into
+    the components, beside those FastAPI made."""
+    for model in models:
+        schema = model.model_json_schema(mode="serialization", ref_template=_REF)
+        for name, definition in schema.pop("$defs", {}).items():
+            schemas.setdefault(name, definition)
+        schemas[model.__name__] = schema
+
+
+def mount_docs(app: FastAPI) -> None:
+    """Serve Swagger UI at ``/docs`` and ReDoc at ``/redoc``, their assets from this server,
+    and the contract schema at ``/openapi.json``."""
+    assets = files("fastapi_offline") / "static"
+    app.mount(DOCS_ASSETS, StaticFiles(directory=str(assets)), name="docs-assets")
+    app.openapi = lambda: contract_schema(app)  # type: ignore[method-assign]
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger_ui(request: Request) -> HTMLResponse:
+        root = request.scope.get("root_path", "")
+        return get_swagger_ui_html(
+            openapi_url=f"{root}{app.openapi_url}",
+            title=f"{app.title} - Swagger UI",
+            swagger_js_url=f"{root}{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
+        )
+
+    @app.get("/redoc", include_in_schema=False)
+    async def redoc(request: Request) -> HTMLResponse:
+        root = request.scope.get("root_path", "")
+        return get_redoc_html(
+            openapi_url=f"{root}{app.openapi_url}",
+            title=f"{app.title} - ReDoc",
+            redoc_js_url=f"{root}{DOCS_ASSETS}/redoc.standalone.js",
+            redoc_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
+            with_google_fonts=False,
+        )
+
+
+__all__ = [
+    "BEARER",
+    "DOCS_ASSETS",
+    "TAGS",
+    "contract_schema",
+    "documented",
+    "mount_docs",
+    "operation_id_of",
+]

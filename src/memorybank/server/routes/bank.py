@@ -1,0 +1,110 @@
+""":class:`~memorybank.MemoryBank`'s own calls over HTTP, with every argument the library
+takes: saving facts and conversation turns (one or a batch), listing with filters and
+counting. :class:`memorybank.Client` uses them; the routes beside this one serve the UI's
+shapes (seed 002's user and drive memory)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query
+
+from memorybank.model import SaveInput
+from memorybank.permissions import Action
+from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
+from memorybank.server.errors import WRITE_ERRORS
+from memorybank.server.execution import computing, reading
+from memorybank.server.openapi import documented
+from memorybank.server.permissions import authorize
+from memorybank.server.routes.search import SearchFilters
+from memorybank.server.schemas import (
+    Count,
+    IdParam,
+    MemoryList,
+    SaveRequest,
+    SaveResults,
+    memory_json,
+)
+
+router = APIRouter(tags=["memories"])
+
+Scopes = Literal["all", "user", "project"]
+Order = Literal["created_desc", "created_asc", "importance_desc"]
+
+
+@router.post(
+    "/api/memories",
+    response_model=None,
+    responses=documented(SaveResults, 404, 429, *WRITE_ERRORS),
+)
+@computing
+def save_memories(
+    principal: PrincipalDep, bank: BankDep, accounts: AccountsDep, body: SaveRequest
+) -> dict[str, Any]:
+    """Save facts or conversation turns as :meth:`~memorybank.MemoryBank.save_many` does:
+    all or nothing, a duplicate is a result (``duplicate: true``), not an error. One write
+    against the caller's write limit. In a project, a member may save what the AI says
+    (``source: "ai"``, the default) and admins and owners what the user typed."""
+    role = authorize(accounts, principal, Action.VIEW, body.project_id)
+    bank.count_write(principal.user_id)
+    items = [
+        SaveInput.model_validate({**item.model_dump(), "created_by": principal.user_id})
+        for item in body.items
+    ]
+    results = bank.save_many(
+        principal.user_id,
+        items,
+        project_id=body.project_id,
+        role=role,
+        on_conflict=body.on_conflict,
+    )
+    return {"results": [r.model_dump(mode="json") for r in results]}
+
+
+@router.get("/api/memories", response_model=None, responses=documented(MemoryList, 404))
+@reading
+def list_memories(
+    principal: PrincipalDep,
+    bank: BankDep,
+    accounts: AccountsDep,
+    filters: SearchFilters,
+    project_id: IdParam = None,
+    scopes: Scopes = "all",
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 50,
+    offset: Annotated[int, Query(ge=0, lt=2**63)] = 0,
+    order: Order = "created_desc",
+) -> dict[str, Any]:
+    """A page of the caller's memories in the chosen scopes, with the total count."""
+    if project_id is not None:
+        authorize(accounts, principal, Action.VIEW, project_id)
+    memories = bank.list(
+        principal.user_id,
+        project_id=project_id,
+        scopes=scopes,
+        limit=limit,
+        offset=offset,
+        order=order,
+        **filters,
+    )
+    total = bank.count(principal.user_id, project_id=project_id, scopes=scopes, **filters)
+    decay = bank.retrieval.importance_half_life_days
+    return {"memories": [memory_json(m, decay) for m in memories], "count": total}
+
+
+@router.get("/api/memories/count", response_model=None, responses=documented(Count, 404))
+@reading
+def count_memories(
+    principal: PrincipalDep,
+    bank: BankDep,
+    accounts: AccountsDep,
+    filters: SearchFilters,
+    project_id: IdParam = None,
+    scopes: Scopes = "all",
+) -> dict[str, Any]:
+    """How many memories the caller has in the chosen scopes, meeting the filters."""
+    if project_id is not None:
+        authorize(accounts, principal, Action.VIEW, project_id)
+    return {"count": bank.count(principal.user_id, project_id=project_id, scopes=scopes, **filters)}
+
+
+__all__ = ["router"]

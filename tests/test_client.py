@@ -1,0 +1,159 @@
+"""memorybank.Client beyond the shared contract (``test_bank.py`` runs that through it): its
+retries, its errors, the AI's side (system prompt, tool definitions, tool calls), and the
+user a key acts for. Against real servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from client_helpers import served
+from memorybank import (
+    Client,
+    MemoryBank,
+    NotFound,
+    PermissionDenied,
+    StoreError,
+    ValidationError,
+)
+from memorybank.errors import RateLimited
+from server_helpers import free_port
+
+
+@contextmanager
+def scripted(answers: list[tuple[int, dict[str, str], dict[str, Any]]]) -> Iterator[Any]:
+    """A real HTTP server answering each request with the next (status, headers, body); it
+    records when each request came."""
+    arrivals: list[tuple[float, str, str]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            arrivals.append((time.monotonic(), self.command, self.path))
+            status, headers, body = answers.pop(0)
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            for name, value in {**headers, "Content-Type": "application/json"}.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = _answer
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", arrivals
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+ME = (200, {}, {"user_id": "alice", "name": "Alice", "mode": "auth", "projects": []})
+
+
+def test_429_and_503_are_retried_after_what_retry_after_says() -> None:
+    answers = [
+        ME,
+        (429, {"Retry-After": "1"}, {"error": "too many memory writes"}),
+        (503, {}, {"error": "the database is locked"}),
+        (200, {}, {"count": 7}),
+    ]
+    with scripted(answers) as (url, arrivals), Client(url, "mb_key") as client:
+        assert client.count("alice") == 7
+    times = [t for t, _, _ in arrivals]
+    assert [p for _, _, p in arrivals][1:] == ["/api/memories/count?scopes=all"] * 3
+    assert times[2] - times[1] >= 0.95  # waited the second Retry-After asked for
+
+
+def test_retries_run_out_into_the_error_the_status_stands_for() -> None:
+    limited = (429, {"Retry-After": "0"}, {"error": "too many memory writes: try in 0 s"})
+    with scripted([ME, limited, limited]) as (url, arrivals), Client(url, retries=1) as client:
+        with pytest.raises(RateLimited, match="too many"):
+            client.save("alice", "User prefers green tea", "preference")
+    assert len(arrivals) == 3
+
+
+def test_an_unreachable_server_is_a_store_error_after_the_retries() -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    started = time.monotonic()
+    with Client(url, retries=2) as client, pytest.raises(StoreError, match="cannot reach"):
+        client.count("local")
+    assert time.monotonic() - started < 5
+
+
+def test_the_key_decides_the_user(bank: MemoryBank) -> None:
+    with served(bank) as (url, accounts):
+        accounts.create_user("alice")
+        key = accounts.create_key("alice")[1]
+        with Client(url, key) as alice:
+            assert alice.user_id == "alice"
+            saved = alice.save("alice", "User prefers green tea", "preference")
+            assert saved.success and saved.memory is not None
+            with pytest.raises(PermissionDenied, match="acts for 'alice'"):
+                alice.search("bob", "tea")
+            with pytest.raises(NotFound):
+                alice.get("mem_nope", "alice")
+        with Client(url, "mb_wrong") as stranger, pytest.raises(PermissionDenied, match="key"):
+            stranger.me()
+
+
+def test_the_ai_side_over_http(bank: MemoryBank) -> None:
+    with served(bank) as (url, _), Client(url) as client:  # local mode: the user "local"
+        assert client.user_id == "local"
+        specs = client.tool_definitions("local", "default", "openai")
+        assert {s["function"]["name"] for s in specs} == {"remember", "recall", "forget"}
+        result = client.call_tool(
+            "local",
+            "default",
+            "remember",
+            {"fact": "I prefer dark mode in every editor", "category": "preference"},
+        )
+        assert result["success"] is True
+        assert client.call_tool("local", "default", "remember", "{not json")["success"] is False
+        prompt = client.system_prompt("local", "default", 1000)
+        assert "User prefers dark mode in every editor" in prompt
+        with pytest.raises(ValidationError) as err:
+            client.save("local", "short", "preference")
+        assert err.value.field == "content"
+        with pytest.raises(NotFound, match="no tool profile"):
+            client.tool_definitions("local", "nope")
+
+
+def test_in_local_mode_a_client_acts_for_the_user_each_call_names(bank: MemoryBank) -> None:
+    bank.save("alice", "User prefers green tea", "preference")  # as `memorybank add alice`
+    with served(bank) as (url, _), Client(url) as client:
+        assert [m.content for m in client.list("alice")] == ["User prefers green tea"]
+        assert client.list("local") == [] and client.list("bob") == []
+        saved = client.save("Zoë", "User prefers window seats", "preference")
+        assert saved.memory is not None and saved.memory.user_id == "Zoë"  # percent-encoded
+        assert client.count("alice") == 1 and client.count("Zoë") == 1
+
+
+def test_the_user_header_counts_in_local_mode_only(bank: MemoryBank) -> None:
+    from fastapi.testclient import TestClient
+
+    from server_helpers import make_world
+
+    local = TestClient(make_world(bank, users=False).app)
+    assert local.get("/api/me").json()["user_id"] == "local"
+    assert local.get("/api/me", headers={"X-Memorybank-User": "alice"}).json()["user_id"] == (
+        "alice"
+    )
+    bad = local.get("/api/me", headers={"X-Memorybank-User": "a%0Ab"})
+    assert bad.status_code == 422 and "X-Memorybank-User" in bad.json()["error"]
+    world = make_world(bank)
+    with TestClient(world.app) as auth:
+        headers = {**world.auth("member"), "X-Memorybank-User": "owner"}
+        assert auth.get("/api/me", headers=headers).json()["user_id"] == "member"
