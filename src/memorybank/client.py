@@ -115,11 +115,11 @@ def _params(**given: Any) -> dict[str, Any]:
     return {key: _values(value) for key, value in given.items() if value is not None}
 
 
-
 def _memory(shown: dict[str, Any]) -> Memory:
     """The stored record of a memory the API shows: its ``effective_importance`` (the
     importance it ranks with now) is the server's view, not a field of :class:`Memory`."""
     return Memory.model_validate({k: v for k, v in shown.items() if k != "effective_importance"})
+
 
 class Client:
     """:class:`~memorybank.MemoryBank`'s interface over HTTP (see the module)."""
@@ -350,9 +350,7 @@ class Client:
         """One memory by id; :class:`~memorybank.NotFound` if the caller may not see it."""
         self._as(user_id)
         path = f"/api/memories/{_segment(memory_id)}"
-        return _memory(
-            self._json(user_id, "GET", path, params=_params(project_id=project_id))
-        )
+        return _memory(self._json(user_id, "GET", path, params=_params(project_id=project_id)))
 
     def list(
         self,
