@@ -168,7 +168,7 @@ def memory_scope(
 # -- seed 002 §6.4: user memory ---------------------------------------------------------------
 
 
-@router.get("/api/memory/user", response_model=None, responses=documented(MemoryList))
+@router.get("/api/memory/user", responses=documented(MemoryList))
 @reading
 def list_user_memory(
     principal: PrincipalDep,
@@ -212,7 +212,6 @@ def delete_user_memory(
 
 @router.post(
     "/api/memory/user/clear",
-    response_model=None,
     responses=documented(ClearToken | Cleared, *WRITE_ERRORS),  # type: ignore[arg-type]
 )
 def clear_user_memory(
@@ -228,9 +227,7 @@ def clear_user_memory(
 # -- seed 002 §6.4: drive (project) memory ----------------------------------------------------
 
 
-@router.get(
-    "/api/memory/drive/{drive_id}", response_model=None, responses=documented(DriveMemoryList, 404)
-)
+@router.get("/api/memory/drive/{drive_id}", responses=documented(DriveMemoryList, 404))
 @reading
 def list_drive_memory(
     principal: PrincipalDep,
@@ -284,7 +281,6 @@ def delete_drive_memory(
 
 @router.post(
     "/api/memory/drive/{drive_id}/clear",
-    response_model=None,
     responses=documented(ClearToken | Cleared, 404, *WRITE_ERRORS),  # type: ignore[arg-type]
 )
 def clear_drive_memory(
@@ -303,7 +299,7 @@ def clear_drive_memory(
 # -- one memory by id -------------------------------------------------------------------------
 
 
-@router.get("/api/memories/{memory_id}", response_model=None, responses=documented(Memory, 404))
+@router.get("/api/memories/{memory_id}", responses=documented(Memory, 404))
 @reading
 def get_memory(
     principal: PrincipalDep,
@@ -319,7 +315,6 @@ def get_memory(
 
 @router.patch(
     "/api/memories/{memory_id}",
-    response_model=None,
     responses=documented(Memory, 404, *WRITE_ERRORS),
 )
 @computing
@@ -348,9 +343,7 @@ def patch_memory(
     return memory_json(changed)
 
 
-@router.get(
-    "/api/memories/{memory_id}/history", response_model=None, responses=documented(HistoryList, 404)
-)
+@router.get("/api/memories/{memory_id}/history", responses=documented(HistoryList, 404))
 @reading
 def memory_history(
     principal: PrincipalDep,
