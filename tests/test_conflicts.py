@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -39,15 +40,23 @@ def plumbed(bank: MemoryBank, monkeypatch: pytest.MonkeyPatch) -> MemoryBank:
     return bank
 
 
-def test_a_new_phone_number_is_stored_and_names_the_old_one(bank: MemoryBank) -> None:
-    old = bank.save("alice", "User's phone number is 555-0101", "identity")
-    new = bank.save("alice", "User's phone number is 555-0199", "identity")
+@pytest.fixture
+def plumbed_memories(memories: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The library's interface both ways (``conftest.memories``; the server runs in this
+    process, so it judges with the same plumbing)."""
+    monkeypatch.setattr("memorybank.bank.judge_pair", by_last_word)
+    return memories
+
+
+def test_a_new_phone_number_is_stored_and_names_the_old_one(memories: Any) -> None:
+    old = memories.save("alice", "User's phone number is 555-0101", "identity")
+    new = memories.save("alice", "User's phone number is 555-0199", "identity")
     assert new.success and not new.duplicate
     assert [(c.memory_id, c.content) for c in new.conflicts] == [
         (old.memory_id, "User's phone number is 555-0101")
     ]
     assert new.conflicts[0].why and new.conflicts[0].similarity is not None
-    assert bank.count("alice") == 2  # "keep": both stay
+    assert memories.count("alice") == 2  # "keep": both stay
     assert old.conflicts == []
 
 
@@ -62,24 +71,31 @@ def test_conflicts_and_duplicates_follow_the_judge(plumbed: MemoryBank) -> None:
     assert plumbed.save("bob", "User drinks white tea", "preference").conflicts == []
 
 
-def test_supersede_retires_the_old_fact_with_history(plumbed: MemoryBank) -> None:
-    old = plumbed.save("alice", "User lives near the old harbour", "identity")
+def test_supersede_retires_the_old_fact_with_history(plumbed_memories: Any) -> None:
+    old = plumbed_memories.save("alice", "User lives near the old harbour", "identity")
     assert old.memory_id is not None
-    new = plumbed.save(
+    new = plumbed_memories.save(
         "alice", "User moved to a flat by the new harbour", "identity", on_conflict="supersede"
     )
     assert new.memory_id is not None
     assert [c.memory_id for c in new.conflicts] == [old.memory_id]
-    assert plumbed.get(old.memory_id, "alice").superseded_by == new.memory_id
-    found = [h.memory.id for h in plumbed.search("alice", "harbour")]
+    assert plumbed_memories.get(old.memory_id, "alice").superseded_by == new.memory_id
+    found = [h.memory.id for h in plumbed_memories.search("alice", "harbour")]
     assert found == [new.memory_id]
-    everything = plumbed.search("alice", "harbour", include_superseded=True)
+    everything = plumbed_memories.search("alice", "harbour", include_superseded=True)
     assert {h.memory.id for h in everything} == {old.memory_id, new.memory_id}
-    assert [e.kind for e in plumbed.history(old.memory_id, "alice")] == [
+    assert [e.kind for e in plumbed_memories.history(old.memory_id, "alice")] == [
         EventKind.ADD,
         EventKind.SUPERSEDE,
     ]
-    assert [e.kind for e in plumbed.history(new.memory_id, "alice")] == [EventKind.ADD]
+    assert [e.kind for e in plumbed_memories.history(new.memory_id, "alice")] == [EventKind.ADD]
+
+
+def test_a_superseded_fact_leaves_the_prompt(plumbed: MemoryBank) -> None:
+    plumbed.save("alice", "User lives near the old harbour", "identity")
+    plumbed.save(
+        "alice", "User moved to a flat by the new harbour", "identity", on_conflict="supersede"
+    )
     prompt = system_prompt(plumbed, Caller(user_id="alice"), "Guide.")
     assert "new harbour" in prompt and "old harbour" not in prompt
 
