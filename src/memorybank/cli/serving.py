@@ -41,6 +41,7 @@ def serve(
         typer.Option(
             "--access-log/--no-access-log",
             help="Log every request (off by default: /metrics counts them for less CPU).",
+            metavar="",
         ),
     ] = False,
     db: DbOption = None,
