@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -15,15 +17,15 @@ from memorybank.tools import ToolContext, call, profile
 from server_helpers import LOOPBACK_PEER, make_world
 
 
-def test_a_new_phone_number_is_stored_and_names_the_old_one(bank: MemoryBank) -> None:
-    old = bank.save("alice", "User's phone number is 555-0101", "identity")
-    new = bank.save("alice", "User's phone number is 555-0199", "identity")
+def test_a_new_phone_number_is_stored_and_names_the_old_one(memories: Any) -> None:
+    old = memories.save("alice", "User's phone number is 555-0101", "identity")
+    new = memories.save("alice", "User's phone number is 555-0199", "identity")
     assert new.success and not new.duplicate
     assert [(c.memory_id, c.content) for c in new.conflicts] == [
         (old.memory_id, "User's phone number is 555-0101")
     ]
     assert new.conflicts[0].why and new.conflicts[0].similarity is not None
-    assert bank.count("alice") == 2  # "keep": both stay
+    assert memories.count("alice") == 2  # "keep": both stay
     assert old.conflicts == []
 
 
@@ -38,24 +40,31 @@ def test_conflicts_and_duplicates_follow_the_judge(bank: MemoryBank) -> None:
     assert bank.save("bob", "User drinks white tea", "preference").conflicts == []
 
 
-def test_supersede_retires_the_old_fact_with_history(bank: MemoryBank) -> None:
-    old = bank.save("alice", "User lives near the old harbour", "identity")
+def test_supersede_retires_the_old_fact_with_history(memories: Any) -> None:
+    old = memories.save("alice", "User lives near the old harbour", "identity")
     assert old.memory_id is not None
-    new = bank.save(
+    new = memories.save(
         "alice", "User moved to a flat by the new harbour", "identity", on_conflict="supersede"
     )
     assert new.memory_id is not None
     assert [c.memory_id for c in new.conflicts] == [old.memory_id]
-    assert bank.get(old.memory_id, "alice").superseded_by == new.memory_id
-    found = [h.memory.id for h in bank.search("alice", "harbour")]
+    assert memories.get(old.memory_id, "alice").superseded_by == new.memory_id
+    found = [h.memory.id for h in memories.search("alice", "harbour")]
     assert found == [new.memory_id]
-    everything = bank.search("alice", "harbour", include_superseded=True)
+    everything = memories.search("alice", "harbour", include_superseded=True)
     assert {h.memory.id for h in everything} == {old.memory_id, new.memory_id}
-    assert [e.kind for e in bank.history(old.memory_id, "alice")] == [
+    assert [e.kind for e in memories.history(old.memory_id, "alice")] == [
         EventKind.ADD,
         EventKind.SUPERSEDE,
     ]
-    assert [e.kind for e in bank.history(new.memory_id, "alice")] == [EventKind.ADD]
+    assert [e.kind for e in memories.history(new.memory_id, "alice")] == [EventKind.ADD]
+
+
+def test_a_superseded_fact_leaves_the_prompt(bank: MemoryBank) -> None:
+    bank.save("alice", "User lives near the old harbour", "identity")
+    bank.save(
+        "alice", "User moved to a flat by the new harbour", "identity", on_conflict="supersede"
+    )
     prompt = system_prompt(bank, Caller(user_id="alice"), "Guide.")
     assert "new harbour" in prompt and "old harbour" not in prompt
 

@@ -118,7 +118,9 @@ def bench_locomo(
     ] = "1,5,10",
     ablate: Annotated[
         bool,
-        typer.Option("--ablate", help="Also run vector-only and BM25-only beside the default."),
+        typer.Option(
+            "--ablate", help="Also run vector-only and BM25-only beside the default.", metavar=""
+        ),
     ] = False,
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Also write the report as JSON to this file.")

@@ -41,6 +41,7 @@ def serve(
         typer.Option(
             "--access-log/--no-access-log",
             help="Log every request (off by default: /metrics counts them for less CPU).",
+            metavar="",
         ),
     ] = False,
     db: DbOption = None,
@@ -207,6 +208,7 @@ def openapi(
         Path | None,
         typer.Option("--output", "-o", help="Write to this file instead of standard output."),
     ] = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Print the REST API's OpenAPI schema (what /openapi.json serves), e.g. to generate a
     typed client; it needs no database."""
@@ -216,6 +218,10 @@ def openapi(
 
     text = json.dumps(openapi_document(), indent=2, ensure_ascii=False) + "\n"
     if output is None:
-        typer.echo(text, nl=False)
+        typer.echo(text, nl=False)  # JSON already, with or without --json
+        return
+    output.write_text(text, encoding="utf-8")
+    if as_json:
+        print_json({"success": True, "path": str(output)})
     else:
-        output.write_text(text, encoding="utf-8")
+        stdout().print(f"Wrote the OpenAPI schema to {output}.")

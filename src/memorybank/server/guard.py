@@ -31,7 +31,6 @@ import ipaddress
 import time
 import urllib.parse
 from dataclasses import dataclass
-from typing import Any
 
 import anyio.to_thread
 from fastapi import Request
@@ -41,7 +40,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from memorybank.accounts import Accounts
 from memorybank.errors import PermissionDenied
 from memorybank.server.permissions import Unauthorized
-from memorybank.server.schemas import ErrorBody
 from memorybank.settings import Settings
 
 #: Host names every server answers to, with any port.
@@ -52,16 +50,6 @@ WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 #: How long an answer "users exist" (auth mode) is trusted before the accounts are asked again.
 AUTH_RECHECK_S = 5.0
-
-#: The guard's own answers, for the OpenAPI schema (its 403, a write from another site's page,
-#: shares the code with a role that does not allow an action).
-GUARD_RESPONSES: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody, "description": description}
-    for code, description in (
-        (415, "The body is not sent as Content-Type: application/json"),
-        (421, "The Host header is not an allowed host (MEMORYBANK_ALLOWED_HOSTS)"),
-    )
-}
 
 _SETTING = "MEMORYBANK_ALLOWED_HOSTS"
 
@@ -213,7 +201,6 @@ def require_metrics_access(request: Request, settings: Settings) -> None:
 
 __all__ = [
     "AUTH_RECHECK_S",
-    "GUARD_RESPONSES",
     "LOOPBACK_NAMES",
     "WRITE_METHODS",
     "Guard",

@@ -14,7 +14,7 @@ from memorybank.server.schemas import Me, ProjectView
 router = APIRouter(tags=["account"])
 
 
-@router.get("/api/me", response_model=None, responses=documented(Me))
+@router.get("/api/me", responses=documented(Me))
 def get_me(principal: PrincipalDep, accounts: AccountsDep) -> dict[str, Any]:
     """Who is calling, in which mode, and their projects."""
     projects = [] if principal.local else accounts.projects(principal.user_id)

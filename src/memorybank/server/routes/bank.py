@@ -34,7 +34,6 @@ Order = Literal["created_desc", "created_asc", "importance_desc"]
 
 @router.post(
     "/api/memories",
-    response_model=None,
     responses=documented(SaveResults, 404, 429, *WRITE_ERRORS),
 )
 @computing
@@ -61,7 +60,7 @@ def save_memories(
     return {"results": [r.model_dump(mode="json") for r in results]}
 
 
-@router.get("/api/memories", response_model=None, responses=documented(MemoryList, 404))
+@router.get("/api/memories", responses=documented(MemoryList, 404))
 @reading
 def list_memories(
     principal: PrincipalDep,
@@ -91,7 +90,7 @@ def list_memories(
     return {"memories": [memory_json(m, decay) for m in memories], "count": total}
 
 
-@router.get("/api/memories/count", response_model=None, responses=documented(Count, 404))
+@router.get("/api/memories/count", responses=documented(Count, 404))
 @reading
 def count_memories(
     principal: PrincipalDep,

@@ -94,7 +94,6 @@ def require_json_body(request: Request) -> None:
 
 @router.post(
     "/api/import",
-    response_model=None,
     openapi_extra=_IMPORT_BODY,
     responses=documented(ImportResult, 404, *WRITE_ERRORS),
 )
@@ -108,7 +107,7 @@ async def import_memories(
     return await anyio.to_thread.run_sync(import_into, bank, accounts, principal, data, project_id)
 
 
-@router.get("/api/stats", response_model=None, responses=documented(Stats))
+@router.get("/api/stats", responses=documented(Stats))
 def get_stats(principal: PrincipalDep, bank: BankDep, accounts: AccountsDep) -> dict[str, Any]:
     """The caller's own counts: private memories and each of their projects'."""
     projects = [] if principal.local else accounts.projects(principal.user_id)

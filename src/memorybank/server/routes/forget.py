@@ -22,7 +22,6 @@ router = APIRouter(tags=["forget"])
 
 @router.post(
     "/api/forget/preview",
-    response_model=None,
     responses=documented(ForgetPreview, 404, 502, *WRITE_ERRORS),
 )
 def preview_forget(
@@ -76,7 +75,6 @@ def plan_context(
 
 @router.post(
     "/api/forget/{plan_id}/confirm",
-    response_model=None,
     responses=documented(ForgetDone, 404, *WRITE_ERRORS),
 )
 def confirm_forget(
@@ -94,7 +92,6 @@ def confirm_forget(
 
 @router.post(
     "/api/forget/{plan_id}/cancel",
-    response_model=None,
     responses=documented(Cancelled, 404, *WRITE_ERRORS),
 )
 def cancel_forget(

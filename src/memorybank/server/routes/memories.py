@@ -174,7 +174,7 @@ def memory_scope(
 # -- seed 002 §6.4: user memory ---------------------------------------------------------------
 
 
-@router.get("/api/memory/user", response_model=None, responses=documented(MemoryList))
+@router.get("/api/memory/user", responses=documented(MemoryList))
 @reading
 def list_user_memory(
     principal: PrincipalDep,
@@ -221,7 +221,6 @@ def delete_user_memory(
 
 @router.post(
     "/api/memory/user/clear",
-    response_model=None,
     responses=documented(ClearToken | Cleared, *WRITE_ERRORS),  # type: ignore[arg-type]
 )
 def clear_user_memory(
@@ -237,9 +236,7 @@ def clear_user_memory(
 # -- seed 002 §6.4: drive (project) memory ----------------------------------------------------
 
 
-@router.get(
-    "/api/memory/drive/{drive_id}", response_model=None, responses=documented(DriveMemoryList, 404)
-)
+@router.get("/api/memory/drive/{drive_id}", responses=documented(DriveMemoryList, 404))
 @reading
 def list_drive_memory(
     principal: PrincipalDep,
@@ -297,7 +294,6 @@ def delete_drive_memory(
 
 @router.post(
     "/api/memory/drive/{drive_id}/clear",
-    response_model=None,
     responses=documented(ClearToken | Cleared, 404, *WRITE_ERRORS),  # type: ignore[arg-type]
 )
 def clear_drive_memory(
@@ -316,9 +312,7 @@ def clear_drive_memory(
 # -- one memory by id -------------------------------------------------------------------------
 
 
-@router.get(
-    "/api/memories/{memory_id}", response_model=None, responses=documented(ShownMemory, 404)
-)
+@router.get("/api/memories/{memory_id}", responses=documented(ShownMemory, 404))
 @reading
 def get_memory(
     principal: PrincipalDep,
@@ -337,7 +331,6 @@ def get_memory(
 
 @router.patch(
     "/api/memories/{memory_id}",
-    response_model=None,
     responses=documented(ShownMemory, 404, *WRITE_ERRORS),
 )
 @computing
@@ -366,9 +359,7 @@ def patch_memory(
     return memory_json(changed, bank.retrieval.importance_half_life_days)
 
 
-@router.get(
-    "/api/memories/{memory_id}/history", response_model=None, responses=documented(HistoryList, 404)
-)
+@router.get("/api/memories/{memory_id}/history", responses=documented(HistoryList, 404))
 @reading
 def memory_history(
     principal: PrincipalDep,

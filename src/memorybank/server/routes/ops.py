@@ -29,7 +29,7 @@ _METRICS_REFUSALS: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.get("/healthz", response_model=None, responses=documented(Health))
+@router.get("/healthz", responses=documented(Health))
 def healthz() -> dict[str, str]:
     """Liveness: ``{"status": "ok"}`` (no auth, so nothing about what is stored)."""
     return {"status": "ok"}

@@ -46,7 +46,6 @@ def provider_kind(kind: str) -> ProviderKind:
 
 @router.get(
     "/api/settings/providers",
-    response_model=None,
     responses=documented(list[ProviderView]),  # type: ignore[arg-type]
 )
 def list_providers(principal: PrincipalDep, accounts: AccountsDep) -> list[dict[str, Any]]:
@@ -56,7 +55,6 @@ def list_providers(principal: PrincipalDep, accounts: AccountsDep) -> list[dict[
 
 @router.put(
     "/api/settings/providers/{kind}",
-    response_model=None,
     responses=documented(ProviderView, 404, *WRITE_ERRORS),
 )
 def put_provider(
@@ -97,7 +95,7 @@ def delete_provider(principal: PrincipalDep, accounts: AccountsDep, kind: str) -
     return Response(status_code=204)
 
 
-@router.post("/api/providers/llm/check", response_model=None, responses=documented(LlmCheck))
+@router.post("/api/providers/llm/check", responses=documented(LlmCheck))
 def check_llm(
     principal: PrincipalDep, accounts: AccountsDep, settings: SettingsDep
 ) -> dict[str, Any]:

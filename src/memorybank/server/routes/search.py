@@ -82,7 +82,7 @@ def metadata_condition(text: str) -> dict[str, Any]:
 SearchFilters = Annotated[dict[str, Any], Depends(search_filters)]
 
 
-@router.get("/api/search", response_model=None, responses=documented(SearchResults, 403, 404))
+@router.get("/api/search", responses=documented(SearchResults, 403, 404))
 @searching
 def search_memories(
     principal: PrincipalDep,
@@ -128,7 +128,7 @@ def search_memories(
     return {"hits": [h.model_dump(mode="json") for h in hits]}
 
 
-@router.get("/api/recent", response_model=None, responses=documented(MemoryList, 404))
+@router.get("/api/recent", responses=documented(MemoryList, 404))
 @reading
 def recent_memories(
     principal: PrincipalDep,

@@ -31,7 +31,6 @@ def thread_view(thread: Thread) -> dict[str, Any]:
 @router.post(
     "/api/threads",
     status_code=201,
-    response_model=None,
     responses=documented(ThreadView, 404, 429, *WRITE_ERRORS, status=201),
 )
 def create_thread(
@@ -51,7 +50,7 @@ def create_thread(
     return thread_view(thread)
 
 
-@router.get("/api/threads", response_model=None, responses=documented(ThreadList))
+@router.get("/api/threads", responses=documented(ThreadList))
 def list_threads(principal: PrincipalDep, accounts: AccountsDep) -> dict[str, Any]:
     """The caller's conversations, newest first."""
     return {"threads": [thread_view(t) for t in accounts.threads(principal.user_id)]}
@@ -59,7 +58,6 @@ def list_threads(principal: PrincipalDep, accounts: AccountsDep) -> dict[str, An
 
 @router.patch(
     "/api/threads/{thread_id}",
-    response_model=None,
     responses=documented(ThreadView, 404, *WRITE_ERRORS),
 )
 def patch_thread(

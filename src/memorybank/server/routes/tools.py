@@ -38,7 +38,7 @@ def find_profile(name: str) -> tools.Profile:
     return tools.profile(name)
 
 
-@router.get("/api/tools/{profile}", response_model=None, responses=documented(ToolDefinitions, 404))
+@router.get("/api/tools/{profile}", responses=documented(ToolDefinitions, 404))
 def tool_definitions(
     principal: PrincipalDep,
     accounts: AccountsDep,
@@ -64,7 +64,6 @@ def tool_definitions(
 
 @router.post(
     "/api/tools/{profile}/call",
-    response_model=None,
     responses=documented(ToolResult, 404, 409, 429, 502, *WRITE_ERRORS),
 )
 def call_tool(
@@ -92,7 +91,7 @@ def call_tool(
     return {"result": result}
 
 
-@router.get("/api/prompt", response_model=None, responses=documented(PromptBlock, 404))
+@router.get("/api/prompt", responses=documented(PromptBlock, 404))
 @searching
 def system_prompt(
     principal: PrincipalDep,
