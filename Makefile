@@ -33,16 +33,17 @@ lint: install-dev
 typecheck: install-dev
 	$(BIN)/mypy
 
-# The UI tests drive Debian's Chromium through Playwright (never `playwright install`).
-# As root (CI) a missing Chromium is installed from the Debian archive; otherwise we say how,
-# and the UI tests fail with the same advice.
+# The UI tests drive Debian's Chromium through Playwright (never `playwright install`);
+# the README test runs its curl lines with curl. As root (CI) what is missing is installed
+# from the Debian archive; otherwise we say how, and the tests fail with the same advice.
 browsers:
-	@if command -v chromium >/dev/null 2>&1; then :; \
+	@if command -v chromium >/dev/null 2>&1 && command -v curl >/dev/null 2>&1; then :; \
 	elif [ "$$(id -u)" = 0 ]; then \
-		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver; \
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y \
+			chromium chromium-driver curl; \
 	else \
-		echo "chromium is missing and we are not root: skipping its install; run" \
-			"'sudo apt-get install -y chromium chromium-driver' (the UI tests need it)"; \
+		echo "chromium or curl is missing and we are not root: skipping their install; run" \
+			"'sudo apt-get install -y chromium chromium-driver curl' (the tests need them)"; \
 	fi
 
 # Two workers: CI has two cores, and much of the suite waits on servers and databases.
