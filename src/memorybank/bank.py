@@ -21,8 +21,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import ValidationError as PydanticValidationError
 
-from memorybank.candidates import find as find_candidates
-from memorybank.candidates import neighbours as session_neighbours
+from memorybank.candidates import Pool
 from memorybank.embedders.base import Embedder, Vectors
 from memorybank.embedders.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryVectorCache
 from memorybank.errors import EmbeddingModelMismatch, NotFound, ValidationError
@@ -63,7 +62,7 @@ from memorybank.model import (
 from memorybank.permissions import Action, adding, require, require_org_admin
 from memorybank.policy import PolicySettings, to_third_person, validate_memory
 from memorybank.portability import export_json, export_markdown, parse_export
-from memorybank.retrieval import RetrievalSettings, fuse
+from memorybank.retrieval import RetrievalSettings
 from memorybank.stores.base import Order, PlanOutcome, Store
 from memorybank.verdicts import CANDIDATE_SIMILARITY, CANDIDATES
 
@@ -359,8 +358,10 @@ class MemoryBank:
         session_id: str | None = None,
         source: Source | str | Sequence[str] | None = None,
         include_superseded: bool = False,
+        min_relevance: float = 0.0,
     ) -> list[SearchHit]:
-        """Hybrid search (vectors + BM25, weighted by importance and recency), best first.
+        """Hybrid search (vectors + BM25, weighted by importance and recency), best first;
+        only hits whose calibrated ``relevance`` is at least ``min_relevance``.
 
         >>> _ = bank.save("u1", "User prefers TypeScript", "preference")
         >>> [h.memory.content for h in bank.search("u1", "programming language")]
@@ -384,22 +385,12 @@ class MemoryBank:
             source=source,
             superseded=None if include_superseded else False,
         )
-        k = max(self.retrieval.candidates, limit * 3)
+        return self.pool().ranked(scope_set, query, limit, filters, utcnow(), min_relevance)
+
+    def pool(self) -> Pool:
+        """Where :meth:`search` looks: its candidates and their evidence."""
         vector_of = functools.partial(self.query_cache.vector, self.embedder)
-        vector_hits, text_hits = find_candidates(
-            self.store, vector_of, self.retrieval, self._probe_pool, scope_set, query, k, filters
-        )
-        hits = [*vector_hits, *text_hits]
-        neighbours = session_neighbours(self.store, self.retrieval, scope_set, filters, hits)
-        return fuse(
-            vector_hits,
-            text_hits,
-            self.retrieval,
-            utcnow(),
-            limit,
-            query=query,
-            neighbours=neighbours,
-        )
+        return Pool(self.store, vector_of, self.retrieval, self._probe_pool)
 
     def recent(
         self,

@@ -130,19 +130,48 @@ def bench_locomo(
         Path | None,
         typer.Option("--workdir", help="Where to build the database (default: a temp dir)."),
     ] = None,
+    bare: Annotated[
+        bool,
+        typer.Option("--bare", help="Save the turns without session_id and speaker metadata."),
+    ] = False,
 ) -> None:
     """Retrieval quality on LoCoMo: every turn ingested, every question searched."""
     with bench_installed():
         from memorybank_bench.locomo import run_locomo
 
     console = stdout()
-    report = run_locomo(data, ks=_parse_sizes(ks), ablate=ablate, workdir=workdir, console=console)
+    report = run_locomo(
+        data, ks=_parse_sizes(ks), ablate=ablate, workdir=workdir, console=console, bare=bare
+    )
     console.print(report.table())
     if json_out is not None:
         json_out.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
         console.print(f"Wrote {json_out}.")
     if chart is not None:
         console.print(f"Wrote {report.chart(chart)}.")
+
+
+@bench_app.command("calibrate")
+@handles_errors
+def bench_calibrate(
+    data: Annotated[
+        Path,
+        typer.Option("--data", help="The data folder holding locomo/ and facts/."),
+    ],
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the report as JSON to this file.")
+    ] = None,
+) -> None:
+    """Fit the relevance calibration and score it on held-out conversations."""
+    with bench_installed():
+        from memorybank_bench.calibrate import run_calibration
+
+    console = stdout()
+    report = run_calibration(data, console=console)
+    console.print(report.table())
+    if json_out is not None:
+        json_out.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
+        console.print(f"Wrote {json_out}.")
 
 
 @bench_app.command("integrity")
