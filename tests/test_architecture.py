@@ -473,6 +473,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "memorybank.bank",
             "memorybank.candidates",
+            "memorybank.recall",
             "memorybank.remember",
             "memorybank.forget",
             "memorybank.decisions",

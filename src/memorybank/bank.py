@@ -62,6 +62,7 @@ from memorybank.model import (
 from memorybank.permissions import Action, adding, require, require_org_admin
 from memorybank.policy import PolicySettings, to_third_person, validate_memory
 from memorybank.portability import export_json, export_markdown, parse_export
+from memorybank.recall import context_for
 from memorybank.retrieval import RetrievalSettings
 from memorybank.stores.base import Order, PlanOutcome, Store
 from memorybank.verdicts import CANDIDATE_SIMILARITY, CANDIDATES
@@ -386,6 +387,10 @@ class MemoryBank:
             superseded=None if include_superseded else False,
         )
         return self.pool().ranked(scope_set, query, limit, filters, utcnow(), min_relevance)
+
+    def context_for(self, ctx: Caller, message: str, budget_tokens: int = 500) -> str:
+        """The always-loaded and relevant memories for ``message`` (:mod:`memorybank.recall`)."""
+        return context_for(self, ctx, message, budget_tokens)
 
     def pool(self) -> Pool:
         """Where :meth:`search` looks: its candidates and their evidence."""

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from memorybank.errors import ValidationError
 from memorybank.model import Caller, Category, Domain, Memory, Ring, Source
+from memorybank.retrieval import RECALL_MIN_RELEVANCE
 from memorybank.tokens import Encoding, count_tokens, truncate_to_tokens
 
 if TYPE_CHECKING:
@@ -38,6 +39,9 @@ if TYPE_CHECKING:
 
 FETCH_LIMIT = 200
 """At most this many memories are read per group: more would never fit a prompt anyway."""
+
+RECALL_LIMIT = 30
+"""At most this many memories relevant to a message are considered for a prompt."""
 
 # Tokens that joining rendered pieces can save at most, in practice (a line break merging
 # with the blank line after it); used only to skip hopeless candidates without counting.
@@ -214,18 +218,42 @@ def _lines(memories: Sequence[Memory]) -> list[str]:
 # --------------------------------------------------------------------------------------------
 
 
+def _relevant(
+    bank: MemoryBank, ctx: Caller, message: str, min_relevance: float, shown: set[str]
+) -> list[Memory]:
+    """The memories relevant to ``message`` (calibrated relevance at least ``min_relevance``),
+    best first, leaving out those already pre-loaded."""
+    if not message.strip():
+        return []
+    hits = bank.search(
+        ctx.user_id,
+        message,
+        project_id=ctx.project_id,
+        limit=RECALL_LIMIT,
+        min_relevance=min_relevance,
+    )
+    return [h.memory for h in hits if h.memory.id not in shown]
+
+
 def system_prompt(
     bank: MemoryBank,
     ctx: Caller,
     guidance: str,
     budget_tokens: int = 500,
     encoding: Encoding = "o200k_base",
+    *,
+    message: str | None = None,
+    min_relevance: float = RECALL_MIN_RELEVANCE,
 ) -> str:
     """``guidance`` plus the pre-loaded memories, in at most ``budget_tokens`` tokens.
 
     The user's identity, preference and relationship memories come first ("About This
     User"), then every memory of ``ctx.project_id`` if set ("About This Workspace"); each
-    group by importance, then newest first. When the guidance alone does not fit it is
+    group by importance, then newest first. Given the user's current ``message``, the
+    memories relevant to it (calibrated relevance at least ``min_relevance``, see
+    :data:`~memorybank.retrieval.RECALL_MIN_RELEVANCE`) come last as "Relevant To This
+    Message", best first, and take the budget before the workspace does; when nothing is
+    relevant, nothing is added. When the guidance alone does not fit it is
     truncated and no memory is included; when no memory fits (or ``ctx.memory_enabled`` is
     off) the guidance is returned alone.
 
@@ -252,31 +280,29 @@ def system_prompt(
         return truncate_to_tokens(guidance, budget, encoding)
     if not ctx.memory_enabled:
         return guidance
+    about = _fetch(
+        bank,
+        ctx.user_id,
+        scopes="user",
+        category=(Category.IDENTITY, Category.PREFERENCE, Category.RELATIONSHIP),
+    )
+    workspace = (
+        []
+        if ctx.project_id is None
+        else _fetch(bank, ctx.user_id, project_id=ctx.project_id, scopes="project")
+    )
+    shown = {m.id for m in (*about, *workspace)}
+    relevant = [] if message is None else _relevant(bank, ctx, message, min_relevance, shown)
     sections = [
-        _Section(
-            "## About This User\n",
-            _lines(
-                _fetch(
-                    bank,
-                    ctx.user_id,
-                    scopes="user",
-                    category=(Category.IDENTITY, Category.PREFERENCE, Category.RELATIONSHIP),
-                )
-            ),
-        )
+        _Section("## About This User\n", _lines(about)),
+        _Section("## About This Workspace\n", _lines(workspace)),
+        _Section("## Relevant To This Message\n", _lines(relevant)),
     ]
-    if ctx.project_id is not None:
-        sections.append(
-            _Section(
-                "## About This Workspace\n",
-                _lines(_fetch(bank, ctx.user_id, project_id=ctx.project_id, scopes="project")),
-            )
-        )
     if not any(s.lines for s in sections):
         return guidance
     lead = guidance.rstrip() + "\n\n" if guidance.strip() else ""
     prefix = f"{lead}{OPEN_TAG}\n{SYSTEM_NOTE}\n"
-    text = _fill(prefix, sections, CLOSE_TAG, range(len(sections)), budget, encoding)
+    text = _fill(prefix, sections, CLOSE_TAG, (0, 2, 1), budget, encoding)
     if text is None or not any(any(s.kept) for s in sections):
         return guidance
     return text
@@ -400,6 +426,7 @@ __all__ = [
     "CONTEXT_NOTE",
     "FETCH_LIMIT",
     "OPEN_TAG",
+    "RECALL_LIMIT",
     "SYSTEM_NOTE",
     "get_context",
     "parse_focus",

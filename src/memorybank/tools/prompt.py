@@ -13,11 +13,17 @@ if TYPE_CHECKING:
 
 
 def system_prompt(
-    bank: MemoryBank, ctx: ToolContext, profile: str = "default", budget_tokens: int = 500
+    bank: MemoryBank,
+    ctx: ToolContext,
+    profile: str = "default",
+    budget_tokens: int = 500,
+    *,
+    message: str | None = None,
 ) -> str:
     """Profile ``profile``'s guidance plus the caller's pre-loaded memories (identity,
-    preference and relationship first, then the project's), never over ``budget_tokens``
-    o200k tokens.
+    preference and relationship first, then the project's) and, given the user's current
+    ``message``, the memories relevant to it (auto-recall, :mod:`memorybank.recall`), never
+    over ``budget_tokens`` o200k tokens.
 
     >>> from memorybank.tools import ToolContext
     >>> _ = bank.save("u1", "User prefers dark mode", "preference")
@@ -27,7 +33,8 @@ def system_prompt(
     - User prefers dark mode
     </memories>
     """
-    return memory_block(bank, ctx, find_profile(profile).guidance, budget_tokens)
+    guidance = find_profile(profile).guidance
+    return memory_block(bank, ctx, guidance, budget_tokens, message=message)
 
 
 __all__ = ["system_prompt"]

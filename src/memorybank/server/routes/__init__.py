@@ -9,6 +9,7 @@ from fastapi import APIRouter
 
 from memorybank.server.routes import (
     accounts,
+    context,
     data,
     forget,
     memories,
@@ -28,6 +29,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     forget.router,
     threads.router,
     tools.router,
+    context.router,
     providers.router,
 )
 
