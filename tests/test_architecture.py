@@ -466,6 +466,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memorybank.tokens",
             "memorybank.timeparse",
             "memorybank.limits",
+            "memorybank.sessions",
         ),
     ),
     (

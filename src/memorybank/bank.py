@@ -64,6 +64,7 @@ from memorybank.policy import PolicySettings, to_third_person, validate_memory
 from memorybank.portability import export_json, export_markdown, parse_export
 from memorybank.recall import context_for
 from memorybank.retrieval import RetrievalSettings
+from memorybank.sessions import assign_sessions
 from memorybank.stores.base import Order, PlanOutcome, Store
 from memorybank.verdicts import CANDIDATE_SIMILARITY, CANDIDATES
 
@@ -272,6 +273,10 @@ class MemoryBank:
                 raise ValidationError(f"{where}{exc}", field=exc.field) from exc
             except PydanticValidationError as exc:
                 raise ValidationError(where + pydantic_message(exc)) from exc
+        turns = assign_sessions(
+            [m for m, _, _ in prepared], lambda: self._last_turn(user_id, project_id)
+        )
+        prepared = [(m, c, r) for m, (_, c, r) in zip(turns, prepared, strict=True)]
         for action in {adding(memory.source) for memory, _, _ in prepared}:
             require(role, action, project_id)
         if on_conflict == "supersede":
@@ -387,6 +392,13 @@ class MemoryBank:
             superseded=None if include_superseded else False,
         )
         return self.pool().ranked(scope_set, query, limit, filters, utcnow(), min_relevance)
+
+    def _last_turn(self, user_id: str, project_id: str | None) -> Memory | None:
+        scope: ScopeChoice = "user" if project_id is None else "project"
+        turns = self.list(
+            user_id, project_id=project_id, scopes=scope, limit=1, source="conversation"
+        )
+        return turns[0] if turns else None
 
     def context_for(self, ctx: Caller, message: str, budget_tokens: int = 500) -> str:
         """The always-loaded and relevant memories for ``message`` (:mod:`memorybank.recall`)."""

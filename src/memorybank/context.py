@@ -43,6 +43,11 @@ FETCH_LIMIT = 200
 RECALL_LIMIT = 30
 """At most this many memories relevant to a message are considered for a prompt."""
 
+RECALL_COMPANIONS = 0.1
+"""Once the best memory for a message passes the cut-off, others join it down to this share
+of the cut-off: an answer is often spread over several memories less sure one by one (on
+LoCoMo, see ``docs/retrieval.md``)."""
+
 # Tokens that joining rendered pieces can save at most, in practice (a line break merging
 # with the blank line after it); used only to skip hopeless candidates without counting.
 _SLACK = 4
@@ -230,8 +235,10 @@ def _relevant(
         message,
         project_id=ctx.project_id,
         limit=RECALL_LIMIT,
-        min_relevance=min_relevance,
+        min_relevance=min_relevance * RECALL_COMPANIONS,
     )
+    if not hits or max(h.relevance for h in hits) < min_relevance:
+        return []
     return [h.memory for h in hits if h.memory.id not in shown]
 
 
