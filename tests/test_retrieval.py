@@ -102,7 +102,7 @@ def test_context_spreads_to_session_neighbours_and_speaker_counts() -> None:
         [Candidate.of(question, 3.0), Candidate.of(elsewhere, 1.0)],
         settings,
         NOW,
-        neighbours={question.id: [(answer, 1)]},
+        neighbours={question.id: [(Candidate.of(answer, 0.0), 1)]},
     )
     totals = _totals(found)
     # The answer was no candidate; it joins through its neighbour with half its evidence.
@@ -308,14 +308,25 @@ def _recall_at_1(bank: MemoryBank) -> float:
 def test_hybrid_beats_either_signal_alone(tmp_path: Path, embedder: LocalEmbedder) -> None:
     store = SQLiteStore(tmp_path / "r.db", dimension=embedder.dimension)
     bank = MemoryBank(store, embedder)
+    # Names are only in the text here (the lexical signal's strength): a null speaker keeps
+    # memorybank.sessions from reading one from the "Name: " prefix.
+    unknown = {"speaker": None}
     bank.save_many(
-        "u", [{"content": t, "ring": "episodic", "source": "conversation"} for t in TURNS]
+        "u",
+        [
+            {"content": t, "ring": "episodic", "source": "conversation", "metadata": unknown}
+            for t in TURNS
+        ],
     )
     scores = {}
+    # The turns are saved without sessions, so they now share an implicit one
+    # (memorybank.sessions); this fixture of eight people telling the same stories side by
+    # side is about fusing the two signals, so the neighbour step is left out of all three.
+    alone = {"context_weight": 0.0}
     for name, settings in {
-        "vector": RetrievalSettings(text_weight=0),
-        "text": RetrievalSettings(vector_weight=0),
-        "hybrid": RetrievalSettings(),
+        "vector": RetrievalSettings(text_weight=0, **alone),
+        "text": RetrievalSettings(vector_weight=0, **alone),
+        "hybrid": RetrievalSettings(**alone),
     }.items():
         bank.retrieval = settings
         scores[name] = _recall_at_1(bank)

@@ -16,7 +16,7 @@ from datetime import datetime
 
 from memorybank.embedders.base import Vectors
 from memorybank.errors import ValidationError
-from memorybank.model import Memory, MemoryFilter, ScopeSet, SearchHit
+from memorybank.model import MemoryFilter, ScopeSet, SearchHit
 from memorybank.retrieval import (
     Evidence,
     Neighbours,
@@ -79,16 +79,13 @@ def neighbours(
     scope_set: ScopeSet,
     filters: MemoryFilter,
     hits: Sequence[Candidate],
-) -> dict[str, list[tuple[Memory, int]]]:
+) -> dict[str, list[tuple[Candidate, int]]]:
     """Session neighbours of the conversation candidates, kept only if they meet the
     filters too (a neighbour joins the results)."""
     if not settings.context_weight or not settings.context_window:
         return {}
     ids = sorted({h.id for h in hits if h.session_id is not None})
-    found = store.neighbours(ids, scope_set, settings.context_window)
-    return {
-        key: [(m, off) for m, off in around if filters.matches(m)] for key, around in found.items()
-    }
+    return store.neighbours(ids, scope_set, settings.context_window, filters)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,18 +143,25 @@ class Pool:
             )
         k = self.settings.candidates
 
-        def rank(size: int) -> list[SearchHit]:
+        def rank(size: int, n: int) -> list[SearchHit]:
             vector_hits, text_hits, around = self.collect(scope_set, query, size, filters)
-            hits = fuse(
-                vector_hits, text_hits, self.settings, now, 1000, query=query, neighbours=around
+            return fuse(
+                vector_hits,
+                text_hits,
+                self.settings,
+                now,
+                n,
+                query=query,
+                neighbours=around,
+                min_relevance=min_relevance,
             )
-            return [h for h in hits if h.relevance >= min_relevance]
 
-        hits = rank(k)
+        hits = rank(k, limit)
         if len(hits) >= limit or limit <= k:
-            return hits[:limit]
+            return hits
         seen = {h.memory.id for h in hits}
-        return [*hits, *(h for h in rank(limit * 3) if h.memory.id not in seen)][:limit]
+        wider = rank(limit * 3, limit * 3)
+        return [*hits, *(h for h in wider if h.memory.id not in seen)][:limit]
 
 
 __all__ = ["Pool", "VectorOf", "find", "neighbours"]

@@ -29,7 +29,7 @@ from memorybank.model import Memory, SearchHit
 from memorybank.stores.base import Candidate, from_us, to_us
 from memorybank.timeparse import TimeWindow, time_windows
 
-Neighbours = Mapping[str, Sequence[tuple[Memory, int]]]
+Neighbours = Mapping[str, Sequence[tuple[Candidate, int]]]
 MIN_TEXT_SCORE = 1e-3
 
 
@@ -198,14 +198,14 @@ def _add_context(
         best: dict[str, float] = {}
         v_lo = min((f.cosine for f in merged.values()), default=0.0)
         for key, around in neighbours.items():
-            for memory, offset in around:
+            for near, offset in around:
                 if abs(offset) > settings.context_window:
                     continue
-                if memory.id not in merged:
-                    merged[memory.id] = Evidence(Candidate.of(memory, 0.0), cosine=v_lo)
+                if near.id not in merged:
+                    merged[near.id] = Evidence(near, cosine=v_lo)
                 # key's relevance reaches its neighbour, and the neighbour's reaches key.
-                best[memory.id] = max(best.get(memory.id, 0.0), base.get(key, 0.0))
-                best[key] = max(best.get(key, 0.0), base.get(memory.id, 0.0))
+                best[near.id] = max(best.get(near.id, 0.0), base.get(key, 0.0))
+                best[key] = max(best.get(key, 0.0), base.get(near.id, 0.0))
         for key, fused in merged.items():
             fused.context = best.get(key, 0.0)
     weight = settings.context_weight
@@ -332,8 +332,10 @@ def fuse(
     query: str = "",
     neighbours: Neighbours | None = None,
     calibration: Calibration = CALIBRATION,
+    min_relevance: float = 0.0,
 ) -> list[SearchHit]:
-    """Merge both candidate lists into scored hits, best first, at most ``limit``.
+    """Merge both candidate lists into scored hits, best first, at most ``limit`` of those
+    with a relevance of at least ``min_relevance``.
 
     Each candidate's :class:`Evidence` (see :func:`gather`) becomes a calibrated relevance
     in [0, 1] (:class:`Calibration`) that means the same for every query and user, and the
@@ -354,8 +356,9 @@ def fuse(
         relevance = calibration.relevance(f.total, share, best_cosine, best_bm25, pool)
         importance = f.found.importance / 10.0
         fresh = _recency(f.found.created_us, now_us, half_life)
-        score = blend(relevance, importance, fresh, settings)
-        scored.append((score, relevance, importance, fresh, f))
+        if relevance >= min_relevance:
+            score = blend(relevance, importance, fresh, settings)
+            scored.append((score, relevance, importance, fresh, f))
     scored.sort(key=lambda s: (-s[0], s[4].found.id))
     # Only the hits returned become Memory and SearchHit models: building all 50-100
     # candidates was a third of a search's CPU once its query vector was cached.

@@ -12,7 +12,7 @@ are never continued implicitly.
 A turn whose metadata has no ``speaker`` but whose text starts with a name and a colon
 (``"Caroline: I went hiking"``: one to three capitalised words) gets that name as
 ``metadata["speaker"]`` (every chunk of a long turn does), so the speaker step of retrieval
-works too.
+works too. A ``speaker`` of ``None`` in the metadata says "no speaker" and is kept.
 """
 
 from __future__ import annotations

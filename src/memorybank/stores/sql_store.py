@@ -496,19 +496,30 @@ class SqlStore(SqlForgetPlans[TxnT]):
         with self.reading() as txn:
             return self._hybrid(txn, keys, q, query, k, filters)
 
-    def _rows_by_rowid(self, txn: TxnT, rowids: Sequence[int]) -> list[tuple[Any, ...]]:
-        """Memory rows by row id, in no particular order."""
+    def _rows_by_rowid(
+        self, txn: TxnT, rowids: Sequence[int], filters: MemoryFilter | None = None
+    ) -> list[tuple[Any, ...]]:
+        """Memory rows by row id (those that meet ``filters``), in no particular order."""
         d = self.dialect
+        where, more = d.filter_sql(filters or MemoryFilter())
         rows: list[tuple[Any, ...]] = []
         for chunk in chunks(rowids, d.list_max):
-            condition, params = d.any_of(d.rowid, chunk, "bigint")
-            rows += txn.fetch(f"SELECT {d.columns} FROM memories WHERE {condition}", params)
+            condition, params = d.any_of(f"m.{d.rowid}", chunk, "bigint")
+            rows += txn.fetch(
+                f"SELECT {d.m_columns} FROM memories m WHERE {condition} AND {where}",
+                [*params, *more],
+            )
         return rows
 
     def neighbours(
-        self, memory_ids: Sequence[str], scopes: ScopeSet, window: int
-    ) -> dict[str, list[tuple[Memory, int]]]:
-        """Memories of the same session within ``window`` places of each given one."""
+        self,
+        memory_ids: Sequence[str],
+        scopes: ScopeSet,
+        window: int,
+        filters: MemoryFilter | None = None,
+    ) -> dict[str, list[tuple[Candidate, int]]]:
+        """Memories of the same session within ``window`` places of each given one (those
+        that meet ``filters``), as candidates whose memory is built only when read."""
         keys = scope_keys(scopes)
         if not memory_ids or not keys or window <= 0:
             return {}
@@ -541,11 +552,12 @@ class SqlStore(SqlForgetPlans[TxnT]):
         params = [*id_params, *key_params, window, window, *given_params]
         with self.reading() as txn:
             pairs = [(str(r[0]), int(r[1]), int(r[2])) for r in txn.fetch(sql, params)]
-            rows = self._rows_by_rowid(txn, sorted({rid for _, rid, _ in pairs}))
-        memories = {int(r[0]): d.memory(r) for r in rows}
-        out: dict[str, list[tuple[Memory, int]]] = {}
+            rows = self._rows_by_rowid(txn, sorted({rid for _, rid, _ in pairs}), filters)
+        found = {int(r[0]): Candidate(r, 0.0, d.memory, d.speaker(r[9])) for r in rows}
+        out: dict[str, list[tuple[Candidate, int]]] = {}
         for mid, rid, offset in pairs:
-            out.setdefault(mid, []).append((memories[rid], offset))
+            if (candidate := found.get(rid)) is not None:
+                out.setdefault(mid, []).append((candidate, offset))
         return out
 
     def existing_ids(self, memory_ids: Sequence[str]) -> set[str]:
