@@ -562,12 +562,15 @@ def evaluate(
 
 
 def variants(base: RetrievalSettings, ablate: bool) -> list[tuple[str, RetrievalSettings]]:
-    """The retrieval settings to score: the base one, or vector-only, BM25-only and base."""
+    """The retrieval settings to score: the base one; or vector-only, BM25-only, plain (both
+    signals without the neighbour, speaker and time steps) and base."""
     if not ablate:
         return [("fused", base)]
+    plain = {"context_weight": 0.0, "speaker_weight": 0.0, "time_weight": 0.0}
     return [
         ("vector-only", base.model_copy(update={"text_weight": 0.0})),
         ("bm25-only", base.model_copy(update={"vector_weight": 0.0})),
+        ("plain", base.model_copy(update=plain)),
         ("fused", base),
     ]
 

@@ -105,7 +105,10 @@ class Pool:
         vector_hits, text_hits = find(
             self.store, self.vector_of, self.settings, self.probes, scope_set, query, k, filters
         )
-        hits = [*vector_hits, *text_hits]
+        # Only the best of each list pass relevance to their neighbours: what the others would
+        # pass is small, and a neighbour of a better one is reached from it.
+        reach = self.settings.context_candidates
+        hits = [*vector_hits[:reach], *text_hits[:reach]]
         return (
             vector_hits,
             text_hits,

@@ -53,6 +53,8 @@ class RetrievalSettings(BaseModel):
     # ``context_window`` places of it: an answer often lives next to the turn that matches.
     context_weight: float = Field(default=0.5, ge=0)
     context_window: int = Field(default=2, ge=0)
+    # The neighbours of this many of the best candidates of each signal take part.
+    context_candidates: int = Field(default=10, ge=0)
     # Added when the query names the memory's speaker (``metadata["speaker"]``).
     speaker_weight: float = Field(default=0.5, ge=0)
     # Added when the memory happened (``occurred_at``, else ``created_at``) inside a period
