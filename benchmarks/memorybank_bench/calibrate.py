@@ -8,7 +8,6 @@ calibration holds for chat turns and for facts:
 
 * ``turns``: LoCoMo conversations saved turn by turn with session and speaker (as
   ``bench locomo``); relevant = an evidence turn of the question;
-* ``bare turns``: the same turns saved without session or speaker;
 * ``observations``: LoCoMo's per-session observations saved as facts (no speaker, no
   session); relevant = an observation drawn from an evidence turn;
 * ``session observations``: the same observations, one user per session (a few facts
@@ -54,11 +53,12 @@ from memorybank_bench.locomo import Conversation, ingest, load_conversations
 #: The cut-offs whose pass rates are reported.
 CUTOFFS: tuple[float, ...] = (0.1, 0.15, 0.2, 0.3, 0.5)
 RIDGE = 1.0
-KINDS = ("turns", "bare turns", "observations", "session observations", "fact pairs")
+KINDS = ("turns", "observations", "session observations", "fact pairs")
 #: Row weight of each kind: the fact pairs are 148 queries against about 1,500 per other kind.
+#: (Turns saved without session or speaker are not a kind of their own: implicit sessions and
+#: speakers, :mod:`memorybank.sessions`, make them the same rows as ``turns``.)
 WEIGHTS = {
     "turns": 1.0,
-    "bare turns": 1.0,
     "observations": 1.0,
     "session observations": 1.0,
     "fact pairs": 10.0,
@@ -191,8 +191,8 @@ def collect(locomo: Path, pairs: Path, console: Console) -> list[Query]:
     with tempfile.TemporaryDirectory(prefix="calibrate-") as tmp:
         for n, kind in enumerate(KINDS):
             with memorybank.open(f"sqlite:///{Path(tmp) / f'{n}.db'}") as bank:
-                if kind in ("turns", "bare turns"):
-                    ingest(bank, conversations, console, bare=kind == "bare turns")
+                if kind == "turns":
+                    ingest(bank, conversations, console)
                     queries += _conversation_queries(bank, kind, conversations)
                 elif kind == "observations":
                     for sample in json.loads(locomo.read_text(encoding="utf-8")):

@@ -433,6 +433,7 @@ __all__ = [
     "CONTEXT_NOTE",
     "FETCH_LIMIT",
     "OPEN_TAG",
+    "RECALL_COMPANIONS",
     "RECALL_LIMIT",
     "SYSTEM_NOTE",
     "get_context",
