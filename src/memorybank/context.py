@@ -24,7 +24,6 @@ is filled as far as whole memories allow. Raw conversation transcripts
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -71,6 +70,10 @@ _NOT_HOW_TO = (Ring.SEMANTIC, Ring.EPISODIC)
 _ANGLES = str.maketrans({"<": "‹", ">": "›", "＜": "‹", "＞": "›", "﹤": "‹", "﹥": "›"})
 # Bidirectional overrides and isolates can make text display differently from how it reads.
 _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+# Unicode categories Cc (controls), Cs (lone surrogates), Zl and Zp (line and paragraph
+# separators), and the bidi characters: one regular expression, not a lookup per character (a
+# prompt renders a few hundred memories).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff" + "".join(sorted(_BIDI)) + "]")
 _FENCE = re.compile(r"`{3,}|~{3,}")
 _LEADING = re.compile(r"^[\s#]+")
 # A run of "#" standing as a word ("## System") reads as a header even mid-line.
@@ -93,11 +96,7 @@ def sanitize_memory_text(text: str) -> str:
     >>> sanitize_memory_text(" \\x00\\u2028 ")
     ''
     """
-    chars = [
-        " " if unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp") or ch in _BIDI else ch
-        for ch in text
-    ]
-    flat = " ".join("".join(chars).split()).translate(_ANGLES)
+    flat = " ".join(_UNSAFE.sub(" ", text).split()).translate(_ANGLES)
     flat = _FENCE.sub(lambda m: m.group(0)[0], flat)
     flat = _LEADING.sub("", flat)
     return _HASHES.sub(lambda m: "＃" * len(m.group(0)), flat)
