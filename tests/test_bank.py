@@ -115,7 +115,13 @@ def test_conversation_memories_are_stored_as_said(memories: Any) -> None:
     assert len(chunks) > 1 and all(len(c.content) <= 500 for c in chunks)
     assert " ".join(c.content for c in chunks) == long_text
     for index, chunk in enumerate(chunks):
-        assert chunk.metadata == {"dia_id": "D1:2", "chunk": index, "chunks": len(chunks)}
+        # The speaker is read from the "Caroline: " prefix (memorybank.sessions), every chunk.
+        assert chunk.metadata == {
+            "dia_id": "D1:2",
+            "chunk": index,
+            "chunks": len(chunks),
+            "speaker": "Caroline",
+        }
         assert chunk.occurred_at == when and chunk.session_id == "s1"
         assert chunk.ring is Ring.EPISODIC and chunk.source is Source.CONVERSATION
         assert chunk.category is Category.CONTEXT

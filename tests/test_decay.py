@@ -87,7 +87,7 @@ def test_saving_again_and_recalling_reinforce(tmp_path: Path, embedder: LocalEmb
         [stored] = bank.save_records([older], actor="u")
         assert stored.id in {h.memory.id for h in bank.search("u", "the user's cat", limit=5)}
         assert bank.get(stored.id, "u").reinforced_at is None
-        bank.recalls.flush()
+        bank.reinforcements.flush()
         reinforced = bank.get(stored.id, "u").reinforced_at
         assert reinforced is not None and utcnow() - reinforced < timedelta(minutes=1)
 

@@ -13,8 +13,12 @@ from memorybank.embedders.base import Vectors
 from memorybank.embedders.local import LocalEmbedder
 from memorybank.model import Category, Memory
 from memorybank.retrieval import (
+    CALIBRATION,
+    Evidence,
     RetrievalSettings,
+    blend,
     fuse,
+    gather,
     neutral_query,
     recency,
     speakers_named,
@@ -41,24 +45,51 @@ def test_recency_halves_each_half_life() -> None:
     assert recency(m("x", age_days=-5), NOW, 30) == pytest.approx(1.0)  # clock skew
 
 
-def test_fuse_normalises_and_weighs() -> None:
+def _totals(found: Sequence[Evidence]) -> dict[str, float]:
+    return {f.found.memory.content: f.total for f in found}
+
+
+def test_evidence_normalises_and_weighs() -> None:
     a, b, c = m("a", importance=10), m("b", importance=2), m("c", age_days=90)
-    hits = fuse(
+    found = gather(
         [Candidate.of(a, 0.9), Candidate.of(b, 0.5)],
         [Candidate.of(b, 4.0), Candidate.of(c, 2.0)],
         RetrievalSettings(vector_weight=0.3, text_weight=0.7),
         NOW,
-        10,
     )
+    # Ranking evidence: dense and BM25 min-max normalised over the candidates, weighted.
+    assert _totals(found) == pytest.approx({"b": 0.7, "a": 0.3, "c": 0.0})
+    by = {f.found.memory.content: f for f in found}
+    assert (by["a"].cosine, by["a"].text_score) == (0.9, 0.0)  # no text match: BM25 0
+    assert by["c"].cosine == 0.5  # not a vector hit: the lowest cosine found
+
+
+def test_fuse_calibrates_relevance_and_blends_the_score() -> None:
+    a, b, c = m("a", importance=10), m("b", importance=2), m("c", age_days=90)
+    settings = RetrievalSettings(vector_weight=0.3, text_weight=0.7)
+    vector_hits = [Candidate.of(a, 0.9), Candidate.of(b, 0.5)]
+    text_hits = [Candidate.of(b, 4.0), Candidate.of(c, 2.0)]
+    hits = fuse(vector_hits, text_hits, settings, NOW, 10)
     by = {h.memory.content: h for h in hits}
-    # base: dense and BM25 min-max normalised, weighted 0.3 / 0.7; then scaled to the best.
-    assert by["b"].relevance == pytest.approx(1.0)  # dense 0 (the minimum), BM25 1
-    assert by["a"].relevance == pytest.approx(0.3 / 0.7)  # dense 1, no text match
-    assert by["c"].relevance == pytest.approx(0.0)  # BM25 at the minimum
+    # Relevance is the calibrated chance of being relevant, from the candidate's evidence
+    # (0.7 for b, the best) and the query's best cosine (0.9) and BM25 (4.0) over 2 vector hits.
+    assert by["b"].relevance == pytest.approx(CALIBRATION.relevance(0.7, 1.0, 0.9, 4.0, 2))
+    assert by["a"].relevance == pytest.approx(CALIBRATION.relevance(0.3, 0.3 / 0.7, 0.9, 4.0, 2))
+    assert 0 < by["c"].relevance < by["a"].relevance < by["b"].relevance < 1
     assert by["c"].recency == pytest.approx(0.5)  # default half-life 90 days
-    assert by["a"].score == pytest.approx(0.6 * 0.3 / 0.7 + 0.25 * 1.0 + 0.15 * 1.0)
-    assert [h.memory.content for h in hits] == ["b", "a", "c"]
+    assert by["a"].score == pytest.approx(blend(by["a"].relevance, 1.0, 1.0, settings))
+    assert by["a"].score == pytest.approx(0.6 * by["a"].relevance + 0.25 * 1.0 + 0.15 * 1.0)
     assert len(fuse([Candidate.of(a, 0.9)], [], RetrievalSettings(), NOW, 0)) == 0
+
+
+def test_relevance_is_absolute_not_scaled_to_the_best() -> None:
+    """The old per-query min-max gave the best candidate 1.0 whatever it was; now a weak best
+    match stays weak, and a strong one is far above it."""
+    settings = RetrievalSettings()
+    weak = fuse([Candidate.of(m("x"), 0.09)], [], settings, NOW, 5)[0]
+    strong = fuse([Candidate.of(m("x"), 0.75)], [Candidate.of(m("y"), 12.0)], settings, NOW, 5)
+    assert weak.relevance < 0.1
+    assert max(h.relevance for h in strong) > 5 * weak.relevance
 
 
 def test_context_spreads_to_session_neighbours_and_speaker_counts() -> None:
@@ -66,40 +97,46 @@ def test_context_spreads_to_session_neighbours_and_speaker_counts() -> None:
     answer = m("Caroline: a sunset over the lake", importance=5)
     elsewhere = m("Caroline: I like lakes", importance=5)
     settings = RetrievalSettings(importance_weight=0, recency_weight=0)
-    hits = fuse(
+    found = gather(
         [Candidate.of(question, 0.8), Candidate.of(elsewhere, 0.2)],
         [Candidate.of(question, 3.0), Candidate.of(elsewhere, 1.0)],
         settings,
         NOW,
-        10,
-        neighbours={question.id: [(answer, 1)]},
+        neighbours={question.id: [(Candidate.of(answer, 0.0), 1)]},
     )
-    by = {h.memory.content: h for h in hits}
-    # The answer was no candidate; it joins through its neighbour with half its relevance.
-    assert by[answer.content].relevance == pytest.approx(0.5 / 1.0)
-    assert by[elsewhere.content].relevance == pytest.approx(0.0)
-    with_speaker = fuse(
+    totals = _totals(found)
+    # The answer was no candidate; it joins through its neighbour with half its evidence.
+    assert totals[answer.content] == pytest.approx(0.5 * 1.0)
+    assert totals[elsewhere.content] == pytest.approx(0.0)
+    with_speaker = gather(
         [Candidate.of(question, 0.8), Candidate.of(elsewhere, 0.2)],
         [],
         settings,
         NOW,
-        10,
         query="What does Caroline like?",
     )
-    speakers = {h.memory.content: h.relevance for h in with_speaker}
-    assert speakers[elsewhere.content] == 0  # no speaker metadata: no boost
+    assert _totals(with_speaker)[elsewhere.content] == 0  # no speaker metadata: no boost
     tagged = elsewhere.model_copy(update={"metadata": {"speaker": "Caroline"}})
-    boosted = fuse(
+    boosted = gather(
         [Candidate.of(question, 0.8), Candidate.of(tagged, 0.2)],
         [],
         settings,
         NOW,
-        10,
         query="What does Caroline like?",
     )
-    assert {h.memory.content: h.relevance for h in boosted}[tagged.content] == pytest.approx(
-        settings.speaker_weight
+    assert _totals(boosted)[tagged.content] == pytest.approx(settings.speaker_weight)
+    plain, named = (
+        fuse(
+            [Candidate.of(question, 0.8), Candidate.of(other, 0.2)],
+            [],
+            settings,
+            NOW,
+            10,
+            query="What does Caroline like?",
+        )
+        for other in (elsewhere, tagged)
     )
+    assert named[-1].relevance > plain[-1].relevance  # the speaker is evidence of relevance
 
 
 def test_named_speakers_are_found_and_left_out_of_the_query_text() -> None:
@@ -180,7 +217,7 @@ def test_search_matches_a_named_speaker_by_metadata_not_by_name(
 def test_weights_are_settings() -> None:
     relevance_only = RetrievalSettings(relevance_weight=1, importance_weight=0, recency_weight=0)
     hits = fuse([Candidate.of(m("x"), 0.3)], [], relevance_only, NOW, 5)
-    assert hits[0].score == pytest.approx(1.0)
+    assert hits[0].score == pytest.approx(hits[0].relevance)
     with pytest.raises(ValueError):
         RetrievalSettings(vector_weight=0, text_weight=0)
 
@@ -271,14 +308,25 @@ def _recall_at_1(bank: MemoryBank) -> float:
 def test_hybrid_beats_either_signal_alone(tmp_path: Path, embedder: LocalEmbedder) -> None:
     store = SQLiteStore(tmp_path / "r.db", dimension=embedder.dimension)
     bank = MemoryBank(store, embedder)
+    # Names are only in the text here (the lexical signal's strength): a null speaker keeps
+    # memorybank.sessions from reading one from the "Name: " prefix.
+    unknown = {"speaker": None}
     bank.save_many(
-        "u", [{"content": t, "ring": "episodic", "source": "conversation"} for t in TURNS]
+        "u",
+        [
+            {"content": t, "ring": "episodic", "source": "conversation", "metadata": unknown}
+            for t in TURNS
+        ],
     )
     scores = {}
+    # The turns are saved without sessions, so they now share an implicit one
+    # (memorybank.sessions); this fixture of eight people telling the same stories side by
+    # side is about fusing the two signals, so the neighbour step is left out of all three.
+    alone = {"context_weight": 0.0}
     for name, settings in {
-        "vector": RetrievalSettings(text_weight=0),
-        "text": RetrievalSettings(vector_weight=0),
-        "hybrid": RetrievalSettings(),
+        "vector": RetrievalSettings(text_weight=0, **alone),
+        "text": RetrievalSettings(vector_weight=0, **alone),
+        "hybrid": RetrievalSettings(**alone),
     }.items():
         bank.retrieval = settings
         scores[name] = _recall_at_1(bank)

@@ -490,14 +490,18 @@ def test_neighbours_within_a_session(store: Store) -> None:
     bobs = mem("bob", "bob turn", session_id="s1")
     put(store, [*turns[:3], *other, loose, *turns[3:], bobs], [vec(1)] * 10)
     found = store.neighbours([turns[2].id, loose.id, other[0].id], ALICE, window=2)
-    assert sorted((m.content, off) for m, off in found[turns[2].id]) == [
+    assert sorted((c.memory.content, off) for c, off in found[turns[2].id]) == [
         ("turn 0", -2),
         ("turn 1", -1),
         ("turn 3", 1),
         ("turn 4", 2),
     ]
-    assert [(m.content, off) for m, off in found[other[0].id]] == [("other 1", 1)]
+    assert [(c.memory.content, off) for c, off in found[other[0].id]] == [("other 1", 1)]
     assert loose.id not in found
+    # Filters pick among the neighbours; places are still counted over the whole session.
+    assert store.neighbours([turns[2].id], ALICE, 2, MemoryFilter(session_id="s2")) == {}
+    kept = store.neighbours([other[0].id], ALICE, 2, MemoryFilter(session_id="s2"))
+    assert [(c.memory.content, off) for c, off in kept[other[0].id]] == [("other 1", 1)]
     assert store.neighbours([turns[2].id], BOB, window=2) == {}
     assert store.neighbours([bobs.id], BOB, window=2) == {}
 

@@ -36,7 +36,7 @@ from rich.console import Console
 import memorybank
 from memorybank.bank import MemoryBank
 from memorybank.factory import build_embedder
-from memorybank.model import Category, Source
+from memorybank.model import Caller, Category, Source
 from memorybank.settings import Settings
 from memorybank.stores.postgres import PostgresStore
 from memorybank_bench.facts import FactGenerator
@@ -82,6 +82,18 @@ def measure_search(bank: MemoryBank, user: str, queries: Sequence[str]) -> list[
         bank.search(user, query, limit=10)
     return [
         _timed(functools.partial(bank.search, user, query, limit=10))[0]
+        for query in queries[WARMUP_SEARCHES:]
+    ]
+
+
+def measure_auto_recall(bank: MemoryBank, user: str, queries: Sequence[str]) -> list[float]:
+    """Wall time (s) of ``bank.context_for`` (a 500-token block) for each query, after the
+    same warm-up as :func:`measure_search`."""
+    caller = Caller(user_id=user)
+    for query in queries[:WARMUP_SEARCHES]:
+        bank.context_for(caller, query, 500)
+    return [
+        _timed(functools.partial(bank.context_for, caller, query, 500))[0]
         for query in queries[WARMUP_SEARCHES:]
     ]
 
@@ -164,6 +176,7 @@ def measure_size(
     gen = FactGenerator(f"queries-{n}")
     queries = [gen.query() for _ in range(samples + WARMUP_SEARCHES)]
     search = measure_search(bank, user, queries)
+    auto_recall = measure_auto_recall(bank, user, queries)
     recall = hnsw_recall = None
     if isinstance(bank.store, PostgresStore):
         vectors = bank.embedder.embed(queries)
@@ -191,6 +204,7 @@ def measure_size(
         load_avg=os.getloadavg()[0],
         recall=recall,
         hnsw_recall=hnsw_recall,
+        auto_recall=Percentiles.of(auto_recall),
     )
 
 

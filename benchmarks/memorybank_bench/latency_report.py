@@ -112,6 +112,9 @@ class LatencyRow:
     #: scopes exactly, so the two differ).
     recall: float | None = None
     hnsw_recall: float | None = None
+    #: ``MemoryBank.context_for`` (auto-recall: the always-loaded memories plus those relevant
+    #: to the query, a 500-token block) for the same queries as ``search``.
+    auto_recall: Percentiles | None = None
 
     @property
     def bulk_ratio(self) -> float:
@@ -204,12 +207,18 @@ class LatencyReport:
             "peak RSS MiB",
         ):
             table.add_column(name, justify="right")
+        with_auto = any(row.auto_recall is not None for row in self.rows)
+        if with_auto:
+            table.add_column("auto-recall p50 / p95 ms", justify="right")
         with_recall = any(row.recall is not None for row in self.rows)
         if with_recall:
             table.add_column("recall@10 search / HNSW", justify="right")
         table.add_column("targets")
         for row in self.rows:
             recall = [_recalls(row)] if with_recall else []
+            if with_auto:
+                auto = row.auto_recall
+                recall.insert(0, "-" if auto is None else f"{auto.p50:.1f} / {auto.p95:.1f}")
             table.add_row(
                 f"{row.n:,}",
                 f"{row.in_scope:,}",

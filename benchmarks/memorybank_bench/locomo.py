@@ -109,8 +109,18 @@ class Turn:
         caption = f" [shares an image: {self.blip_caption}]" if self.blip_caption else ""
         return f"{self.speaker}: {self.text}{caption}"
 
-    def as_item(self) -> dict[str, Any]:
-        """The ``save_many`` item for this turn: an episodic conversation memory."""
+    def as_item(self, bare: bool = False) -> dict[str, Any]:
+        """The ``save_many`` item for this turn: an episodic conversation memory. ``bare``
+        leaves out the session and speaker (an app that keeps no threads)."""
+        if bare:
+            return {
+                "content": self.content,
+                "ring": "episodic",
+                "source": "conversation",
+                "category": "context",
+                "occurred_at": self.occurred_at,
+                "metadata": {"dia_id": self.dia_id},
+            }
         return {
             "content": self.content,
             "ring": "episodic",
@@ -507,8 +517,11 @@ def _progress(console: Console) -> Progress:
     )
 
 
-def ingest(bank: MemoryBank, conversations: Sequence[Conversation], console: Console) -> float:
-    """Save every turn, one ``save_many`` per conversation (each conversation is one user).
+def ingest(
+    bank: MemoryBank, conversations: Sequence[Conversation], console: Console, bare: bool = False
+) -> float:
+    """Save every turn, one ``save_many`` per conversation (each conversation is one user);
+    ``bare``: without session and speaker (see :meth:`Turn.as_item`).
 
     Returns the wall time spent in those calls, embedding included, in seconds.
     """
@@ -516,7 +529,7 @@ def ingest(bank: MemoryBank, conversations: Sequence[Conversation], console: Con
     with _progress(console) as progress:
         task = progress.add_task("ingesting turns", total=sum(len(c.turns) for c in conversations))
         for conversation in conversations:
-            items = [turn.as_item() for turn in conversation.turns]
+            items = [turn.as_item(bare) for turn in conversation.turns]
             started = time.perf_counter()
             bank.save_many(conversation.sample_id, items)
             seconds += time.perf_counter() - started
@@ -549,12 +562,15 @@ def evaluate(
 
 
 def variants(base: RetrievalSettings, ablate: bool) -> list[tuple[str, RetrievalSettings]]:
-    """The retrieval settings to score: the base one, or vector-only, BM25-only and base."""
+    """The retrieval settings to score: the base one; or vector-only, BM25-only, plain (both
+    signals without the neighbour, speaker and time steps) and base."""
     if not ablate:
         return [("fused", base)]
+    plain = {"context_weight": 0.0, "speaker_weight": 0.0, "time_weight": 0.0}
     return [
         ("vector-only", base.model_copy(update={"text_weight": 0.0})),
         ("bm25-only", base.model_copy(update={"vector_weight": 0.0})),
+        ("plain", base.model_copy(update=plain)),
         ("fused", base),
     ]
 
@@ -600,12 +616,14 @@ def run_locomo(
     workdir: Path | None = None,
     retrieval: RetrievalSettings | None = None,
     console: Console | None = None,
+    bare: bool = False,
 ) -> LocomoReport:
     """Ingest the LoCoMo conversations at ``data`` (a file or a folder of ``*.json``) into a
     fresh bank and score retrieval for every question of categories 1–4 with evidence.
 
     With ``ablate``, the same questions are also scored with vector-only and BM25-only
     relevance. The bank lives in ``workdir/locomo.db`` (default: a temporary directory).
+    With ``bare``, turns are saved without session and speaker (:meth:`Turn.as_item`).
     """
     started = time.perf_counter()
     ks = _check_ks(ks)
@@ -615,7 +633,7 @@ def run_locomo(
     with _workdir(workdir) as folder:
         url = f"sqlite:///{_fresh_database(folder)}"
         with memorybank.open(url, **extra) as bank:
-            ingest_seconds = ingest(bank, conversations, console)
+            ingest_seconds = ingest(bank, conversations, console, bare)
             memories = sum(bank.count(c.sample_id) for c in conversations)
             base = bank.retrieval
             questions = _scored(conversations)

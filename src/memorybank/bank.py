@@ -22,8 +22,7 @@ import numpy as np
 from pydantic import ValidationError as PydanticValidationError
 
 from memorybank import transfer
-from memorybank.candidates import find as find_candidates
-from memorybank.candidates import neighbours as session_neighbours
+from memorybank.candidates import Pool
 from memorybank.consolidate import Consolidation
 from memorybank.consolidate import run as run_consolidation
 from memorybank.embedders.base import Embedder, Vectors
@@ -64,9 +63,11 @@ from memorybank.model import (
 )
 from memorybank.permissions import Action, adding, require, require_org_admin
 from memorybank.policy import PolicySettings, to_third_person, validate_memory
-from memorybank.recalls import Recalls
+from memorybank.recall import context_for
 from memorybank.reindex import ProgressFn, reindex_all
-from memorybank.retrieval import RetrievalSettings, fuse
+from memorybank.reinforcement import Reinforcements
+from memorybank.retrieval import RetrievalSettings
+from memorybank.sessions import assign_sessions, latest_turn
 from memorybank.settle import settled_judge
 from memorybank.stores.base import Order, PlanOutcome, Store
 from memorybank.stores.insights_sql import usage_sink
@@ -117,8 +118,9 @@ class MemoryBank:
         self.policy = policy or PolicySettings()
         self.retrieval = retrieval or RetrievalSettings()
         self.query_cache = QueryVectorCache(query_cache_size)
-        self.recalls = Recalls(store)  # what searches return reinforces it (importance decay)
-        self.usage = Usage(usage_sink(store))  # searches, refused saves…: seed 002's metrics
+        # What searches return is reinforced (importance decay); usage feeds seed 002's metrics.
+        self.reinforcements = Reinforcements(store)
+        self.usage = Usage(usage_sink(store))
         self._probes: ThreadPoolExecutor | None = None
         self._probe_lock = threading.Lock()
         self.write_limiter: RateLimiter | None = None
@@ -165,7 +167,7 @@ class MemoryBank:
             probes, self._probes = self._probes, None
         if probes is not None:
             probes.shutdown(wait=True)
-        self.recalls.flush()
+        self.reinforcements.flush()
         self.usage.flush()
         self.store.close()
         self.embedder.close()
@@ -281,6 +283,10 @@ class MemoryBank:
                 raise ValidationError(f"{where}{exc}", field=exc.field) from exc
             except PydanticValidationError as exc:
                 raise ValidationError(where + pydantic_message(exc)) from exc
+        turns = assign_sessions(
+            [m for m, _, _ in prepared], lambda: latest_turn(self, user_id, project_id)
+        )
+        prepared = [(m, c, r) for m, (_, c, r) in zip(turns, prepared, strict=True)]
         for action in {adding(memory.source) for memory, _, _ in prepared}:
             require(role, action, project_id)
         if on_conflict == "supersede":
@@ -370,8 +376,10 @@ class MemoryBank:
         session_id: str | None = None,
         source: Source | str | Sequence[str] | None = None,
         include_superseded: bool = False,
+        min_relevance: float = 0.0,
     ) -> list[SearchHit]:
-        """Hybrid search (vectors + BM25, weighted by importance and recency), best first.
+        """Hybrid search (vectors + BM25, weighted by importance and recency), best first;
+        only hits whose calibrated ``relevance`` is at least ``min_relevance``.
 
         >>> _ = bank.save("u1", "User prefers TypeScript", "preference")
         >>> [h.memory.content for h in bank.search("u1", "programming language")]
@@ -395,25 +403,19 @@ class MemoryBank:
             source=source,
             superseded=None if include_superseded else False,
         )
-        k = max(self.retrieval.candidates, limit * 3)
-        vector_of = functools.partial(self.query_cache.vector, self.embedder)
-        vector_hits, text_hits = find_candidates(
-            self.store, vector_of, self.retrieval, self._probe_pool, scope_set, query, k, filters
-        )
-        hits = [*vector_hits, *text_hits]
-        neighbours = session_neighbours(self.store, self.retrieval, scope_set, filters, hits)
-        found = fuse(
-            vector_hits,
-            text_hits,
-            self.retrieval,
-            utcnow(),
-            limit,
-            query=query,
-            neighbours=neighbours,
-        )
-        self.recalls.note(found)
+        found = self.pool().ranked(scope_set, query, limit, filters, utcnow(), min_relevance)
+        self.reinforcements.note(found)
         self.usage.searched(user_id, hits=len(found))  # recall hit rate: searches that found any
         return found
+
+    def context_for(self, ctx: Caller, message: str, budget_tokens: int = 500) -> str:
+        """The always-loaded and relevant memories for ``message`` (:mod:`memorybank.recall`)."""
+        return context_for(self, ctx, message, budget_tokens)
+
+    def pool(self) -> Pool:
+        """Where :meth:`search` looks: its candidates and their evidence."""
+        vector_of = functools.partial(self.query_cache.vector, self.embedder)
+        return Pool(self.store, vector_of, self.retrieval, self._probe_pool)
 
     def recent(
         self,

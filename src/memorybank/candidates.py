@@ -11,10 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
+from dataclasses import dataclass
+from datetime import datetime
 
 from memorybank.embedders.base import Vectors
-from memorybank.model import Memory, MemoryFilter, ScopeSet
-from memorybank.retrieval import RetrievalSettings, neutral_query, speakers_named
+from memorybank.errors import ValidationError
+from memorybank.model import MemoryFilter, ScopeSet, SearchHit
+from memorybank.retrieval import (
+    Evidence,
+    Neighbours,
+    RetrievalSettings,
+    fuse,
+    gather,
+    neutral_query,
+    speakers_named,
+)
 from memorybank.stores.base import Candidate, Store
 
 #: The query vector of a text (from the bank's query cache).
@@ -68,16 +79,92 @@ def neighbours(
     scope_set: ScopeSet,
     filters: MemoryFilter,
     hits: Sequence[Candidate],
-) -> dict[str, list[tuple[Memory, int]]]:
+) -> dict[str, list[tuple[Candidate, int]]]:
     """Session neighbours of the conversation candidates, kept only if they meet the
     filters too (a neighbour joins the results)."""
     if not settings.context_weight or not settings.context_window:
         return {}
     ids = sorted({h.id for h in hits if h.session_id is not None})
-    found = store.neighbours(ids, scope_set, settings.context_window)
-    return {
-        key: [(m, off) for m, off in around if filters.matches(m)] for key, around in found.items()
-    }
+    return store.neighbours(ids, scope_set, settings.context_window, filters)
 
 
-__all__ = ["VectorOf", "find", "neighbours"]
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """Where a search looks: the store, how to embed the query, the settings and the
+    executor for the speaker probe (see :func:`find`)."""
+
+    store: Store
+    vector_of: VectorOf
+    settings: RetrievalSettings
+    probes: Callable[[], Executor]
+
+    def collect(
+        self, scope_set: ScopeSet, query: str, k: int, filters: MemoryFilter
+    ) -> tuple[list[Candidate], list[Candidate], Neighbours]:
+        """The vector and text candidates of ``query`` and their session neighbours."""
+        vector_hits, text_hits = find(
+            self.store, self.vector_of, self.settings, self.probes, scope_set, query, k, filters
+        )
+        # Only the best of each list pass relevance to their neighbours: what the others would
+        # pass is small, and a neighbour of a better one is reached from it.
+        reach = self.settings.context_candidates
+        hits = [*vector_hits[:reach], *text_hits[:reach]]
+        return (
+            vector_hits,
+            text_hits,
+            neighbours(self.store, self.settings, scope_set, filters, hits),
+        )
+
+    def evidence(
+        self, scope_set: ScopeSet, query: str, filters: MemoryFilter, now: datetime
+    ) -> list[Evidence]:
+        """Every candidate's :class:`~memorybank.retrieval.Evidence` (what calibration is
+        fitted on)."""
+        vector_hits, text_hits, around = self.collect(
+            scope_set, query, self.settings.candidates, filters
+        )
+        return gather(vector_hits, text_hits, self.settings, now, query=query, neighbours=around)
+
+    def ranked(
+        self,
+        scope_set: ScopeSet,
+        query: str,
+        limit: int,
+        filters: MemoryFilter,
+        now: datetime,
+        min_relevance: float = 0.0,
+    ) -> list[SearchHit]:
+        """The best ``limit`` hits with at least ``min_relevance``, best first.
+
+        The first ``settings.candidates`` per signal are always ranked, whatever ``limit``,
+        so the top k is a prefix of the top k + n. Only when more hits are asked for than that
+        pool holds is a wider pool searched, for the hits after it.
+        """
+        if not 0.0 <= min_relevance <= 1.0:
+            raise ValidationError(
+                f"min_relevance {min_relevance} must be between 0 and 1", field="min_relevance"
+            )
+        k = self.settings.candidates
+
+        def rank(size: int, n: int) -> list[SearchHit]:
+            vector_hits, text_hits, around = self.collect(scope_set, query, size, filters)
+            return fuse(
+                vector_hits,
+                text_hits,
+                self.settings,
+                now,
+                n,
+                query=query,
+                neighbours=around,
+                min_relevance=min_relevance,
+            )
+
+        hits = rank(k, limit)
+        if len(hits) >= limit or limit <= k:
+            return hits
+        seen = {h.memory.id for h in hits}
+        wider = rank(limit * 3, limit * 3)
+        return [*hits, *(h for h in wider if h.memory.id not in seen)][:limit]
+
+
+__all__ = ["Pool", "VectorOf", "find", "neighbours"]

@@ -24,13 +24,13 @@ is filled as far as whole memories allow. Raw conversation transcripts
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memorybank.errors import ValidationError
 from memorybank.model import Caller, Category, Domain, Memory, Ring, Source
+from memorybank.retrieval import RECALL_MIN_RELEVANCE
 from memorybank.tokens import Encoding, count_tokens, truncate_to_tokens
 
 if TYPE_CHECKING:
@@ -38,6 +38,14 @@ if TYPE_CHECKING:
 
 FETCH_LIMIT = 200
 """At most this many memories are read per group: more would never fit a prompt anyway."""
+
+RECALL_LIMIT = 30
+"""At most this many memories relevant to a message are considered for a prompt."""
+
+RECALL_COMPANIONS = 0.1
+"""Once the best memory for a message passes the cut-off, others join it down to this share
+of the cut-off: an answer is often spread over several memories less sure one by one (on
+LoCoMo, see ``docs/retrieval.md``)."""
 
 # Tokens that joining rendered pieces can save at most, in practice (a line break merging
 # with the blank line after it); used only to skip hopeless candidates without counting.
@@ -62,6 +70,10 @@ _NOT_HOW_TO = (Ring.SEMANTIC, Ring.EPISODIC)
 _ANGLES = str.maketrans({"<": "‹", ">": "›", "＜": "‹", "＞": "›", "﹤": "‹", "﹥": "›"})
 # Bidirectional overrides and isolates can make text display differently from how it reads.
 _BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+# Unicode categories Cc (controls), Cs (lone surrogates), Zl and Zp (line and paragraph
+# separators), and the bidi characters: one regular expression, not a lookup per character (a
+# prompt renders a few hundred memories).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff" + "".join(sorted(_BIDI)) + "]")
 _FENCE = re.compile(r"`{3,}|~{3,}")
 _LEADING = re.compile(r"^[\s#]+")
 # A run of "#" standing as a word ("## System") reads as a header even mid-line.
@@ -84,11 +96,7 @@ def sanitize_memory_text(text: str) -> str:
     >>> sanitize_memory_text(" \\x00\\u2028 ")
     ''
     """
-    chars = [
-        " " if unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp") or ch in _BIDI else ch
-        for ch in text
-    ]
-    flat = " ".join("".join(chars).split()).translate(_ANGLES)
+    flat = " ".join(_UNSAFE.sub(" ", text).split()).translate(_ANGLES)
     flat = _FENCE.sub(lambda m: m.group(0)[0], flat)
     flat = _LEADING.sub("", flat)
     return _HASHES.sub(lambda m: "＃" * len(m.group(0)), flat)
@@ -214,18 +222,44 @@ def _lines(memories: Sequence[Memory]) -> list[str]:
 # --------------------------------------------------------------------------------------------
 
 
+def _relevant(
+    bank: MemoryBank, ctx: Caller, message: str, min_relevance: float, shown: set[str]
+) -> list[Memory]:
+    """The memories relevant to ``message`` (calibrated relevance at least ``min_relevance``),
+    best first, leaving out those already pre-loaded."""
+    if not message.strip():
+        return []
+    hits = bank.search(
+        ctx.user_id,
+        message,
+        project_id=ctx.project_id,
+        limit=RECALL_LIMIT,
+        min_relevance=min_relevance * RECALL_COMPANIONS,
+    )
+    if not hits or max(h.relevance for h in hits) < min_relevance:
+        return []
+    return [h.memory for h in hits if h.memory.id not in shown]
+
+
 def system_prompt(
     bank: MemoryBank,
     ctx: Caller,
     guidance: str,
     budget_tokens: int = 500,
     encoding: Encoding = "o200k_base",
+    *,
+    message: str | None = None,
+    min_relevance: float = RECALL_MIN_RELEVANCE,
 ) -> str:
     """``guidance`` plus the pre-loaded memories, in at most ``budget_tokens`` tokens.
 
     The user's identity, preference and relationship memories come first ("About This
     User"), then every memory of ``ctx.project_id`` if set ("About This Workspace"); each
-    group by importance, then newest first. When the guidance alone does not fit it is
+    group by importance, then newest first. Given the user's current ``message``, the
+    memories relevant to it (calibrated relevance at least ``min_relevance``, see
+    :data:`~memorybank.retrieval.RECALL_MIN_RELEVANCE`) come last as "Relevant To This
+    Message", best first, and take the budget before the workspace does; when nothing is
+    relevant, nothing is added. When the guidance alone does not fit it is
     truncated and no memory is included; when no memory fits (or ``ctx.memory_enabled`` is
     off) the guidance is returned alone.
 
@@ -252,31 +286,29 @@ def system_prompt(
         return truncate_to_tokens(guidance, budget, encoding)
     if not ctx.memory_enabled:
         return guidance
+    about = _fetch(
+        bank,
+        ctx.user_id,
+        scopes="user",
+        category=(Category.IDENTITY, Category.PREFERENCE, Category.RELATIONSHIP),
+    )
+    workspace = (
+        []
+        if ctx.project_id is None
+        else _fetch(bank, ctx.user_id, project_id=ctx.project_id, scopes="project")
+    )
+    shown = {m.id for m in (*about, *workspace)}
+    relevant = [] if message is None else _relevant(bank, ctx, message, min_relevance, shown)
     sections = [
-        _Section(
-            "## About This User\n",
-            _lines(
-                _fetch(
-                    bank,
-                    ctx.user_id,
-                    scopes="user",
-                    category=(Category.IDENTITY, Category.PREFERENCE, Category.RELATIONSHIP),
-                )
-            ),
-        )
+        _Section("## About This User\n", _lines(about)),
+        _Section("## About This Workspace\n", _lines(workspace)),
+        _Section("## Relevant To This Message\n", _lines(relevant)),
     ]
-    if ctx.project_id is not None:
-        sections.append(
-            _Section(
-                "## About This Workspace\n",
-                _lines(_fetch(bank, ctx.user_id, project_id=ctx.project_id, scopes="project")),
-            )
-        )
     if not any(s.lines for s in sections):
         return guidance
     lead = guidance.rstrip() + "\n\n" if guidance.strip() else ""
     prefix = f"{lead}{OPEN_TAG}\n{SYSTEM_NOTE}\n"
-    text = _fill(prefix, sections, CLOSE_TAG, range(len(sections)), budget, encoding)
+    text = _fill(prefix, sections, CLOSE_TAG, (0, 2, 1), budget, encoding)
     if text is None or not any(any(s.kept) for s in sections):
         return guidance
     return text
@@ -400,6 +432,8 @@ __all__ = [
     "CONTEXT_NOTE",
     "FETCH_LIMIT",
     "OPEN_TAG",
+    "RECALL_COMPANIONS",
+    "RECALL_LIMIT",
     "SYSTEM_NOTE",
     "get_context",
     "parse_focus",

@@ -45,7 +45,8 @@ from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 
 from memorybank import __version__
-from memorybank.errors import MemoryBankError
+from memorybank.errors import MemoryBankError, ValidationError
+from memorybank.recall import context_for
 from memorybank.tools import ToolContext, call, to_mcp, toolkit
 from memorybank.tools import profile as get_profile
 
@@ -56,9 +57,11 @@ if TYPE_CHECKING:
     from memorybank.bank import MemoryBank
 
 __all__ = [
+    "RECALL_PROMPT",
     "ContextFactory",
     "build_server",
     "mcp_http_app",
+    "recall_prompt",
     "run_stdio",
     "serve_stdio",
     "to_content",
@@ -90,6 +93,51 @@ def to_content(result: Any) -> types.CallToolResult:
         text = json.dumps(result, ensure_ascii=False)
     failed = isinstance(result, dict) and result.get("success") is False
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=failed)
+
+
+RECALL_PROMPT = types.Prompt(
+    name="recall_context",
+    title="Memories for this message",
+    description=(
+        "The user's always-loaded memories and those relevant to their current message "
+        "(auto-recall), to read before answering. Nothing beyond the always-loaded part when "
+        "nothing remembered is relevant."
+    ),
+    arguments=[
+        types.PromptArgument(name="message", description="The user's message.", required=True),
+        types.PromptArgument(
+            name="budget_tokens", description="At most this many tokens (default 500)."
+        ),
+    ],
+)
+"""The MCP prompt of auto-recall (:func:`memorybank.recall.context_for`)."""
+
+
+def recall_prompt(
+    bank: MemoryBank, ctx: ToolContext, name: str, arguments: dict[str, str]
+) -> types.GetPromptResult:
+    """The ``recall_context`` prompt for ``arguments``; :class:`~memorybank.ValidationError`
+    for another name or bad arguments.
+
+    >>> _ = bank.save("ada", "User is allergic to peanuts", "identity")
+    >>> result = recall_prompt(bank, ToolContext(user_id="ada"), "recall_context",
+    ...                        {"message": "Can I eat satay?"})
+    >>> "allergic to peanuts" in result.messages[0].content.text
+    True
+    """
+    if name != RECALL_PROMPT.name:
+        raise ValidationError(f"no prompt {name!r}: use {RECALL_PROMPT.name!r}", field="name")
+    message = arguments.get("message")
+    if not message or not message.strip():
+        raise ValidationError("the message argument is required", field="message")
+    raw = arguments.get("budget_tokens", "500")
+    if not raw.strip().isdigit():
+        raise ValidationError(f"budget_tokens {raw!r} is not a whole number", field="budget_tokens")
+    text = context_for(bank, ctx, message, int(raw))
+    return types.GetPromptResult(
+        description=RECALL_PROMPT.description,
+        messages=[types.PromptMessage(role="user", content=types.TextContent(text=text))],
+    )
 
 
 def _resolver(ctx: ToolContext | ContextFactory) -> ContextFactory:
@@ -145,6 +193,18 @@ def build_server(
         entry = in_project.get(name)  # the variant's arguments are a superset
         return None if entry is None else dict(entry["inputSchema"])
 
+    async def list_prompts(
+        request_ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[RECALL_PROMPT])
+
+    async def get_prompt(
+        request_ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        return await anyio.to_thread.run_sync(
+            recall_prompt, bank, context_of(request_ctx), params.name, params.arguments or {}
+        )
+
     instructions = chosen.guidance
     if isinstance(ctx, ToolContext):
         instructions = toolkit(chosen, ctx).guidance
@@ -157,6 +217,8 @@ def build_server(
         get_tool_input_schema=input_schema,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
     )
 
 

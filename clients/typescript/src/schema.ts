@@ -582,6 +582,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/context": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Recall Context
+         * @description The always-loaded memories plus those relevant to ``message`` above ``min_relevance``,
+         *     within ``budget`` tokens; nothing beyond the always-loaded part when nothing is relevant.
+         */
+        post: operations["recall_context"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/settings/providers": {
         parameters: {
             query?: never;
@@ -941,6 +962,28 @@ export interface components {
             merged_count: number;
             /** Merges */
             merges: components["schemas"]["MergeView"][];
+        };
+        /**
+         * ContextRequest
+         * @description ``POST /api/context``: the user's current message and how much room the block has.
+         */
+        ContextRequest: {
+            /** Message */
+            message: string;
+            /** Thread Id */
+            thread_id?: string | null;
+            /**
+             * Budget
+             * @default 500
+             */
+            budget?: number;
+            /**
+             * Min Relevance
+             * @default 0.15
+             */
+            min_relevance?: number;
+            /** Profile */
+            profile?: string | null;
         };
         /**
          * Count
@@ -1514,6 +1557,16 @@ export interface components {
             searches_with_hits: number;
             /** Hit Rate */
             hit_rate: number | null;
+        };
+        /**
+         * RecalledContext
+         * @description The memory block for one message, and its size in tokens.
+         */
+        RecalledContext: {
+            /** Context */
+            context: string;
+            /** Tokens */
+            tokens: number;
         };
         /** Retention */
         Retention: {
@@ -4738,6 +4791,111 @@ export interface operations {
             };
             /** @description A parameter or field is invalid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    recall_context: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ContextRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecalledContext"];
+                };
+            };
+            /** @description The request body is not valid JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid API key (auth mode only) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller's role does not allow this, or a write from another site's page */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such memory, plan, thread, profile or project, or not the caller's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Host header is not an allowed host (MEMORYBANK_ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A parameter or field is invalid */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many writes by this user in a minute: retry after Retry-After seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

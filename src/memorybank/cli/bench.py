@@ -132,19 +132,79 @@ def bench_locomo(
         Path | None,
         typer.Option("--workdir", help="Where to build the database (default: a temp dir)."),
     ] = None,
+    bare: Annotated[
+        bool,
+        typer.Option("--bare", help="Save the turns without session_id and speaker metadata."),
+    ] = False,
 ) -> None:
     """Retrieval quality on LoCoMo: every turn ingested, every question searched."""
     with bench_installed():
         from memorybank_bench.locomo import run_locomo
 
     console = stdout()
-    report = run_locomo(data, ks=_parse_sizes(ks), ablate=ablate, workdir=workdir, console=console)
+    report = run_locomo(
+        data, ks=_parse_sizes(ks), ablate=ablate, workdir=workdir, console=console, bare=bare
+    )
     console.print(report.table())
     if json_out is not None:
         json_out.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
         console.print(f"Wrote {json_out}.")
     if chart is not None:
         console.print(f"Wrote {report.chart(chart)}.")
+
+
+@bench_app.command("calibrate")
+@handles_errors
+def bench_calibrate(
+    data: Annotated[
+        Path,
+        typer.Option("--data", help="The data folder holding locomo/ and facts/."),
+    ],
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the report as JSON to this file.")
+    ] = None,
+) -> None:
+    """Fit the relevance calibration and score it on held-out conversations."""
+    with bench_installed():
+        from memorybank_bench.calibrate import run_calibration
+
+    console = stdout()
+    report = run_calibration(data, console=console)
+    console.print(report.table())
+    if json_out is not None:
+        json_out.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
+        console.print(f"Wrote {json_out}.")
+
+
+@bench_app.command("recall")
+@handles_errors
+def bench_recall(
+    data: Annotated[
+        Path,
+        typer.Option("--data", help="locomo_dev.json, or a folder of LoCoMo-format .json files."),
+    ],
+    budget: Annotated[int, typer.Option("--budget", help="Tokens of the memory block.")] = 500,
+    cutoffs: Annotated[
+        str, typer.Option("--min-relevance", help="Comma-separated cut-offs to measure.")
+    ] = "0,0.15",
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the report as JSON to this file.")
+    ] = None,
+) -> None:
+    """Auto-recall on LoCoMo: evidence in the memory block, tokens spent on the wrong user."""
+    with bench_installed():
+        from memorybank_bench.recall import run_recall
+
+    try:
+        levels = [float(part) for part in cutoffs.split(",") if part.strip()]
+    except ValueError as exc:
+        raise typer.BadParameter(f"{cutoffs!r} is not a comma-separated list of numbers") from exc
+    console = stdout()
+    report = run_recall(data, budget=budget, cutoffs=levels, console=console)
+    console.print(report.table())
+    if json_out is not None:
+        json_out.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
+        console.print(f"Wrote {json_out}.")
 
 
 @bench_app.command("integrity")

@@ -329,11 +329,16 @@ class Store(Protocol):
         ...
 
     def neighbours(
-        self, memory_ids: Sequence[str], scopes: ScopeSet, window: int
-    ) -> dict[str, list[tuple[Memory, int]]]:
+        self,
+        memory_ids: Sequence[str],
+        scopes: ScopeSet,
+        window: int,
+        filters: MemoryFilter | None = None,
+    ) -> dict[str, list[tuple[Candidate, int]]]:
         """For each given memory that has a ``session_id``: the memories of the same session
         and scope at most ``window`` places before or after it (in the order they were
-        stored), with their offset (-2, -1, 1, 2 …). Memories without a session get none."""
+        stored; places are counted over all of them), with their offset (-2, -1, 1, 2 …),
+        keeping those that meet ``filters``. Memories without a session get none."""
         ...
 
     def existing_ids(self, memory_ids: Sequence[str]) -> set[str]:

@@ -1,7 +1,8 @@
 """What the SQLite and PostgreSQL stores share: every :class:`~memorybank.stores.base.Store`
 method whose SQL is the same in both, written once over a
 :class:`~memorybank.stores.sql.Dialect`, and the public transaction API. The forget-plan
-methods (seed 003) are in its base :class:`~memorybank.stores.sql_forget.SqlForgetPlans`.
+methods (seed 003) are in its base :class:`~memorybank.stores.sql_forget.SqlForgetPlans`, the
+org members' in :class:`~memorybank.stores.sql_orgs.SqlOrgMembers`.
 
 A backend (:class:`~memorybank.stores.sqlite.SQLiteStore`,
 :class:`~memorybank.stores.postgres.PostgresStore`) subclasses :class:`SqlStore` and supplies
@@ -61,6 +62,7 @@ from memorybank.stores.base import (
 )
 from memorybank.stores.sql import Dialect, Transaction, changed_values, chunks, scope_keys, upsert
 from memorybank.stores.sql_forget import SqlForgetPlans
+from memorybank.stores.sql_orgs import SqlOrgMembers
 
 TxnT = TypeVar("TxnT", bound=Transaction)
 #: A migration: version, name, SQL (as the backend's ``_run_migration`` runs it).
@@ -80,7 +82,7 @@ _CHANNEL_OF_SOURCE = {
 _SET_META = upsert("meta", "key, value", "key")
 
 
-class SqlStore(SqlForgetPlans[TxnT]):
+class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
     """A :class:`~memorybank.stores.base.Store` over SQL tables; see the module documentation.
 
     ``TxnT`` is the backend's transaction, which its hooks receive.
@@ -515,10 +517,16 @@ class SqlStore(SqlForgetPlans[TxnT]):
     ) -> list[Memory]:
         """Memories visible through ``scopes`` meeting ``filters``, in ``order``."""
         d = self.dialect
-        select = self._select_m(d.m_columns, scopes, filters)
+        select = self._select_m(f"m.{d.rowid}", scopes, filters)
         if select is None:
             return []
-        sql = f"{select[0]} ORDER BY {d.orders[order]} LIMIT ? OFFSET ?"
+        # The page's row ids are chosen first, sorting only the ordering columns: sorting whole
+        # rows took most of a prompt's time in a scope of 10,000 memories.
+        by = d.orders[order]
+        sql = (
+            f"SELECT {d.m_columns} FROM memories m WHERE m.{d.rowid} IN "
+            f"({select[0]} ORDER BY {by} LIMIT ? OFFSET ?) ORDER BY {by}"
+        )
         with self.reading() as txn:
             rows = txn.fetch(sql, [*select[1], limit, offset])
         return [d.memory(r) for r in rows]
@@ -564,19 +572,30 @@ class SqlStore(SqlForgetPlans[TxnT]):
         with self.reading() as txn:
             return self._hybrid(txn, keys, q, query, k, filters)
 
-    def _rows_by_rowid(self, txn: TxnT, rowids: Sequence[int]) -> list[tuple[Any, ...]]:
-        """Memory rows by row id, in no particular order."""
+    def _rows_by_rowid(
+        self, txn: TxnT, rowids: Sequence[int], filters: MemoryFilter | None = None
+    ) -> list[tuple[Any, ...]]:
+        """Memory rows by row id (those that meet ``filters``), in no particular order."""
         d = self.dialect
+        where, more = d.filter_sql(filters or MemoryFilter())
         rows: list[tuple[Any, ...]] = []
         for chunk in chunks(rowids, d.list_max):
-            condition, params = d.any_of(d.rowid, chunk, "bigint")
-            rows += txn.fetch(f"SELECT {d.columns} FROM memories WHERE {condition}", params)
+            condition, params = d.any_of(f"m.{d.rowid}", chunk, "bigint")
+            rows += txn.fetch(
+                f"SELECT {d.m_columns} FROM memories m WHERE {condition} AND {where}",
+                [*params, *more],
+            )
         return rows
 
     def neighbours(
-        self, memory_ids: Sequence[str], scopes: ScopeSet, window: int
-    ) -> dict[str, list[tuple[Memory, int]]]:
-        """Memories of the same session within ``window`` places of each given one."""
+        self,
+        memory_ids: Sequence[str],
+        scopes: ScopeSet,
+        window: int,
+        filters: MemoryFilter | None = None,
+    ) -> dict[str, list[tuple[Candidate, int]]]:
+        """Memories of the same session within ``window`` places of each given one (those
+        that meet ``filters``), as candidates whose memory is built only when read."""
         keys = scope_keys(scopes)
         if not memory_ids or not keys or window <= 0:
             return {}
@@ -609,11 +628,12 @@ class SqlStore(SqlForgetPlans[TxnT]):
         params = [*id_params, *key_params, window, window, *given_params]
         with self.reading() as txn:
             pairs = [(str(r[0]), int(r[1]), int(r[2])) for r in txn.fetch(sql, params)]
-            rows = self._rows_by_rowid(txn, sorted({rid for _, rid, _ in pairs}))
-        memories = {int(r[0]): d.memory(r) for r in rows}
-        out: dict[str, list[tuple[Memory, int]]] = {}
+            rows = self._rows_by_rowid(txn, sorted({rid for _, rid, _ in pairs}), filters)
+        found = {int(r[0]): Candidate(r, 0.0, d.memory, d.speaker(r[9])) for r in rows}
+        out: dict[str, list[tuple[Candidate, int]]] = {}
         for mid, rid, offset in pairs:
-            out.setdefault(mid, []).append((memories[rid], offset))
+            if (candidate := found.get(rid)) is not None:
+                out.setdefault(mid, []).append((candidate, offset))
         return out
 
     def existing_ids(self, memory_ids: Sequence[str]) -> set[str]:
@@ -721,33 +741,6 @@ class SqlStore(SqlForgetPlans[TxnT]):
                 out[name] = 0 if row is None else int(row[0])
             out.update(self._sizes(txn))
         return out
-
-    # -- orgs -------------------------------------------------------------------------------
-
-    def add_org_member(self, org_id: str, user_id: str) -> None:
-        """Record that ``user_id`` belongs to ``org_id`` (adding twice changes nothing)."""
-        with self.writing() as txn:
-            txn.execute(
-                "INSERT INTO org_members (org_id, user_id, added_us) VALUES (?, ?, ?) "
-                "ON CONFLICT DO NOTHING",
-                (org_id, user_id, to_us(datetime.now(UTC))),
-            )
-
-    def remove_org_member(self, org_id: str, user_id: str) -> bool:
-        """Remove ``user_id`` from ``org_id``; whether they were a member."""
-        with self.writing() as txn:
-            changed = txn.execute(
-                "DELETE FROM org_members WHERE org_id = ? AND user_id = ?", (org_id, user_id)
-            )
-        return changed > 0
-
-    def org_users(self, org_id: str) -> list[str]:
-        """The users of ``org_id``, sorted."""
-        with self.reading() as txn:
-            rows = txn.fetch(
-                "SELECT user_id FROM org_members WHERE org_id = ? ORDER BY user_id", (org_id,)
-            )
-        return [str(r[0]) for r in rows]
 
 
 __all__ = ["Migration", "SqlStore"]

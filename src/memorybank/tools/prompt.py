@@ -14,11 +14,17 @@ if TYPE_CHECKING:
 
 
 def system_prompt(
-    bank: MemoryBank, ctx: ToolContext, profile: str = "default", budget_tokens: int = 500
+    bank: MemoryBank,
+    ctx: ToolContext,
+    profile: str = "default",
+    budget_tokens: int = 500,
+    *,
+    message: str | None = None,
 ) -> str:
     """Profile ``profile``'s guidance plus the caller's pre-loaded memories (identity,
-    preference and relationship first, then the project's), never over ``budget_tokens``
-    o200k tokens.
+    preference and relationship first, then the project's) and, given the user's current
+    ``message``, the memories relevant to it (auto-recall, :mod:`memorybank.recall`), never
+    over ``budget_tokens`` o200k tokens.
 
     >>> from memorybank.tools import ToolContext
     >>> _ = bank.save("u1", "User prefers dark mode", "preference")
@@ -29,7 +35,7 @@ def system_prompt(
     </memories>
     """
     guidance = find_profile(profile).guidance
-    text = memory_block(bank, ctx, guidance, budget_tokens)
+    text = memory_block(bank, ctx, guidance, budget_tokens, message=message)
     # Seed 002 §8.3: how large the memory block is, and its share of the system prompt.
     total = count_tokens(text)
     block = max(0, total - count_tokens(guidance)) if text != guidance else 0

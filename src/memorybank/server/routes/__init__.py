@@ -10,6 +10,7 @@ from fastapi import APIRouter
 from memorybank.server.routes import (
     accounts,
     bank,
+    context,
     data,
     events,
     forget,
@@ -35,6 +36,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     tidy.router,
     threads.router,
     tools.router,
+    context.router,
     providers.router,
     events.router,
     webhooks.router,

@@ -23,12 +23,12 @@ log = logging.getLogger(__name__)
 FLUSH_SECONDS = 30.0
 
 
-class Recalls:
+class Reinforcements:
     """Recalled memory ids on their way to :meth:`Store.reinforce`.
 
-    >>> recalls = Recalls(bank.store)
-    >>> recalls.note([])
-    >>> recalls.pending
+    >>> pending = Reinforcements(bank.store)
+    >>> pending.note([])
+    >>> pending.pending
     0
     """
 
@@ -65,4 +65,4 @@ class Recalls:
             log.warning("could not record %d recalled memories", len(ids), exc_info=True)
 
 
-__all__ = ["FLUSH_SECONDS", "Recalls"]
+__all__ = ["FLUSH_SECONDS", "Reinforcements"]

@@ -1,0 +1,58 @@
+"""The auto-recall and calibration benchmarks, on a tiny LoCoMo-format file."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+from memorybank.embedders.local import LocalEmbedder
+from memorybank.retrieval import Calibration
+from memorybank_bench.calibrate import KINDS, auroc, run_calibration
+from memorybank_bench.recall import run_recall
+from test_bench_locomo import SAMPLE, _quiet, _write
+
+
+def _two(tmp_path: Path) -> Path:
+    other = copy.deepcopy(SAMPLE)
+    other["sample_id"] = "conv-other"
+    other["conversation"]["session_1"][2]["text"] = "I bought a red kayak for the lake."
+    other["qa"][0]["question"] = "What did Ann buy for the lake?"
+    return _write(tmp_path / "two.json", [SAMPLE, other])
+
+
+def test_run_recall(tmp_path: Path, embedder: LocalEmbedder) -> None:
+    report = run_recall(_two(tmp_path), budget=200, cutoffs=(0.0, 0.15), console=_quiet())
+    assert report.questions == 2 and [r.min_relevance for r in report.results] == [0.0, 0.15]
+    everything, cut = report.results
+    assert everything.evidence_recall == 1.0  # 8 short turns fit in 200 tokens
+    assert 0 < everything.own_tokens <= 200 and everything.other_not_empty == 1.0
+    assert cut.other_tokens <= everything.other_tokens
+    assert json.loads(json.dumps(report.as_dict()))["budget"] == 200
+    assert report.table().row_count == 2
+
+
+def test_run_calibration(tmp_path: Path, embedder: LocalEmbedder) -> None:
+    folder = tmp_path / "data"
+    (folder / "locomo").mkdir(parents=True)
+    (folder / "facts").mkdir()
+    (folder / "locomo" / "locomo_dev.json").write_text(_two(tmp_path).read_text())
+    pairs = [
+        {"a": "User lives in Leeds", "b": "User is based in Leeds", "label": "duplicate"},
+        {"a": "User has a dog named Biscuit", "b": "User's dog is Biscuit", "label": "duplicate"},
+        {"a": "User plays the cello", "b": "User no longer plays the cello", "label": "update"},
+        {"a": "User runs marathons", "b": "User ran the Berlin marathon", "label": "distinct"},
+    ]
+    (folder / "facts" / "pairs_dev.jsonl").write_text("\n".join(json.dumps(p) for p in pairs))
+    report = run_calibration(folder, console=_quiet())
+    assert isinstance(report.calibration, Calibration)
+    assert [s.kind for s in report.held_out] == list(KINDS)
+    assert len(report.folds) == 4  # two conversations, two halves of the pairs
+    assert json.loads(json.dumps(report.as_dict()))["calibration"]["bias"] < 0
+    assert report.table().row_count == 2 * len(KINDS)
+
+
+def test_auroc() -> None:
+    assert auroc([0.9, 0.8], [0.1, 0.2]) == 1.0
+    assert auroc([0.1], [0.9]) == 0.0
+    assert auroc([0.5], [0.5]) == 0.5
