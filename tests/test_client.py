@@ -16,6 +16,7 @@ import pytest
 
 from client_helpers import served
 from memorybank import (
+    Caller,
     Client,
     MemoryBank,
     NotFound,
@@ -124,6 +125,11 @@ def test_the_ai_side_over_http(bank: MemoryBank) -> None:
         assert client.call_tool("local", "default", "remember", "{not json")["success"] is False
         prompt = client.system_prompt("local", "default", 1000)
         assert "User prefers dark mode in every editor" in prompt
+        client.save("local", "User's sister Ana lives in Madrid", "context", importance=3)
+        ctx = Caller(user_id="local")
+        recalled = client.context_for(ctx, "Where does my sister live?", 500)
+        assert recalled == bank.context_for(ctx, "Where does my sister live?", 500)
+        assert "Madrid" in recalled
         with pytest.raises(ValidationError) as err:
             client.save("local", "short", "preference")
         assert err.value.field == "content"

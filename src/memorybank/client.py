@@ -45,6 +45,7 @@ from memorybank.errors import (
     ValidationError,
 )
 from memorybank.model import (
+    Caller,
     Category,
     Domain,
     HistoryEvent,
@@ -489,6 +490,14 @@ class Client:
         self._as(user_id)
         params = _params(profile=profile, budget=budget_tokens, thread_id=thread_id)
         return str(self._json(user_id, "GET", "/api/prompt", params=params)["prompt"])
+
+    def context_for(self, ctx: Caller, message: str, budget_tokens: int = 500) -> str:
+        """Auto-recall, as :meth:`MemoryBank.context_for` (``POST /api/context``): the
+        always-loaded memories and those relevant to ``message``, within ``budget_tokens``;
+        the project is ``ctx.thread_id``'s."""
+        self._as(ctx.user_id)
+        body = {"message": message, "budget": budget_tokens, "thread_id": ctx.thread_id}
+        return str(self._json(ctx.user_id, "POST", "/api/context", json_body=body)["context"])
 
     def tool_definitions(
         self,

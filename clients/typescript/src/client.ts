@@ -261,6 +261,22 @@ export class MemoryBankClient {
     return (await this.request<Schemas["PromptBlock"]>("GET", "/api/prompt", { query })).prompt;
   }
 
+  /** Auto-recall: the always-loaded memories plus those relevant to the user's current
+   * message, within `budget` tokens; nothing more when nothing is relevant. */
+  async context(
+    message: string,
+    options: { budget?: number; threadId?: string; minRelevance?: number; profile?: string } = {},
+  ): Promise<string> {
+    const body: Schemas["ContextRequest"] = {
+      message,
+      budget: options.budget,
+      thread_id: options.threadId ?? null,
+      min_relevance: options.minRelevance,
+      profile: options.profile ?? null,
+    };
+    return (await this.request<Schemas["RecalledContext"]>("POST", "/api/context", { body })).context;
+  }
+
   /** A profile's tool definitions in one chat API's format (those offered in a thread). */
   toolDefinitions(
     profile = "default",

@@ -144,6 +144,8 @@ describe("tool calls", () => {
     assert.match(replies[1]?.content ?? "", /User prefers dark mode/);
     assert.equal(JSON.parse(replies[2]?.content ?? "{}").success, false);
     assert.match(await memory.systemPrompt({ budget: 1000 }), /User prefers dark mode/);
+    await memory.save("User's sister Ana lives in Madrid", { category: "context", importance: 3 });
+    assert.match(await memory.context("Where does my sister live?", { budget: 500 }), /Madrid/);
   });
 
   test("Vercel AI SDK: tool() shapes that execute on the server", async () => {
