@@ -37,7 +37,7 @@ files (see :mod:`memorybank.stores.sql_forget`).
 >>> _ = bank.save("sam", "User moved away from Oak Street in 2021", "context")
 >>> _ = bank.save("sam", "User prefers green tea", "preference")
 >>> preview = forget_preview(bank, ctx, "my old home address on Oak Street")
->>> [(item.action.value, item.memory.content) for item in preview.items]
+>>> sorted((item.action.value, item.memory.content) for item in preview.items)
 ... # doctest: +NORMALIZE_WHITESPACE
 [('FORGET', "User's home address is 12 Oak Street"),
  ('FORGET', 'User moved away from Oak Street in 2021'),

@@ -81,7 +81,9 @@ def _resume_point(last_event_id: str | None, after: int | None) -> int | None:
     responses={
         200: {
             "description": "Server-Sent Events, each an Event as JSON in its data",
-            "content": {"text/event-stream": {"schema": {"$ref": "#/components/schemas/Event"}}},
+            # Not a schema: the stream also carries keep-alive comments, which no JSON
+            # schema describes; each event's data is an Event (GET /api/events/list).
+            "content": {"text/event-stream": {}},
         },
         **errors(422),
     },
