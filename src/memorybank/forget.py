@@ -39,8 +39,8 @@ files (see :mod:`memorybank.stores.sql_forget`).
 >>> preview = forget_preview(bank, ctx, "my old home address on Oak Street")
 >>> sorted((item.action.value, item.memory.content) for item in preview.items)
 ... # doctest: +NORMALIZE_WHITESPACE
-[('FORGET', "User's home address is 12 Oak Street"),
- ('FORGET', 'User moved away from Oak Street in 2021'),
+[('FORGET', 'User moved away from Oak Street in 2021'),
+ ('FORGET', "User's home address is 12 Oak Street"),
  ('KEEP', 'User prefers green tea')]
 >>> len(forget_confirm(bank, ctx, preview.plan.id).forgotten)
 2
