@@ -195,3 +195,27 @@ def test_webhooks_page_sends_a_test_and_shows_the_log(
         events = [json.loads(r.body) for r in rx.wait_for(2)]
         assert events[1]["event"]["content"] == "Apollo launches in May"
         shot(page, "webhooks")
+
+
+def test_the_workspace_page_follows_other_members_changes(
+    page: Page, serve: Callable[..., Server]
+) -> None:
+    server = serve(team)
+    page.goto(server.url)
+    sign_in(page, server.keys["mia"])
+    page.get_by_role("tab", name="Workspace memory").click()
+    expect(page.locator("#ws-empty")).to_be_visible()
+    expect(page.locator("body")).to_have_attribute("data-live", "1")
+    auth = {"Authorization": f"Bearer {server.keys['adam']}"}
+    added = httpx.post(
+        f"{server.url}/api/memory/drive/apollo", json={"fact": "Apollo ships in May"}, headers=auth
+    )
+    assert added.status_code == 201, added.text
+    expect(page.locator("#ws-list .memory .content")).to_have_text(["Apollo ships in May"])
+    # Another user's private memory is never seen, and others' changes make no toast.
+    otto = {"Authorization": f"Bearer {server.keys['otto']}"}
+    httpx.post(f"{server.url}/api/memory/user", json={"fact": "I like sailing"}, headers=otto)
+    tool(server.url, "remember", {"fact": "User likes jazz"}, server.keys["olga"])
+    page.wait_for_timeout(800)
+    assert page.locator(".toast").count() == 0
+    assert page.locator("#memory-list .memory").count() == 0
