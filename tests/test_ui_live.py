@@ -196,6 +196,12 @@ def test_webhooks_page_sends_a_test_and_shows_the_log(
         assert events[1]["event"]["content"] == "Apollo launches in May"
         shot(page, "webhooks")
 
+        sign_in(page, server.keys["mia"])  # a member manages no webhook, sees none
+        page.get_by_role("tab", name="Webhooks").click()
+        expect(page.locator("#wh-none")).to_be_visible()
+        expect(page.locator("#wh-form")).to_be_hidden()
+        expect(page.locator("#wh-list .webhook")).to_have_count(0)
+
 
 def test_the_workspace_page_follows_other_members_changes(
     page: Page, serve: Callable[..., Server]
