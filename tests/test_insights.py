@@ -5,6 +5,7 @@ library, the REST API and the CLI."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,28 @@ def test_cli_stats_json_has_the_metrics(tmp_path: Path) -> None:
     assert metrics["recall"] == {"searches": 1, "searches_with_hits": 1, "hit_rate": 1.0}
     table = CliRunner().invoke(cli, ["stats", "--db", db], env=env)
     assert "recall hit rate" in table.stdout and "100%" in table.stdout
+
+
+def test_counts_reach_the_sink_off_the_callers_thread() -> None:
+    import threading
+    import time
+
+    from memorybank.usage import Usage
+
+    received: list[tuple[dict[tuple[int, str, str], int], str]] = []
+
+    def sink(counts: Mapping[tuple[int, str, str], int]) -> None:
+        received.append((dict(counts), threading.current_thread().name))
+
+    usage = Usage(sink, flush_seconds=0)
+    usage.searched("ana", hits=2)
+    deadline = time.monotonic() + 5
+    while not received and time.monotonic() < deadline:
+        time.sleep(0.01)
+    [(counts, thread)] = received
+    assert thread == "usage-flush" and thread != threading.current_thread().name
+    assert {name: n for (_, _, name), n in counts.items()} == {
+        "searches": 1,
+        "searches_with_hits": 1,
+    }
+    assert usage.pending() == {}

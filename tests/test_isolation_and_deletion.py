@@ -24,6 +24,9 @@ SECRETS = {
     ("bob", "zeus"): "Zeus staging key is Plorvanth 9043",
 }
 
+#: Tombstone kinds: deleted one by one, cleared with the scope, forgotten by a plan.
+TOMBSTONES = ("DELETE", "CLEAR", "FORGET")
+
 
 @pytest.fixture
 def populated(any_bank: MemoryBank) -> MemoryBank:
@@ -100,7 +103,7 @@ def test_deleted_text_leaves_every_table_and_file(tmp_path: Path, embedder: Loca
     for event in bank.history(doomed.memory_id, "alice") + bank.history(
         cleared.memory_id, "alice", project_id="apollo"
     ):
-        assert event.kind == "DELETE" and event.old_content is None and event.new_content is None
+        assert event.kind in TOMBSTONES and event.old_content is None and event.new_content is None
     bank.close()
 
     raw = _raw_bytes(folder).lower()
@@ -130,7 +133,7 @@ def test_postgres_deleted_text_leaves_every_table(
     for event in bank.history(doomed.memory_id, "alice") + bank.history(
         cleared.memory_id, "alice", project_id="apollo"
     ):
-        assert event.kind == "DELETE" and event.old_content is None and event.new_content is None
+        assert event.kind in TOMBSTONES and event.old_content is None and event.new_content is None
     store.vacuum()
     bank.close()
 

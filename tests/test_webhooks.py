@@ -232,6 +232,7 @@ def test_rest_webhook_management(tmp_path: Path, embedder: object) -> None:
         )
 
 
+@pytest.mark.slow  # two real server processes, each loading the model
 def test_a_delivery_survives_a_server_restart(tmp_path: Path) -> None:
     """A receiver fails twice, then succeeds; the server is stopped after the first failure
     and a new one on the same database delivers the rest."""

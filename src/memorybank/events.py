@@ -24,6 +24,8 @@ from memorybank.stores.base import Store
 
 #: The most events one read returns.
 MAX_EVENTS = 1000
+#: The largest event id a caller may name (both databases hold 64-bit integers).
+MAX_EVENT_ID = 2**62
 
 
 def scope_keys_of(user_id: str, project_ids: Sequence[str], include_private: bool) -> list[str]:
@@ -49,11 +51,11 @@ def read_events(
         raise ValidationError("user_id is required", field="user_id")
     if not 1 <= limit <= MAX_EVENTS:
         raise ValidationError(f"limit {limit} must be between 1 and {MAX_EVENTS}", field="limit")
-    if after < 0:
+    if not 0 <= after <= MAX_EVENT_ID:
         raise ValidationError("after must be 0 or an event id", field="after")
     keys = scope_keys_of(user_id, project_ids, include_private)
     found = store.events(keys, after, limit)
     return found if types is None else [e for e in found if e.type in types]
 
 
-__all__ = ["MAX_EVENTS", "read_events", "scope_keys_of"]
+__all__ = ["MAX_EVENTS", "MAX_EVENT_ID", "read_events", "scope_keys_of"]

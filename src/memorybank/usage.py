@@ -5,9 +5,9 @@ into system prompts.
 
 Each :class:`~memorybank.MemoryBank` counts in memory, per user and day, and hands what it
 counted to a ``sink`` (the database, :func:`memorybank.stores.insights_sql.usage_sink`) at
-most every ``flush_seconds``, and when it closes: counting is a lock and a few additions,
-cheap enough for every search. Block sizes are counted in buckets (:data:`BLOCK_BUCKETS`),
-so a 95th percentile is known to within a bucket.
+most every ``flush_seconds`` (on a thread of its own), and when it closes: counting is a lock
+and a few additions, cheap enough for every search. Block sizes are counted in buckets
+(:data:`BLOCK_BUCKETS`), so a 95th percentile is known to within a bucket.
 
 >>> usage = Usage()
 >>> usage.searched("u1", hits=3)
@@ -68,8 +68,12 @@ class Usage:
                 if amount:
                     self._pending[(day, user_id, name)] += amount
             due = self._sink is not None and time.monotonic() - self._flushed > self._flush_seconds
+            if due:
+                self._flushed = time.monotonic()  # one flush at a time starts
         if due:
-            self.flush()
+            # Off the caller's thread: a search on the event loop must not wait for the
+            # database's write lock.
+            threading.Thread(target=self.flush, name="usage-flush", daemon=True).start()
 
     def searched(self, user_id: str, *, hits: int) -> None:
         """One search (or recall) by ``user_id`` that found ``hits`` memories."""

@@ -171,7 +171,9 @@ def metrics_rows(metrics: SuccessMetrics) -> list[tuple[str, str]]:
         ("deleted within 7 days", f"{pct(r.share_deleted_within_7_days)} of {r.created}"),
         (
             "memory block tokens (avg)",
-            "n/a" if t.block_tokens_avg is None else f"{t.block_tokens_avg:.0f}",
+            "n/a"
+            if t.block_tokens_avg is None
+            else f"{t.block_tokens_avg:.0f} (p95 ≤ {t.block_tokens_p95 or 'more'})",
         ),
         ("duplicates refused", str(metrics.saves.duplicates_refused)),
         ("conflicts surfaced", str(metrics.saves.conflicts_surfaced)),

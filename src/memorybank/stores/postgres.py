@@ -47,14 +47,14 @@ from memorybank.model import Memory, MemoryFilter
 from memorybank.stores.base import Candidate
 from memorybank.stores.postgres_schema import MIGRATIONS
 from memorybank.stores.sql import POSTGRES, Transaction, memory_values
-from memorybank.stores.sql_store import SqlStore
+from memorybank.stores.sql_store import INSERT_HISTORY, SqlStore
 from memorybank.textsearch import query_terms
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 
 # Any fixed key: concurrent migrations of one database wait for each other.
 _MIGRATION_LOCK = 0x6D656D62
-# Held from a transaction's first event to its commit (see PostgresStore._order_events).
+# Held from a transaction's event inserts to its commit (see PostgresStore.writing).
 _EVENTS_LOCK = 0x6D656D65
 _INSERT_MEMORY = POSTGRES.insert_memory(embedding="?::vector")
 _row_to_memory = POSTGRES.memory
@@ -120,7 +120,8 @@ class PostgresTxn(Transaction):
         self.conn = conn
         self.checked: list[str] = []
         self.unchecked: list[str] = []
-        self.events_ordered = False
+        #: History rows recorded in this transaction, inserted at its end (see writing()).
+        self.pending_events: list[Sequence[Any]] = []
 
     def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return self.conn.execute(POSTGRES.native(sql), params or None).fetchall()
@@ -222,7 +223,16 @@ class PostgresStore(SqlStore[PostgresTxn]):
     def writing(self) -> Iterator[PostgresTxn]:
         """One READ COMMITTED transaction: committed on success, rolled back on any error."""
         with self._connection() as conn, conn.transaction():
-            yield PostgresTxn(conn)
+            txn = PostgresTxn(conn)
+            yield txn
+            if txn.pending_events:
+                # Identity values are taken in one order and committed in another: without
+                # this a reader could see event 11 before event 10 commits and, resuming
+                # after 11, miss it. Writers of events take this lock as their last one, just
+                # before commit, so only the inserts and the commit are serialised and no
+                # lock is ever awaited while it is held (no deadlock).
+                txn.execute("SELECT pg_advisory_xact_lock(?)", (_EVENTS_LOCK,))
+                txn.execute_many(INSERT_HISTORY, txn.pending_events)
 
     @contextmanager
     def _migrating(self) -> Iterator[PostgresTxn]:
@@ -230,14 +240,8 @@ class PostgresStore(SqlStore[PostgresTxn]):
             txn.execute("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
             yield txn
 
-    def _order_events(self, txn: PostgresTxn) -> None:
-        # Identity values are taken in one order and committed in another: without this, a
-        # reader could see event 11 before event 10 commits and, resuming after 11, miss it.
-        # Writers of events commit one at a time; the lock is taken after a write's rows, so
-        # only its last statements and the commit are serialised.
-        if not txn.events_ordered:
-            txn.execute("SELECT pg_advisory_xact_lock(?)", (_EVENTS_LOCK,))
-            txn.events_ordered = True
+    def _write_event(self, txn: PostgresTxn, row: Sequence[Any]) -> None:
+        txn.pending_events.append(row)
 
     def _run_migration(self, txn: PostgresTxn, version: int, sql: str) -> None:
         # As bytes: psycopg then reads no placeholders into the script's '%' signs.

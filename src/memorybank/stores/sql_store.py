@@ -79,6 +79,10 @@ _CHANNEL_OF_SOURCE = {
     Source.USER: Channel.USER,
     Source.IMPORT: Channel.IMPORT,
 }
+#: One history row (an event), in the order of ``_HISTORY_COLUMNS``.
+INSERT_HISTORY = (
+    f"INSERT INTO history ({_HISTORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 _SET_META = upsert("meta", "key, value", "key")
 
 
@@ -294,8 +298,6 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
                         continue
                 self._insert_row(txn, memory, vector, bound, check)
                 outcomes.append(InsertOutcome(memory, True, conflicts=conflicts))
-            # Recorded after the rows, so a store that orders events by locking (PostgreSQL)
-            # holds that lock for the shortest time.
             for outcome in outcomes if record else ():
                 if outcome.inserted:
                     self._record(txn, _added(outcome.memory, actor))
@@ -322,37 +324,35 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
                     (to_us(at), *chunk, to_us(at)),
                 )
 
-    def _order_events(self, txn: TxnT) -> None:
-        """Called before a transaction records its first event: a backend whose concurrent
-        writers could commit events out of their sequence's order serialises them here (a
-        reader resuming after event N must never miss an event numbered below N)."""
-
     def record(self, txn: TxnT, event: HistoryEvent) -> None:
         """Record ``event`` in transaction ``txn``: the one way every change is logged,
         for a service that changes memory in the store's transactions (consolidation)."""
         self._record(txn, event)
 
     def _record(self, txn: TxnT, event: HistoryEvent, memory_created_us: int | None = None) -> None:
-        self._order_events(txn)
         scope = Scope(user_id=event.user_id, project_id=event.project_id)
         channel = event.channel or Channel.USER
-        txn.execute(
-            f"INSERT INTO history ({_HISTORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                event.id,
-                event.memory_id,
-                event.user_id,
-                event.project_id,
-                scope.key,
-                str(event.kind),
-                event.old_content,
-                event.new_content,
-                event.actor,
-                to_us(event.created_at),
-                str(channel),
-                memory_created_us,
-            ),
+        row = (
+            event.id,
+            event.memory_id,
+            event.user_id,
+            event.project_id,
+            scope.key,
+            str(event.kind),
+            event.old_content,
+            event.new_content,
+            event.actor,
+            to_us(event.created_at),
+            str(channel),
+            memory_created_us,
         )
+        self._write_event(txn, row)
+
+    def _write_event(self, txn: TxnT, row: Sequence[Any]) -> None:
+        """Insert one history row. A backend whose concurrent writers could commit events
+        out of their ids' order defers this to its commit, where it serialises them (a
+        reader resuming after event N must never miss one numbered below N)."""
+        txn.execute(INSERT_HISTORY, row)
 
     def replace(self, memory: Memory, vector: Vectors | None, event: HistoryEvent) -> None:
         """Overwrite a stored memory (same id, same scope) and record ``event``."""
@@ -743,7 +743,7 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
         return out
 
 
-__all__ = ["Migration", "SqlStore"]
+__all__ = ["INSERT_HISTORY", "Migration", "SqlStore"]
 
 
 def _added(memory: Memory, actor: str | None) -> HistoryEvent:

@@ -23,7 +23,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from memorybank.accounts import Accounts
 from memorybank.bank import MemoryBank
 from memorybank.errors import StoreError, ValidationError
-from memorybank.events import MAX_EVENTS
+from memorybank.events import MAX_EVENT_ID, MAX_EVENTS
 from memorybank.model import Event
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
 from memorybank.server.errors import errors
@@ -66,7 +66,10 @@ def _resume_point(last_event_id: str | None, after: int | None) -> int | None:
     else ``None`` (only events from now on)."""
     if last_event_id is not None and last_event_id.strip():
         try:
-            return max(0, int(last_event_id))
+            value = int(last_event_id)
+            if not 0 <= value <= MAX_EVENT_ID:
+                raise ValueError
+            return value
         except ValueError:
             raise ValidationError(
                 f"Last-Event-ID {last_event_id[:40]!r} is not an event id (a number)",
@@ -93,7 +96,9 @@ async def stream_events(
     principal: PrincipalDep,
     bank: BankDep,
     accounts: AccountsDep,
-    after: Annotated[int | None, Query(ge=0, description="Replay the events after this id")] = None,
+    after: Annotated[
+        int | None, Query(ge=0, le=MAX_EVENT_ID, description="Replay the events after this id")
+    ] = None,
     last_event_id: Annotated[str | None, Header()] = None,
 ) -> EventSourceResponse:
     """A Server-Sent Events stream of the changes to memory the caller may see (see the
@@ -128,7 +133,7 @@ def list_events(
     principal: PrincipalDep,
     bank: BankDep,
     accounts: AccountsDep,
-    after: Annotated[int, Query(ge=0)] = 0,
+    after: Annotated[int, Query(ge=0, le=MAX_EVENT_ID)] = 0,
     limit: Annotated[int, Query(ge=1, le=MAX_EVENTS)] = 100,
 ) -> EventPage:
     """The same events as the stream, as a page of JSON: for clients that poll."""

@@ -254,8 +254,11 @@
   function fillWebhookForm() {
     const select = $("#wh-project");
     const keep = select.value;
-    select.replaceChildren(...managedProjects().map((p) => ui().el("option", { value: p.id, text: p.name || p.id })));
+    const projects = managedProjects();
+    select.replaceChildren(...projects.map((p) => ui().el("option", { value: p.id, text: p.name || p.id })));
     if (keep) select.value = keep;
+    $("#wh-form").hidden = !projects.length;
+    $("#wh-none").hidden = projects.length > 0;
     if (!$("#wh-types").children.length) {
       $("#wh-types").replaceChildren(...EVENT_TYPES.map((type) => ui().el("label", { class: "check" },
         ui().el("input", { type: "checkbox", name: "type", value: type, checked: type !== "test" }), " " + type)));
