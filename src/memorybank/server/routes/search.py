@@ -33,9 +33,10 @@ def search(
     category: NameParam = None,
     scopes: Literal["all", "user", "project"] = "all",
     org_wide: bool = False,
+    min_relevance: Annotated[float, Query(ge=0.0, le=1.0)] = 0.0,
 ) -> dict[str, Any]:
     """Hybrid search; ``org_wide`` (org admins only) searches every org member's private
-    memories."""
+    memories; ``min_relevance`` keeps only hits at least that relevant (calibrated, 0–1)."""
     if project_id is not None:
         authorize(accounts, principal, Action.VIEW, project_id)
     if org_wide:
@@ -43,7 +44,9 @@ def search(
         hits = [
             hit
             for user in users
-            for hit in bank.search(user, q, scopes="user", limit=limit, category=category)
+            for hit in bank.search(
+                user, q, scopes="user", limit=limit, category=category, min_relevance=min_relevance
+            )
         ]
         hits = sorted(hits, key=lambda h: h.score, reverse=True)[:limit]
     else:
@@ -54,6 +57,7 @@ def search(
             scopes=scopes,
             limit=limit,
             category=category,
+            min_relevance=min_relevance,
         )
     return {
         "hits": [
