@@ -159,6 +159,10 @@ def test_search_is_hybrid_and_scored(memories: Any) -> None:
     only = memories.search("alice", "food allergy", category="identity")
     assert [h.memory.category for h in only] == [Category.IDENTITY]
     assert len(memories.search("alice", "anything", limit=2)) == 2
+    cut = top.relevance  # the cut-off keeps the hits at least as relevant as the best one
+    relevant = memories.search("alice", "what does my sister do for a living?", min_relevance=cut)
+    assert relevant[0].memory.id == top.memory.id and all(h.relevance >= cut for h in relevant)
+    assert memories.search("alice", "what does my sister do?", min_relevance=1.0) == []
 
 
 def test_search_rejects_empty_query(memories: Any) -> None:

@@ -121,3 +121,19 @@ def test_mcp_prompt(bank: MemoryBank) -> None:
         recall_prompt(bank, ctx, "recall_context", {"message": "x", "budget_tokens": "lots"})
     assert [a.name for a in RECALL_PROMPT.arguments or []] == ["message", "budget_tokens"]
     assert build_server(bank, "default", ctx) is not None
+
+
+def test_rest_search_min_relevance(bank: MemoryBank) -> None:
+    world = make_world(bank)
+    _kim(bank, "member")
+    h = world.auth("member")
+    with TestClient(world.app, client=LOOPBACK_PEER) as client:
+        every = client.get("/api/search", params={"q": "quantum physics"}, headers=h).json()
+        assert len(every["hits"]) == 4 and all(0 <= x["relevance"] < 0.15 for x in every["hits"])
+        cut = {"q": "quantum physics", "min_relevance": 0.15}
+        assert client.get("/api/search", params=cut, headers=h).json()["hits"] == []
+        kept = {"q": "marathon training tips", "min_relevance": 0.15}
+        hits = client.get("/api/search", params=kept, headers=h).json()["hits"]
+        assert [x["memory"]["content"] for x in hits] == [MARATHON]
+        bad = {"q": "x", "min_relevance": 1.5}
+        assert client.get("/api/search", params=bad, headers=h).status_code == 422

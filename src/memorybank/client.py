@@ -304,11 +304,12 @@ class Client:
         scopes: ScopeChoice = "all",
         limit: int = 10,
         include_superseded: bool = False,
+        min_relevance: float = 0.0,
         **filters: Any,
     ) -> builtins.list[SearchHit]:
-        """Hybrid search, best first (``GET /api/search``); ``filters`` as the bank's
-        (category, tags, ring, domain, min_importance, since, until, metadata, session_id,
-        source)."""
+        """Hybrid search, best first (``GET /api/search``), only hits at least
+        ``min_relevance`` relevant; ``filters`` as the bank's (category, tags, ring, domain,
+        min_importance, since, until, metadata, session_id, source)."""
         self._as(user_id)
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query is empty: say what to look for", field="query")
@@ -318,6 +319,7 @@ class Client:
             scopes=scopes,
             limit=limit,
             include_superseded=include_superseded or None,
+            min_relevance=min_relevance or None,
             **filters,
         )
         hits = self._json(user_id, "GET", "/api/search", params=params)["hits"]

@@ -23,6 +23,7 @@ is filled as far as whole memories allow. Raw conversation transcripts
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -102,8 +103,14 @@ def sanitize_memory_text(text: str) -> str:
     return _HASHES.sub(lambda m: "＃" * len(m.group(0)), flat)
 
 
+# A prompt renders the same always-loaded memories on every turn: each line's text and token
+# count are kept for the next one.
+_sanitized = functools.lru_cache(maxsize=16_384)(sanitize_memory_text)
+_line_tokens = functools.lru_cache(maxsize=16_384)(count_tokens)
+
+
 def _line(memory: Memory) -> str | None:
-    text = sanitize_memory_text(memory.content)
+    text = _sanitized(memory.content)
     return f"- {text}\n" if text else None
 
 
@@ -153,7 +160,7 @@ def _fill(
     if frame > budget:
         return None
     headers = [count_tokens(s.header, encoding) for s in sections]
-    costs = [[count_tokens(line, encoding) for line in s.lines] for s in sections]
+    costs = [[_line_tokens(line, encoding) for line in s.lines] for s in sections]
     for section in sections:
         section.kept = [False] * len(section.lines)
 

@@ -295,7 +295,8 @@ export interface paths {
         /**
          * Search Memories
          * @description Hybrid search; ``org_wide`` (org admins only) searches every org member's private
-         *     memories. Each hit has the memory, its score and the parts of the score.
+         *     memories; ``min_relevance`` keeps only hits at least that relevant (calibrated, 0–1).
+         *     Each hit has the memory, its score and the parts of the score.
          */
         get: operations["search_memories"];
         put?: never;
@@ -3416,6 +3417,7 @@ export interface operations {
                 scopes?: "all" | "user" | "project";
                 org_wide?: boolean;
                 include_superseded?: boolean;
+                min_relevance?: number;
                 category?: string[] | null;
                 tags?: string[] | null;
                 ring?: components["schemas"]["Ring"][] | null;
@@ -5227,7 +5229,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["Event"];
+                    "text/event-stream": unknown;
                 };
             };
             /** @description No valid API key (auth mode only) */

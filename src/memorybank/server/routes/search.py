@@ -95,9 +95,11 @@ def search_memories(
     scopes: Literal["all", "user", "project"] = "all",
     org_wide: bool = False,
     include_superseded: bool = False,
+    min_relevance: Annotated[float, Query(ge=0.0, le=1.0)] = 0.0,
 ) -> dict[str, Any]:
     """Hybrid search; ``org_wide`` (org admins only) searches every org member's private
-    memories. Each hit has the memory, its score and the parts of the score."""
+    memories; ``min_relevance`` keeps only hits at least that relevant (calibrated, 0–1).
+    Each hit has the memory, its score and the parts of the score."""
     if project_id is not None:
         authorize(accounts, principal, Action.VIEW, project_id)
     if org_wide:
@@ -111,6 +113,7 @@ def search_memories(
                 scopes="user",
                 limit=limit,
                 include_superseded=include_superseded,
+                min_relevance=min_relevance,
                 **filters,
             )
         ]
@@ -123,6 +126,7 @@ def search_memories(
             scopes=scopes,
             limit=limit,
             include_superseded=include_superseded,
+            min_relevance=min_relevance,
             **filters,
         )
     return {"hits": [h.model_dump(mode="json") for h in hits]}
