@@ -168,7 +168,7 @@ class MemoryBank:
         if probes is not None:
             probes.shutdown(wait=True)
         self.reinforcements.flush()
-        self.usage.flush()
+        self.usage.close()
         self.store.close()
         self.embedder.close()
 

@@ -60,6 +60,7 @@ class Usage:
         self._sink = sink
         self._flush_seconds = flush_seconds
         self._flushed = time.monotonic()
+        self._flusher: threading.Thread | None = None
 
     def _add(self, user_id: str, **amounts: int) -> None:
         day = today()
@@ -72,8 +73,11 @@ class Usage:
                 self._flushed = time.monotonic()  # one flush at a time starts
         if due:
             # Off the caller's thread: a search on the event loop must not wait for the
-            # database's write lock.
-            threading.Thread(target=self.flush, name="usage-flush", daemon=True).start()
+            # database's write lock. Kept, so close() can wait for it before the store goes.
+            flusher = threading.Thread(target=self.flush, name="usage-flush", daemon=True)
+            with self._lock:  # started under the lock: close() never sees it unstarted
+                self._flusher = flusher
+                flusher.start()
 
     def searched(self, user_id: str, *, hits: int) -> None:
         """One search (or recall) by ``user_id`` that found ``hits`` memories."""
@@ -103,6 +107,15 @@ class Usage:
         """What has been counted and not yet handed to the sink."""
         with self._lock:
             return dict(self._pending)
+
+    def close(self) -> None:
+        """Wait for a flush under way, then hand over what is left (before the store closes:
+        a flush still writing would find its connection gone)."""
+        with self._lock:
+            flusher, self._flusher = self._flusher, None
+        if flusher is not None:
+            flusher.join()
+        self.flush()
 
     def flush(self) -> None:
         """Hand the pending counts to the sink; kept for the next time if it fails."""

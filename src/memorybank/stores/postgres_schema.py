@@ -196,6 +196,15 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ALTER TABLE memories ADD COLUMN reinforced_us BIGINT;
         """,
     ),
+    (
+        8,
+        "the prompt block's facts read most important first, without a sort",
+        """
+        -- The always-loaded facts of a prompt block (and list order=importance_desc) are the
+        -- first rows of this index backwards, not a sort of the whole scope.
+        CREATE INDEX memories_scope_importance ON memories (scope_key, importance, created_us);
+        """,
+    ),
 ]
 
 #: The search indexes (migrations 1 and 3), by name. A bulk load (the benchmark's filler rows)

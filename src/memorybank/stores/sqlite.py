@@ -523,7 +523,8 @@ class SQLiteStore(SqlStore[SQLiteTxn]):
         """
         if _only_current(filters):
             rows = conn.execute(
-                "SELECT rowid FROM memories WHERE superseded_by IS NOT NULL "
+                "SELECT rowid FROM memories INDEXED BY memories_superseded "
+                "WHERE superseded_by IS NOT NULL "
                 f"AND scope_key IN ({','.join('?' * len(keys))})",
                 keys,
             )
