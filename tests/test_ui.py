@@ -50,7 +50,10 @@ TIMEOUT_MS = 15_000
 # -- the browser ------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
+# Module-scoped, not session: Playwright's sync API keeps an event loop running in this thread
+# while it is open, and a later test module's asyncio.run() (MCP's) in the same worker would
+# fail with "Already running asyncio in this thread".
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     if not CHROMIUM.is_file():
         pytest.fail(
