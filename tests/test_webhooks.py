@@ -11,11 +11,11 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi.testclient import TestClient
-from tests.server_helpers import make_world, spawn_server
+from tests.server_helpers import make_world, spawn_server, stored_bytes
 from tests.webhook_receiver import Received, receiver
 
 from memorybank import MemoryBank
-from memorybank.errors import ValidationError
+from memorybank.errors import ConfigurationError, ValidationError
 from memorybank.netguard import AddressPolicy
 from memorybank.stores.sqlite import SQLiteStore
 from memorybank.stores.webhooks_sql import sql_webhooks
@@ -217,7 +217,11 @@ def test_rest_webhook_management(tmp_path: Path, embedder: object) -> None:
         )
         test = client.post(f"/api/webhooks/{hid}/test", headers=world.auth("owner"))
         assert test.status_code == 202 and test.json()["status"] == "pending"
-        worker = WebhookWorker(bank.store, LOOPBACK, FAST)
+        # The secret is sealed with the master key: the database alone cannot sign.
+        assert hook["secret"].encode() not in stored_bytes(bank)
+        with pytest.raises(ConfigurationError, match="master key"):
+            WebhookWorker(bank.store, LOOPBACK, FAST).run_once()
+        worker = WebhookWorker(bank.store, LOOPBACK, FAST, cipher=world.accounts.cipher)
         run_until(worker, lambda: len(rx.received) >= 1)
         assert json.loads(rx.received[0].body)["type"] == "test"
         assert signed(hook["secret"], rx.received[0])

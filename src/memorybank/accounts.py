@@ -316,6 +316,12 @@ class Accounts:
 
     # -- bring-your-own providers -----------------------------------------------------------
 
+    @property
+    def cipher(self) -> Fernet | None:
+        """The master key's cipher (provider keys and webhook secrets are sealed with it);
+        ``None`` when no master key is configured."""
+        return self._fernet
+
     def _cipher(self) -> Fernet:
         if self._fernet is None:
             raise ConfigurationError(

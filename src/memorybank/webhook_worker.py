@@ -32,7 +32,7 @@ import httpx
 from memorybank.model import Event, Scope, utcnow
 from memorybank.netguard import AddressPolicy, guarded_client
 from memorybank.stores.base import Store
-from memorybank.stores.webhooks_sql import CursorMoved, sql_webhooks
+from memorybank.stores.webhooks_sql import Cipher, CursorMoved, sql_webhooks
 from memorybank.webhook_records import Delivery, Webhook
 from memorybank.webhooks import payload, signature_headers
 
@@ -71,9 +71,10 @@ class WebhookWorker:
         retry: RetryPolicy | None = None,
         *,
         poll_seconds: float = 1.0,
+        cipher: Cipher | None = None,
     ) -> None:
         self.store = store
-        self.tables = sql_webhooks(store)
+        self.tables = sql_webhooks(store, cipher)
         self.retry = retry or RetryPolicy()
         self.poll_seconds = poll_seconds
         self._policy = policy

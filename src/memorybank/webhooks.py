@@ -33,7 +33,7 @@ from memorybank.errors import NotFound, ValidationError
 from memorybank.model import Event
 from memorybank.netguard import AddressPolicy, literal_address, refused_advice
 from memorybank.stores.base import Store
-from memorybank.stores.webhooks_sql import sql_webhooks
+from memorybank.stores.webhooks_sql import Cipher, sql_webhooks
 from memorybank.webhook_records import WEBHOOK_EVENT_TYPES, Delivery, Webhook
 
 TIMESTAMP_HEADER = "X-Memorybank-Timestamp"
@@ -118,8 +118,8 @@ class Webhooks:
     Who may manage which webhook is the adapter's to check (a project's admins and owners,
     an org's admins)."""
 
-    def __init__(self, store: Store, policy: AddressPolicy) -> None:
-        self.tables = sql_webhooks(store)
+    def __init__(self, store: Store, policy: AddressPolicy, cipher: Cipher | None = None) -> None:
+        self.tables = sql_webhooks(store, cipher)
         self.policy = policy
 
     def create(

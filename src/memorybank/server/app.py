@@ -151,13 +151,16 @@ def _add_webhooks(app: FastAPI, bank: MemoryBank, accounts: Accounts, settings: 
             allow_private=settings.provider_allow_private, local_mode=not accounts.has_users()
         )
 
-    app.state.webhooks = Webhooks(bank.store, AddressPolicy(allow_private=False))
+    cipher = accounts.cipher  # webhook secrets sealed like provider keys
+    app.state.webhooks = Webhooks(bank.store, AddressPolicy(allow_private=False), cipher)
     retry = RetryPolicy(
         base_seconds=settings.webhook_retry_base_seconds,
         max_attempts=settings.webhook_max_attempts,
     )
     app.state.webhook_worker = (
-        WebhookWorker(bank.store, policy, retry, poll_seconds=settings.webhook_poll_seconds)
+        WebhookWorker(
+            bank.store, policy, retry, poll_seconds=settings.webhook_poll_seconds, cipher=cipher
+        )
         if settings.webhooks_enabled
         else None
     )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from memorybank.errors import ConfigurationError
 from memorybank.stores.base import Store, from_us, to_us
@@ -32,14 +32,26 @@ CURSOR_KEY = "webhooks.cursor"
 _SET_CURSOR = upsert("meta", "key, value", "key")
 
 
-def _hook(row: Sequence[Any]) -> Webhook:
+#: How a stored secret sealed with the master key starts (a bare one is from before sealing).
+SEALED = "fernet:"
+
+
+class Cipher(Protocol):
+    """What seals webhook secrets at rest: a :class:`cryptography.fernet.Fernet`."""
+
+    def encrypt(self, data: bytes) -> bytes: ...
+
+    def decrypt(self, token: bytes | str) -> bytes: ...
+
+
+def _hook(row: Sequence[Any], secret: str) -> Webhook:
     return Webhook(
         id=row[0],
         org_id=row[1],
         project_id=row[2],
         created_by=row[3],
         url=row[4],
-        secret=row[5],
+        secret=secret,
         event_types=tuple(json.loads(row[6])),
         active=bool(row[7]),
         created_at=from_us(row[8]),
@@ -68,10 +80,29 @@ class CursorMoved(Exception):
 
 
 class SqlWebhookStore:
-    """Webhooks and deliveries in the database of a SQL store."""
+    """Webhooks and deliveries in the database of a SQL store. With a ``cipher`` (the
+    server's master key) a webhook's signing secret is stored sealed, as provider keys are:
+    the database alone cannot forge deliveries."""
 
-    def __init__(self, store: SqlStore[Any]) -> None:
+    def __init__(self, store: SqlStore[Any], cipher: Cipher | None = None) -> None:
         self.store = store
+        self._cipher = cipher
+
+    def _seal(self, secret: str) -> str:
+        if self._cipher is None:
+            return secret
+        return SEALED + self._cipher.encrypt(secret.encode()).decode()
+
+    def _hook(self, row: Sequence[Any]) -> Webhook:
+        stored = str(row[5])
+        if not stored.startswith(SEALED):
+            return _hook(row, stored)
+        if self._cipher is None:
+            raise ConfigurationError(
+                "webhook secrets are sealed with the server's master key: open the webhooks "
+                "with it (MEMORYBANK_MASTER_KEY or the key file)"
+            )
+        return _hook(row, self._cipher.decrypt(stored[len(SEALED) :]).decode())
 
     # -- webhooks ---------------------------------------------------------------------------
 
@@ -86,7 +117,7 @@ class SqlWebhookStore:
                     hook.project_id,
                     hook.created_by,
                     hook.url,
-                    hook.secret,
+                    self._seal(hook.secret),
                     json.dumps(list(hook.event_types)),
                     hook.active,
                     to_us(hook.created_at),
@@ -97,7 +128,7 @@ class SqlWebhookStore:
         """One webhook."""
         with self.store.reading() as txn:
             row = txn.one(f"SELECT {_HOOK_COLUMNS} FROM webhooks WHERE id = ?", (hook_id,))
-        return None if row is None else _hook(row)
+        return None if row is None else self._hook(row)
 
     def webhooks(self, *, active_only: bool = False) -> list[Webhook]:
         """Every webhook, oldest first."""
@@ -107,7 +138,7 @@ class SqlWebhookStore:
                 f"SELECT {_HOOK_COLUMNS} FROM webhooks{where} ORDER BY created_us, id",
                 (True,) if active_only else (),
             )
-        return [_hook(r) for r in rows]
+        return [self._hook(r) for r in rows]
 
     def delete(self, hook_id: str) -> bool:
         """Remove a webhook and its delivery log; whether it existed."""
@@ -232,13 +263,14 @@ def _delivery_row(d: Delivery) -> tuple[Any, ...]:
     )
 
 
-def sql_webhooks(store: Store) -> SqlWebhookStore:
-    """The webhook tables in the database of ``store`` (a SQLite or PostgreSQL store)."""
+def sql_webhooks(store: Store, cipher: Cipher | None = None) -> SqlWebhookStore:
+    """The webhook tables in the database of ``store`` (a SQLite or PostgreSQL store),
+    secrets sealed with ``cipher`` when given."""
     if isinstance(store, SqlStore):
-        return SqlWebhookStore(store)
+        return SqlWebhookStore(store, cipher)
     raise ConfigurationError(
         f"webhooks need a SQLite or PostgreSQL store, not {type(store).__name__}"
     )
 
 
-__all__ = ["CURSOR_KEY", "CursorMoved", "SqlWebhookStore", "sql_webhooks"]
+__all__ = ["CURSOR_KEY", "SEALED", "Cipher", "CursorMoved", "SqlWebhookStore", "sql_webhooks"]
