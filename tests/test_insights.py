@@ -96,8 +96,12 @@ def test_rest_metrics_are_for_org_admins_and_scoped_to_their_org(bank: MemoryBan
     assert body["adoption"]["memories_per_user"]["total"] == 2  # not the outsider's
     assert body["adoption"]["memories_per_project"]["total"] == 1
     assert body["retention"]["created"] == 3
-    # The caller's own counts stay where they were.
-    assert client.get("/api/stats", headers=world.auth("owner")).json()["memories"] == 1
+    # GET /api/stats: the caller's own counts, and the metrics for whoever may see them.
+    stats = client.get("/api/stats", headers=world.auth("owner")).json()
+    assert stats["memories"] == 1 and stats["metrics"]["org_id"] == "acme"
+    assert stats["metrics"]["adoption"] == body["adoption"]
+    mine = client.get("/api/stats", headers=world.auth("member")).json()
+    assert mine["memories"] == 1 and mine.get("metrics") is None
 
 
 def test_cli_stats_json_has_the_metrics(tmp_path: Path) -> None:

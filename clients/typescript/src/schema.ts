@@ -377,7 +377,8 @@ export interface paths {
         };
         /**
          * Get Stats
-         * @description The caller's own counts: private memories and each of their projects'.
+         * @description The caller's own counts: private memories and each of their projects'; for an org
+         *     admin (or in local mode) also seed 002's success metrics of the last 30 days.
          */
         get: operations["get_stats"];
         put?: never;
@@ -1802,7 +1803,8 @@ export interface components {
         Source: "ai" | "user" | "import" | "conversation";
         /**
          * Stats
-         * @description ``GET /api/stats``: the caller's own counts.
+         * @description ``GET /api/stats``: the caller's own counts, and for an org admin (or in local mode)
+         *     seed 002's success metrics of the last 30 days.
          */
         Stats: {
             /** User Id */
@@ -1811,6 +1813,7 @@ export interface components {
             memories: number;
             /** Projects */
             projects: components["schemas"]["ProjectStats"][];
+            metrics?: components["schemas"]["SuccessMetrics"] | null;
         };
         /**
          * SuccessMetrics

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field
 
+from memorybank.insights import SuccessMetrics
 from memorybank.model import (
     Conflict,
     Domain,
@@ -314,11 +315,13 @@ class ProjectStats(ProjectView):
 
 
 class Stats(BaseModel):
-    """``GET /api/stats``: the caller's own counts."""
+    """``GET /api/stats``: the caller's own counts, and for an org admin (or in local mode)
+    seed 002's success metrics of the last 30 days."""
 
     user_id: str
     memories: int
     projects: list[ProjectStats]
+    metrics: SuccessMetrics | None = None
 
 
 class ForgetStepView(BaseModel):

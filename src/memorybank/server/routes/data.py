@@ -15,6 +15,7 @@ from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, current_p
 from memorybank.server.errors import WRITE_ERRORS, errors
 from memorybank.server.openapi import documented
 from memorybank.server.permissions import Action, Principal, authorize
+from memorybank.server.routes.stats import metrics_for
 from memorybank.server.schemas import IdParam, ImportResult, Stats
 
 router = APIRouter(tags=["data"])
@@ -109,9 +110,10 @@ async def import_memories(
 
 @router.get("/api/stats", responses=documented(Stats))
 def get_stats(principal: PrincipalDep, bank: BankDep, accounts: AccountsDep) -> dict[str, Any]:
-    """The caller's own counts: private memories and each of their projects'."""
+    """The caller's own counts: private memories and each of their projects'; for an org
+    admin (or in local mode) also seed 002's success metrics of the last 30 days."""
     projects = [] if principal.local else accounts.projects(principal.user_id)
-    return {
+    answer: dict[str, Any] = {
         "user_id": principal.user_id,
         "memories": bank.count(principal.user_id, scopes="user"),
         "projects": [
@@ -124,6 +126,10 @@ def get_stats(principal: PrincipalDep, bank: BankDep, accounts: AccountsDep) -> 
             for p, role in projects
         ],
     }
+    found = metrics_for(bank, accounts, principal)
+    if found is not None:
+        answer["metrics"] = found.model_dump(mode="json")
+    return answer
 
 
 __all__ = ["router"]

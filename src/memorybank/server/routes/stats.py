@@ -1,6 +1,6 @@
 """Seed 002 §8's success metrics for org admins (:mod:`memorybank.insights`): the figures
-behind the UI's Insights page. ``GET /api/stats`` (in :mod:`.data`) stays the caller's own
-counts."""
+behind the UI's Insights page. ``GET /api/stats`` (in :mod:`.data`) answers the caller's own
+counts, and these metrics (30 days) beside them for whoever may see them."""
 
 from __future__ import annotations
 
@@ -28,11 +28,21 @@ def metrics(
     """Adoption, retention, token cost, save outcomes and recall hit rate over the last
     ``window_days`` days: for an org admin, of their org's members and projects; in local
     mode, of the whole database. Anyone else gets 403."""
+    found = metrics_for(bank, accounts, principal, window_days)
+    if found is None:
+        raise PermissionDenied("the success metrics are for org admins: ask one of your org's")
+    return found
+
+
+def metrics_for(
+    bank: BankDep, accounts: AccountsDep, principal: PrincipalDep, window_days: int = 30
+) -> SuccessMetrics | None:
+    """The success metrics ``principal`` may see (see :func:`metrics`), or ``None``."""
     if principal.local:
         return success_metrics(bank, window_days=window_days)
     org = org_admin_of(accounts, principal)
     if org is None:
-        raise PermissionDenied("the success metrics are for org admins: ask one of your org's")
+        return None
     return success_metrics(
         bank,
         users=bank.org_users(org),
@@ -42,4 +52,4 @@ def metrics(
     )
 
 
-__all__ = ["router"]
+__all__ = ["metrics_for", "router"]
