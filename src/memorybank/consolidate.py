@@ -158,12 +158,7 @@ def run_scheduled(store: Store, every: timedelta) -> list[Consolidation] | None:
 
 def current_facts(store: Store, scope: Scope) -> list[Memory]:
     """The scope's current facts (conversation turns and superseded memories left out)."""
-    private = scope.project_id is None
-    scopes = ScopeSet(
-        user_id=scope.user_id,
-        include_private=private,
-        project_ids=() if private else (str(scope.project_id),),
-    )
+    scopes = ScopeSet.of(scope)
     found: list[Memory] = []
     offset = 0
     while True:

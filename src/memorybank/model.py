@@ -310,6 +310,17 @@ class ScopeSet(BaseModel):
     include_private: bool = True
     project_ids: tuple[str, ...] = ()
 
+    @classmethod
+    def of(cls, scope: Scope) -> ScopeSet:
+        """The set holding exactly ``scope``: a user's private memory, or one project's.
+
+        >>> ScopeSet.of(Scope(user_id="u1", project_id="apollo")).project_ids
+        ('apollo',)
+        """
+        if scope.project_id is None:
+            return cls(user_id=scope.user_id)
+        return cls(user_id=scope.user_id, include_private=False, project_ids=(scope.project_id,))
+
     def scopes(self) -> list[Scope]:
         """Each scope in the set."""
         out = [Scope(user_id=self.user_id)] if self.include_private else []

@@ -88,13 +88,9 @@ def settled_judge(
     for memory, vector, check in zip(memories, vectors, checked, strict=True):
         if not check:
             continue
-        private = memory.project_id is None
-        scopes = ScopeSet(
-            user_id=memory.user_id,
-            include_private=private,
-            project_ids=() if private else (str(memory.project_id),),
+        nearest = store.vector_search(
+            ScopeSet.of(memory.scope), vector, CANDIDATES, MemoryFilter(superseded=False)
         )
-        nearest = store.vector_search(scopes, vector, CANDIDATES, MemoryFilter(superseded=False))
         for candidate in nearest:
             if candidate.score < CANDIDATE_SIMILARITY or candidate.memory.scope != memory.scope:
                 continue

@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from memorybank.errors import ValidationError
 from memorybank.intake import imported, stored
-from memorybank.model import Channel, MemoryFilter, Role, SaveResult, ScopeSet, acting_through
+from memorybank.model import (
+    Channel,
+    MemoryFilter,
+    Role,
+    SaveResult,
+    Scope,
+    ScopeSet,
+    acting_through,
+)
 from memorybank.permissions import Action, require
 from memorybank.portability import export_json, export_markdown, parse_export
 
@@ -53,11 +61,7 @@ def import_(
     metadata are kept, vectors are made anew; ids already stored are skipped."""
     bank.scope_set(user_id, project_id)
     require(role, Action.ADD_MANUAL, project_id)
-    target = ScopeSet(
-        user_id=user_id,
-        include_private=project_id is None,
-        project_ids=() if project_id is None else (project_id,),
-    )
+    target = ScopeSet.of(Scope(user_id=user_id, project_id=project_id))
     memories = parse_export(data)
     taken = bank.store.existing_ids([m.id for m in memories])
     # What the target scope holds already, so importing the same file twice (even into
