@@ -7,6 +7,7 @@ index needs a fixed-length column); the length is recorded in ``meta`` as ``vect
 from __future__ import annotations
 
 from memorybank.stores.accounts_schema import accounts_tables
+from memorybank.stores.webhooks_schema import webhook_tables
 
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
@@ -146,47 +147,9 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX history_created ON history (created_us);
         DROP INDEX history_scope;
         CREATE INDEX history_scope ON history (scope_key, seq);
-        CREATE TABLE webhooks (
-            id TEXT PRIMARY KEY,
-            org_id TEXT,
-            project_id TEXT,
-            created_by TEXT NOT NULL,
-            url TEXT NOT NULL,
-            secret TEXT NOT NULL,
-            event_types TEXT NOT NULL,
-            active BOOLEAN NOT NULL,
-            created_us BIGINT NOT NULL,
-            CHECK ((org_id IS NULL) <> (project_id IS NULL))
-        );
-        CREATE INDEX webhooks_org ON webhooks (org_id);
-        CREATE INDEX webhooks_project ON webhooks (project_id);
-        -- One row per event (or test) to send to one webhook; pending while status is
-        -- 'pending', picked up by any server's worker once next_attempt_us has passed.
-        CREATE TABLE webhook_deliveries (
-            id TEXT PRIMARY KEY,
-            webhook_id TEXT NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
-            event_id BIGINT,
-            event_type TEXT NOT NULL,
-            body TEXT NOT NULL,
-            status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
-            attempts INTEGER NOT NULL,
-            next_attempt_us BIGINT NOT NULL,
-            last_status INTEGER,
-            last_error TEXT,
-            created_us BIGINT NOT NULL,
-            done_us BIGINT
-        );
-        CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_us);
-        CREATE INDEX webhook_deliveries_hook ON webhook_deliveries (webhook_id, created_us);
-        -- Usage counted by each process (memorybank.usage) per day and user: searches,
-        -- refused saves, conflicts, memory-block sizes; read by the success metrics.
-        CREATE TABLE usage_counters (
-            day INTEGER NOT NULL,
-            user_id TEXT NOT NULL,
-            name TEXT NOT NULL,
-            value BIGINT NOT NULL,
-            PRIMARY KEY (day, user_id, name)
-        );
+        """
+        + webhook_tables("BIGINT", "BOOLEAN")
+        + """
         """,
     ),
     (
