@@ -157,28 +157,55 @@ def url_problem(url: object, policy: AddressPolicy | None = None) -> str | None:
     """What is wrong with ``url`` as a provider's base URL (to follow ``base_url``), or
     ``None``. With a ``policy``, a host written as an IP literal must be allowed by it
     (names are checked when connecting, on every address they resolve to)."""
+    if isinstance(url, str) and "?" in url:
+        return "must not have a query string ('?…'): the API path is appended to the base URL"
+    if isinstance(url, str) and "#" in url:
+        return "must not have a fragment ('#…')"
+    return http_url_problem(
+        url,
+        policy,
+        example="the provider's API address, such as https://api.openai.com/v1",
+        credentials="send the key as api_key",
+        refused_for="users' providers",
+    )
+
+
+def http_url_problem(
+    url: object,
+    policy: AddressPolicy | None,
+    *,
+    example: str,
+    credentials: str,
+    refused_for: str = "users' providers",
+) -> str | None:
+    """What is wrong with ``url`` as an ``http(s)`` address a user gives the server to call
+    (a provider, a webhook), or ``None``: ``example`` says what is expected when it is
+    missing, ``credentials`` what to do instead of ``user:pass@``, ``refused_for`` whose
+    addresses a refused literal address is named against. With a ``policy``, a host
+    written as an IP literal must be allowed by it (names are checked when connecting).
+
+    >>> http_url_problem("ftp://x", None, example="a URL", credentials="sign")
+    'must start with http:// or https://'
+    """
     if not isinstance(url, str) or not url.strip():
-        return "is required: the provider's API address, such as https://api.openai.com/v1"
+        return f"is required: {example}"
     if any(c.isspace() for c in url):
         return "must not contain spaces"
     if not url.lower().startswith(("http://", "https://")):
         return "must start with http:// or https://"
-    if "?" in url:
-        return "must not have a query string ('?…'): the API path is appended to the base URL"
-    if "#" in url:
-        return "must not have a fragment ('#…')"
     try:
         parsed = httpx.URL(url)
     except httpx.InvalidURL as exc:
         return f"is not a valid URL ({exc})"
     if parsed.userinfo:
-        return "must not hold a user name or password ('user:pass@'): send the key as api_key"
+        return f"must not hold a user name or password ('user:pass@'): {credentials}"
     if not parsed.host:
         return "has no host"
     address = literal_address(parsed.host)
     reason = policy.refusal(address) if policy is not None and address is not None else None
     if reason is not None:
-        return f"points at {address}, {reason}, {refused_advice(policy)}"
+        advice = refused_advice(policy).replace("users' providers", refused_for)
+        return f"points at {address}, {reason}, {advice}"
     return None
 
 
@@ -385,5 +412,6 @@ __all__ = [
     "guarded_transport",
     "literal_address",
     "system_resolver",
+    "http_url_problem",
     "url_problem",
 ]

@@ -27,11 +27,9 @@ import secrets
 import time
 from collections.abc import Collection, Mapping, Sequence
 
-import httpx
-
 from memorybank.errors import NotFound, ValidationError
 from memorybank.model import Event
-from memorybank.netguard import AddressPolicy, literal_address, refused_advice
+from memorybank.netguard import AddressPolicy, http_url_problem
 from memorybank.stores.base import Store
 from memorybank.stores.webhooks_sql import Cipher, sql_webhooks
 from memorybank.webhook_records import WEBHOOK_EVENT_TYPES, Delivery, Webhook
@@ -93,24 +91,13 @@ def payload(event: Event | None, hook: Webhook, delivery_id: str, event_type: st
 def url_problem(url: object, policy: AddressPolicy) -> str | None:
     """What is wrong with ``url`` as a webhook endpoint, or ``None``. Hosts that are IP
     literals must be allowed by ``policy`` (names are checked on each connection)."""
-    if not isinstance(url, str) or not url.strip():
-        return "is required: the address that receives the events, such as https://example.com/hook"
-    if any(c.isspace() for c in url) or not url.lower().startswith(("http://", "https://")):
-        return "must start with http:// or https:// and contain no spaces"
-    try:
-        parsed = httpx.URL(url)
-    except httpx.InvalidURL as exc:
-        return f"is not a valid URL ({exc})"
-    if parsed.userinfo:
-        return "must not hold a user name or password ('user:pass@'): check the signature instead"
-    if not parsed.host:
-        return "has no host"
-    address = literal_address(parsed.host)
-    reason = None if address is None else policy.refusal(address)
-    if reason is not None:
-        advice = refused_advice(policy).replace("users' providers", "webhooks")
-        return f"points at {address}, {reason}, {advice}"
-    return None
+    return http_url_problem(
+        url,
+        policy,
+        example="the address that receives the events, such as https://example.com/hook",
+        credentials="check the signature instead",
+        refused_for="webhooks",
+    )
 
 
 class Webhooks:
