@@ -12,7 +12,7 @@ give routes the same bounds.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field
@@ -29,7 +29,10 @@ from memorybank.model import (
     Source,
     utcnow,
 )
-from memorybank.retrieval import RetrievalSettings, importance_now
+from memorybank.retrieval import importance_now
+
+if TYPE_CHECKING:  # the routes pass their bank; schemas need only its type
+    from memorybank.bank import MemoryBank
 
 #: Ids a caller sends: memories, projects, threads, forget plans (generated ids are ~30
 #: characters, user-chosen project ids at most 64).
@@ -61,10 +64,6 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-#: The half-life of importance decay when the route does not pass its bank's.
-DEFAULT_DECAY = RetrievalSettings().importance_half_life_days
-
-
 class ShownMemory(Memory):
     """A memory as the API shows it: the stored record and ``effective_importance``, the
     importance it ranks with now (issue 18's decay; ``importance`` is what is stored)."""
@@ -74,10 +73,11 @@ class ShownMemory(Memory):
     )
 
 
-def memory_json(memory: Memory, decay: float | None = DEFAULT_DECAY) -> dict[str, Any]:
-    """A stored memory as every response shows it, with the importance it ranks with now
-    (``effective_importance``: ``importance`` decayed over ``decay`` days of half-life)."""
+def memory_json(memory: Memory, bank: MemoryBank) -> dict[str, Any]:
+    """A stored memory as every response shows it, with the importance it ranks with now in
+    ``bank`` (``effective_importance``, decayed over its ``importance_half_life_days``)."""
     shown = memory.model_dump(mode="json")
+    decay = bank.retrieval.importance_half_life_days
     shown["effective_importance"] = importance_now(memory, utcnow(), decay)
     return shown
 

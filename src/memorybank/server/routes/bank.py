@@ -86,8 +86,7 @@ def list_memories(
         **filters,
     )
     total = bank.count(principal.user_id, project_id=project_id, scopes=scopes, **filters)
-    decay = bank.retrieval.importance_half_life_days
-    return {"memories": [memory_json(m, decay) for m in memories], "count": total}
+    return {"memories": [memory_json(m, bank) for m in memories], "count": total}
 
 
 @router.get("/api/memories/count", responses=documented(Count, 404))

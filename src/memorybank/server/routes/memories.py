@@ -72,7 +72,7 @@ def add_fact(
             try:
                 existing = memory_json(
                     bank.get(result.existing_id, principal.user_id, project_id=project_id),
-                    bank.retrieval.importance_half_life_days,
+                    bank,
                 )
             except NotFound:
                 existing = None
@@ -86,7 +86,7 @@ def add_fact(
     conflicts = [c.model_dump(mode="json") for c in result.conflicts]
     return JSONResponse(
         {
-            "memory": memory_json(result.memory, bank.retrieval.importance_half_life_days),
+            "memory": memory_json(result.memory, bank),
             "conflicts": conflicts,
         },
         status_code=201,
@@ -187,7 +187,7 @@ def list_user_memory(
     """The caller's private memories (newest first; ``q`` searches instead)."""
     memories, total = list_scope(bank, principal, None, q, category, limit, offset)
     return {
-        "memories": [memory_json(m, bank.retrieval.importance_half_life_days) for m in memories],
+        "memories": [memory_json(m, bank) for m in memories],
         "count": total,
     }
 
@@ -252,7 +252,7 @@ def list_drive_memory(
     role = authorize(accounts, principal, Action.VIEW, drive_id)
     memories, total = list_scope(bank, principal, drive_id, q, category, limit, offset)
     return {
-        "memories": [memory_json(m, bank.retrieval.importance_half_life_days) for m in memories],
+        "memories": [memory_json(m, bank) for m in memories],
         "count": total,
         "role": role,
     }
@@ -325,7 +325,7 @@ def get_memory(
     scope, _ = memory_scope(accounts, principal, memory_id, Action.VIEW)
     return memory_json(
         bank.get(memory_id, principal.user_id, project_id=scope),
-        bank.retrieval.importance_half_life_days,
+        bank,
     )
 
 
@@ -356,7 +356,7 @@ def patch_memory(
         actor=principal.user_id,
         role=role,
     )
-    return memory_json(changed, bank.retrieval.importance_half_life_days)
+    return memory_json(changed, bank)
 
 
 @router.get("/api/memories/{memory_id}/history", responses=documented(HistoryList, 404))

@@ -157,7 +157,7 @@ def recent_memories(
         **filters,
     )
     return {
-        "memories": [memory_json(m, bank.retrieval.importance_half_life_days) for m in memories],
+        "memories": [memory_json(m, bank) for m in memories],
         "count": len(memories),
     }
 
