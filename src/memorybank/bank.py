@@ -167,7 +167,7 @@ class MemoryBank:
             probes, self._probes = self._probes, None
         if probes is not None:
             probes.shutdown(wait=True)
-        self.reinforcements.flush()
+        self.reinforcements.close()
         self.usage.close()
         self.store.close()
         self.embedder.close()

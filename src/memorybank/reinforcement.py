@@ -3,8 +3,8 @@
 
 A search is a read; writing each one's hits would make every search a write transaction
 (on SQLite with ``synchronous=FULL``, an fsync each). So recalls are gathered in memory and
-written in one statement at most every :data:`FLUSH_SECONDS`, and when the bank closes; a
-crash loses at most that much of a ranking signal, never a memory.
+written in one statement, on a thread of its own, at most every :data:`FLUSH_SECONDS`, and
+when the bank closes; a crash loses at most that much of a ranking signal, never a memory.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ class Reinforcements:
         self._ids: set[str] = set()
         self._lock = threading.Lock()
         self._last = time.monotonic()
+        self._writer: threading.Thread | None = None
 
     @property
     def pending(self) -> int:
@@ -48,9 +49,21 @@ class Reinforcements:
         """Remember that these hits were recalled; write them all when it is time."""
         with self._lock:
             self._ids.update(hit.memory.id for hit in hits)
-            due = self._ids and time.monotonic() - self._last >= self._flush_seconds
-        if due:
-            self.flush()
+            if not self._ids or time.monotonic() - self._last < self._flush_seconds:
+                return
+            self._last = time.monotonic()  # one write at a time starts
+            # Off the searching thread (often the event loop): the write may wait for the
+            # database's write lock. Started under the lock, so close() never sees it unstarted.
+            self._writer = threading.Thread(target=self.flush, name="reinforce", daemon=True)
+            self._writer.start()
+
+    def close(self) -> None:
+        """Wait for a write under way, then write what is left (before the store closes)."""
+        with self._lock:
+            writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.join()
+        self.flush()
 
     def flush(self) -> None:
         """Write every pending recall now (marked with the current time)."""
