@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from memorybank.embedders.local import LocalEmbedder
+    from memorybank.providers.embedders.local import LocalEmbedder
 
 # Modules that doctest collection must not import (paths relative to this file): those needing
 # an optional extra. None do: every module of src/memorybank imports with the core dependencies
@@ -32,7 +32,7 @@ _USES_BANK = re.compile(r"\bbank\b")
 @pytest.fixture(scope="session")
 def doctest_embedder() -> Iterator[LocalEmbedder]:
     """The bundled embedder, shared by the session's doctest banks (which must not close it)."""
-    from memorybank.embedders.local import LocalEmbedder
+    from memorybank.providers.embedders.local import LocalEmbedder
 
     class Kept(LocalEmbedder):
         def close(self) -> None:

@@ -12,8 +12,8 @@ from typing import Any
 import uvicorn
 
 from memorybank import Client, MemoryBank
-from memorybank.accounts import Accounts
 from memorybank.server.app import create_app
+from memorybank.services.accounts import Accounts
 from server_helpers import free_port, settings_for
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from memorybank import MemoryBank
-from memorybank.embedders.local import LocalEmbedder
+from memorybank.providers.embedders.local import LocalEmbedder
 from memorybank.stores.sqlite import SQLiteStore
 
 

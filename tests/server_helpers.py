@@ -13,8 +13,8 @@ from pathlib import Path
 from fastapi import FastAPI
 
 from memorybank import MemoryBank
-from memorybank.accounts import Accounts
 from memorybank.server.app import create_app
+from memorybank.services.accounts import Accounts
 from memorybank.settings import Settings
 
 MASTER = "test-master-key-not-a-secret"

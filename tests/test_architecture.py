@@ -118,7 +118,7 @@ def test_no_function_over_80_lines() -> None:
 # * ``import a.b.c`` and ``from a.b.c import x`` import ``a``, ``a.b`` and ``a.b.c`` in turn,
 #   each running its ``__init__``: an edge to each. Packages that contain A itself are the
 #   exception when imported only on the way down: they were in ``sys.modules`` before A began
-#   to run, so that import does nothing. (``memorybank.bank`` importing ``memorybank.model``
+#   to run, so that import does nothing. (``memorybank.core.bank`` importing ``memorybank.model``
 #   depends on ``memorybank.model``, not on ``memorybank/__init__.py``.)
 # * ``from P import x`` depends on ``P.x`` when that is a module; otherwise it reads the name x
 #   from P's namespace, an edge to P even when P contains A (``from memorybank import
@@ -255,7 +255,7 @@ def test_strongly_connected_finds_cycles_and_only_cycles() -> None:
 
 def test_import_rules_follow_python() -> None:
     """The edge rules above, on a made-up package laid over the real module list."""
-    bank = Module("memorybank.bank", PACKAGE / "bank.py", False)
+    bank = Module("memorybank.core.bank", PACKAGE / "bank.py", False)
     tools = Module("memorybank.tools", PACKAGE / "tools" / "__init__.py", True)
     # Importing a sibling: only the sibling, never the shared parent package's __init__.
     assert _targets(bank, "memorybank.model", "Memory") == {"memorybank.model"}
@@ -433,73 +433,19 @@ def test_exception_tree_in_errors_docstring_matches_the_classes() -> None:
 
 # -- layers ------------------------------------------------------------------------------------
 #
-# docs/architecture.md draws the layers; here they are as data. A module may import its own
-# layer and those below it, never one above (at run time: TYPE_CHECKING imports, which only
-# annotate, do not count). The first prefix that matches a module's name decides its layer.
+# docs/architecture.md draws the layers; here they are as data, and each is a folder of the
+# package (the top-level modules are the edge: settings, factory, client …). A module may import
+# its own layer and those below it, never one above: TYPE_CHECKING imports count here too, since
+# a module that annotates with a bank from above is a module that works through it. The first
+# prefix that matches a module's name decides its layer.
 
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (
-        "model",
-        (
-            "memorybank.model",
-            "memorybank.errors",
-            "memorybank.account_records",
-            "memorybank.webhook_records",
-        ),
-    ),
-    (
-        "parts",
-        (
-            "memorybank.stores",
-            "memorybank.embedders",
-            "memorybank.llm",
-            "memorybank.httpretry",
-            "memorybank.netguard",
-            "memorybank.textsearch",
-            "memorybank.json_schemas",
-        ),
-    ),
-    (
-        "rules",
-        (
-            "memorybank.retrieval",
-            "memorybank.policy",
-            "memorybank.third_person",
-            "memorybank.context",
-            "memorybank.permissions",
-            "memorybank.intake",
-            "memorybank.verdicts",
-            "memorybank.filtering",
-            "memorybank.portability",
-            "memorybank.tokens",
-            "memorybank.timeparse",
-            "memorybank.limits",
-            "memorybank.usage",
-            "memorybank.sessions",
-        ),
-    ),
-    (
-        "services",
-        (
-            "memorybank.bank",
-            "memorybank.candidates",
-            "memorybank.consolidate",
-            "memorybank.reindex",
-            "memorybank.reinforcement",
-            "memorybank.settle",
-            "memorybank.events",
-            "memorybank.transfer",
-            "memorybank.webhooks",
-            "memorybank.webhook_worker",
-            "memorybank.insights",
-            "memorybank.recall",
-            "memorybank.remember",
-            "memorybank.forget",
-            "memorybank.decisions",
-            "memorybank.accounts",
-            "memorybank.orgs",
-        ),
-    ),
+    ("model", ("memorybank.model", "memorybank.errors")),
+    ("rules", ("memorybank.rules",)),
+    ("providers", ("memorybank.providers",)),
+    ("stores", ("memorybank.stores",)),
+    ("core", ("memorybank.core",)),
+    ("services", ("memorybank.services",)),
     (
         "adapters",
         (
@@ -519,7 +465,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 def layer_of(name: str) -> int:
     for rank, (_, prefixes) in enumerate(LAYERS):
-        if any(name == p or name.startswith(p + ".") for p in prefixes):
+        # The package itself is the edge; a top-level module must be listed by its own name.
+        if any(name == p or (p != "memorybank" and name.startswith(p + ".")) for p in prefixes):
             return rank
     raise AssertionError(f"{name} is in no layer: add it to LAYERS and to docs/architecture.md")
 
@@ -529,11 +476,45 @@ def test_every_module_has_a_layer() -> None:
         layer_of(name)
 
 
+def _every_import(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement under ``node``, TYPE_CHECKING ones included."""
+    for child in ast.walk(node):
+        if isinstance(child, ast.Import | ast.ImportFrom):
+            yield child
+
+
+@cache
+def every_import_edge() -> tuple[Edge, ...]:
+    """Like :func:`import_edges`, with the imports made only for annotations."""
+    edges: dict[tuple[str, str], Edge] = {}
+    for module in modules().values():
+        for node in _every_import(syntax_tree(module.name)):
+            for imported, name in _imported(node, module):
+                if imported != "memorybank" and not imported.startswith("memorybank."):
+                    continue
+                for target in _targets(module, imported, name):
+                    edges.setdefault((module.name, target), Edge(module.name, target, node.lineno))
+    return tuple(edges.values())
+
+
+def test_type_checking_imports_are_edges_for_direction() -> None:
+    code = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import a\n"
+    assert [n.names[0].name for n in _every_import(ast.parse(code))] == ["TYPE_CHECKING", "a"]
+
+
+def test_layers_are_folders() -> None:
+    """Every module of a layer below the edge lives in that layer's folder."""
+    for name in modules():
+        layer = LAYERS[layer_of(name)][0]
+        if layer in ("core", "services", "rules", "providers", "stores"):
+            assert name.split(".")[1] == layer, f"{name} is in layer {layer} outside its folder"
+
+
 def test_dependencies_point_down() -> None:
     upward = [
         f"  {e.source} ({LAYERS[layer_of(e.source)][0]}) → {e.target} "
         f"({LAYERS[layer_of(e.target)][0]})  ({modules()[e.source].where}:{e.line})"
-        for e in sorted(import_edges(), key=lambda e: (e.source, e.target))
+        for e in sorted(every_import_edge(), key=lambda e: (e.source, e.target))
         if layer_of(e.target) > layer_of(e.source)
     ]
     if upward:

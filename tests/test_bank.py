@@ -24,7 +24,9 @@ from memorybank import (
     Source,
     ValidationError,
 )
-from memorybank.embedders.local import LocalEmbedder
+from memorybank.core.reindex import reindex
+from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.services import transfer
 from memorybank.stores.sqlite import SQLiteStore
 
 
@@ -115,7 +117,7 @@ def test_conversation_memories_are_stored_as_said(memories: Any) -> None:
     assert len(chunks) > 1 and all(len(c.content) <= 500 for c in chunks)
     assert " ".join(c.content for c in chunks) == long_text
     for index, chunk in enumerate(chunks):
-        # The speaker is read from the "Caroline: " prefix (memorybank.sessions), every chunk.
+        # The speaker is read from the "Caroline: " prefix (memorybank.rules.sessions), every chunk.
         assert chunk.metadata == {
             "dia_id": "D1:2",
             "chunk": index,
@@ -261,23 +263,23 @@ def test_export_import_round_trip(memories: Any, tmp_path: Path, embedder: Local
         metadata={"source_thread": "t1"},
     )
     memories.save("alice", "User prefers green tea", "preference")
-    exported = memories.export("alice")
+    exported = transfer.export(memories, "alice")
     doc = json.loads(exported)
     assert doc["format"] == "memorybank-export" and doc["count"] == 2
     with MemoryBank(SQLiteStore(tmp_path / "other.db", dimension=384), embedder) as other:
-        results = other.import_("alice", exported)
+        results = transfer.import_(other, "alice", exported)
         assert all(r.success for r in results)
-        again = json.loads(other.export("alice"))
+        again = json.loads(transfer.export(other, "alice"))
         assert again["memories"] == doc["memories"]
         assert other.search("alice", "tea")[0].memory.content == "User prefers green tea"
         # Importing again skips what is there.
-        assert not any(r.success for r in other.import_("alice", exported))
-    markdown = memories.export("alice", "markdown")
+        assert not any(r.success for r in transfer.import_(other, "alice", exported))
+    markdown = transfer.export(memories, "alice", "markdown")
     assert "## Relationship" in markdown and "User prefers green tea" in markdown
     with pytest.raises(ValidationError):
-        memories.import_("alice", "{not json")
+        transfer.import_(memories, "alice", "{not json")
     with pytest.raises(ValidationError, match="item 0"):
-        memories.import_("alice", json.dumps({"memories": [{"content": 3}]}))
+        transfer.import_(memories, "alice", json.dumps({"memories": [{"content": 3}]}))
 
 
 class RenamedEmbedder(LocalEmbedder):
@@ -295,7 +297,7 @@ def test_model_mismatch_and_reindex(tmp_path: Path, embedder: LocalEmbedder) -> 
     with pytest.raises(EmbeddingModelMismatch, match="reindex"):
         MemoryBank(store, other)
     with MemoryBank(store, other, check_model=False) as bank:
-        assert bank.reindex() == 1
+        assert reindex(bank) == 1
     with MemoryBank(SQLiteStore(tmp_path / "m.db", dimension=384), RenamedEmbedder()) as bank:
         hit = bank.search("alice", "tea")[0]
         assert hit.memory.embedding_model == "renamed-model"
@@ -330,7 +332,7 @@ def test_facts_are_not_duplicates_of_chat_turns(memories: Any) -> None:
 
 
 def test_system_prompt_preloads_within_budget(bank: MemoryBank) -> None:
-    from memorybank.tokens import count_tokens
+    from memorybank.rules.tokens import count_tokens
     from memorybank.tools import ToolContext, system_prompt
 
     bank.save("alice", "User prefers dark mode in every editor", "preference")
@@ -357,6 +359,6 @@ def test_an_id_twice_in_one_import_is_stored_twice_under_two_ids(memories: Any) 
     # Found by schemathesis once the import body had a schema: a UNIQUE failure, a 503.
     first = {"id": "mem_same", "user_id": "x", "content": "User likes figs", "category": "context"}
     second = {**first, "content": "User likes dates"}
-    results = memories.import_("alice", json.dumps({"memories": [first, second]}))
+    results = transfer.import_(memories, "alice", json.dumps({"memories": [first, second]}))
     assert [r.success for r in results] == [True, True]
     assert len({r.memory_id for r in results}) == 2 and memories.count("alice") == 2

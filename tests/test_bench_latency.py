@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from memorybank.embedders.local import LocalEmbedder
 from memorybank.model import Category, MemoryFilter, ScopeSet
-from memorybank.policy import PolicySettings, to_third_person, validate_memory
+from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.rules.policy import PolicySettings, to_third_person, validate_memory
 from memorybank.stores.sqlite import SQLiteStore
 from memorybank_bench.facts import FactGenerator
 from memorybank_bench.latency import run_latency

@@ -14,8 +14,8 @@ import pytest
 from rich.console import Console
 
 from memorybank import ConfigurationError, MemoryBank, ValidationError
-from memorybank.embedders.local import LocalEmbedder
 from memorybank.model import Category, Memory, SearchHit
+from memorybank.providers.embedders.local import LocalEmbedder
 from memorybank.stores.sqlite import SQLiteStore
 from memorybank_bench.locomo import (
     Latency,

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from memorybank import MemoryBank
 from memorybank.model import Category, SaveInput
-from memorybank.policy import infer_category, score_importance
+from memorybank.rules.policy import infer_category, score_importance
 from server_helpers import LOOPBACK_PEER, World, make_world
 
 CASES = {

@@ -25,6 +25,7 @@ from memorybank import (
     ValidationError,
 )
 from memorybank.errors import RateLimited
+from memorybank.services.prompt import context_for
 from server_helpers import free_port
 
 
@@ -128,7 +129,7 @@ def test_the_ai_side_over_http(bank: MemoryBank) -> None:
         client.save("local", "User's sister Ana lives in Madrid", "context", importance=3)
         ctx = Caller(user_id="local")
         recalled = client.context_for(ctx, "Where does my sister live?", 500)
-        assert recalled == bank.context_for(ctx, "Where does my sister live?", 500)
+        assert recalled == context_for(bank, ctx, "Where does my sister live?", 500)
         assert "Madrid" in recalled
         with pytest.raises(ValidationError) as err:
             client.save("local", "short", "preference")

@@ -9,10 +9,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from memorybank import MemoryBank
-from memorybank.context import system_prompt
 from memorybank.errors import PermissionDenied
 from memorybank.model import Caller, EventKind
-from memorybank.remember import remember, render_remember
+from memorybank.services.prompt import system_prompt
+from memorybank.services.remember import remember, render_remember
 from memorybank.tools import ToolContext, call, profile
 from server_helpers import LOOPBACK_PEER, make_world
 

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from memorybank import MemoryBank
-from memorybank.consolidate import SCHEDULED_ACTOR
+from memorybank.core.consolidate import SCHEDULED_ACTOR, consolidate
 from memorybank.errors import PermissionDenied
 from memorybank.model import Category, Channel, EventKind, Memory
 from server_helpers import LOOPBACK_PEER, make_world
@@ -61,7 +61,7 @@ def _current(bank: MemoryBank, user: str, project: str | None = None) -> set[str
 def test_preview_changes_nothing_and_apply_merges_with_history(any_bank: MemoryBank) -> None:
     bank = any_bank
     ids = _stored_before(bank, "ann", FACTS)
-    preview = bank.consolidate("ann")
+    preview = consolidate(bank, "ann")
     assert not preview.applied and preview.examined == len(FACTS)
     found = {m.keep.content: sorted(x.content for x in m.merged) for m in preview.merges}
     assert found == {
@@ -70,7 +70,7 @@ def test_preview_changes_nothing_and_apply_merges_with_history(any_bank: MemoryB
     }
     assert _current(bank, "ann") == {text for text, _, _ in FACTS}  # a preview changes nothing
 
-    done = bank.consolidate("ann", dry_run=False)
+    done = consolidate(bank, "ann", dry_run=False)
     assert done.applied and done.merged_count == 2
     left = _current(bank, "ann")
     assert "User is based in London" not in left and "User likes tea" not in left
@@ -89,7 +89,7 @@ def test_preview_changes_nothing_and_apply_merges_with_history(any_bank: MemoryB
     hits = bank.search("ann", "where does the user live", limit=10)
     assert merged.id not in {h.memory.id for h in hits}
 
-    again = bank.consolidate("ann", dry_run=False)
+    again = consolidate(bank, "ann", dry_run=False)
     assert again.merged_count == 0  # idempotent
     merged_events = bank.events("ann", types=["merged"])
     assert {e.memory_id for e in merged_events} == {
@@ -106,7 +106,7 @@ def test_preview_changes_nothing_and_apply_merges_with_history(any_bank: MemoryB
 
 def test_only_applies_the_confirmed_merges(bank: MemoryBank) -> None:
     ids = _stored_before(bank, "bo", FACTS)
-    done = bank.consolidate("bo", dry_run=False, only=[ids["User lives in London"]])
+    done = consolidate(bank, "bo", dry_run=False, only=[ids["User lives in London"]])
     assert [m.keep.id for m in done.merges] == [ids["User lives in London"]]
     assert "User likes tea" in _current(bank, "bo")
     assert "User is based in London" not in _current(bank, "bo")
@@ -117,13 +117,13 @@ def test_scopes_stay_apart_and_projects_need_an_admin(bank: MemoryBank) -> None:
     _stored_before(bank, "di", FACTS[:1])
     _stored_before(bank, "cy", FACTS[2:4], project="apollo")
     # The private scope sees only its own pair; the other user's copy is not merged into it.
-    assert bank.consolidate("cy").merged_count == 1
-    assert bank.consolidate("di").merged_count == 0
-    preview = bank.consolidate("cy", "apollo", role="member")  # a member may look
+    assert consolidate(bank, "cy").merged_count == 1
+    assert consolidate(bank, "di").merged_count == 0
+    preview = consolidate(bank, "cy", "apollo", role="member")  # a member may look
     assert [m.keep.content for m in preview.merges] == ["User likes green tea in the morning"]
     with pytest.raises(PermissionDenied):
-        bank.consolidate("cy", "apollo", dry_run=False, role="member")
-    assert bank.consolidate("cy", "apollo", dry_run=False, role="admin").merged_count == 1
+        consolidate(bank, "cy", "apollo", dry_run=False, role="member")
+    assert consolidate(bank, "cy", "apollo", dry_run=False, role="admin").merged_count == 1
     assert _current(bank, "cy", "apollo") == {"User likes green tea in the morning"}
     assert "User is based in London" in _current(bank, "cy")  # private scope untouched
 
@@ -131,7 +131,7 @@ def test_scopes_stay_apart_and_projects_need_an_admin(bank: MemoryBank) -> None:
 def test_conversation_turns_are_left_alone(bank: MemoryBank) -> None:
     turns = [{"content": "I like tea", "ring": "episodic", "source": "conversation"}] * 2
     bank.save_many("ed", turns)
-    assert bank.consolidate("ed").examined == 0
+    assert consolidate(bank, "ed").examined == 0
 
 
 def test_cli_previews_then_applies(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Pre-loaded memory for the system prompt and seed 003's get_context (memorybank.context)."""
+"""Pre-loaded memory for the system prompt and seed 003's get_context (memorybank.rules.render)."""
 
 from __future__ import annotations
 
@@ -14,21 +14,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memorybank import MemoryBank
-from memorybank.context import (
+from memorybank.errors import ValidationError
+from memorybank.model import Category, Domain, Memory, Ring, utcnow
+from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.rules.render import (
     CLOSE_TAG,
     CONTEXT_NOTE,
     OPEN_TAG,
     SYSTEM_NOTE,
-    get_context,
     parse_focus,
     sanitize_memory_text,
-    system_prompt,
 )
-from memorybank.embedders.local import LocalEmbedder
-from memorybank.errors import ValidationError
-from memorybank.model import Category, Domain, Memory, Ring, utcnow
+from memorybank.rules.tokens import count_tokens
+from memorybank.services.prompt import get_context, system_prompt
 from memorybank.stores.sqlite import SQLiteStore
-from memorybank.tokens import count_tokens
 from memorybank.tools.base import ToolContext
 
 GUIDANCE = "You can remember facts about the user with the save_memory tool."
@@ -653,7 +652,7 @@ def test_budget_holds_even_if_piece_counts_were_too_low(
     bank: MemoryBank, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The sum of line counts only picks candidates: the whole text is always counted."""
-    from memorybank import context
+    from memorybank.rules import render as context
 
     seed_user(bank)
     ctx = ToolContext(user_id="sam")

@@ -10,9 +10,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from memorybank import MemoryBank
-from memorybank.embedders.local import LocalEmbedder
 from memorybank.model import Category, Memory, utcnow
-from memorybank.retrieval import RetrievalSettings, importance_now
+from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.rules.ranking import RetrievalSettings, importance_now
 from memorybank.stores.sqlite import SQLiteStore
 from server_helpers import LOOPBACK_PEER, make_world
 

@@ -11,14 +11,6 @@ import apsw
 import pytest
 
 from memorybank import MemoryBank
-from memorybank.decisions import (
-    DECISION_METADATA,
-    DecisionFilter,
-    filtered_recent,
-    filtered_search,
-    log_decision,
-)
-from memorybank.embedders.local import LocalEmbedder
 from memorybank.errors import ValidationError
 from memorybank.model import (
     Decision,
@@ -32,7 +24,14 @@ from memorybank.model import (
     Source,
     utcnow,
 )
-from memorybank.orgs import add_org_member, org_users, remove_org_member
+from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.services.decisions import (
+    DECISION_METADATA,
+    DecisionFilter,
+    filtered_recent,
+    filtered_search,
+    log_decision,
+)
 from memorybank.stores.sqlite import SQLiteStore
 from memorybank.stores.sqlite_schema import MIGRATIONS
 from memorybank.tools.base import ToolContext
@@ -284,13 +283,13 @@ def test_superseded_filter(bank: MemoryBank) -> None:
 
 
 def test_org_members(bank: MemoryBank) -> None:
-    add_org_member(bank, "acme", "ben")
-    add_org_member(bank, "acme", "ana")
-    add_org_member(bank, "acme", "ana")
-    add_org_member(bank, "other", "cy")
-    assert org_users(bank, "acme") == ["ana", "ben"]
-    assert remove_org_member(bank, "acme", "ben") is True
-    assert remove_org_member(bank, "acme", "ben") is False
-    assert org_users(bank, "acme") == ["ana"]
+    bank.add_org_member("acme", "ben")
+    bank.add_org_member("acme", "ana")
+    bank.add_org_member("acme", "ana")
+    bank.add_org_member("other", "cy")
+    assert bank.org_users("acme") == ["ana", "ben"]
+    assert bank.remove_org_member("acme", "ben") is True
+    assert bank.remove_org_member("acme", "ben") is False
+    assert bank.org_users("acme") == ["ana"]
     with pytest.raises(ValidationError):
-        add_org_member(bank, " ", "ana")
+        bank.add_org_member(" ", "ana")

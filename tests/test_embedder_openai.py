@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memorybank.embedders import Embedder, OpenAIEmbedder
 from memorybank.errors import ConfigurationError, ProviderError, ValidationError
+from memorybank.providers.embedders import Embedder, OpenAIEmbedder
 
 DIM = 8
 API_KEY = "sk-test-SECRET-0123456789abcdef"

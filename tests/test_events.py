@@ -18,8 +18,9 @@ import uvicorn
 from tests.server_helpers import World, make_world
 
 from memorybank import MemoryBank, tools
-from memorybank.embedders.local import LocalEmbedder
 from memorybank.model import Caller, Channel
+from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.services import transfer
 from memorybank.stores.sqlite import SQLiteStore
 from memorybank.stores.sqlite_schema import MIGRATIONS
 
@@ -31,8 +32,8 @@ def test_channels_say_through_what_memory_changed(bank: MemoryBank) -> None:
         bank, tools.profile("default"), "remember", {"fact": "User owns a cat"}, ctx
     )
     assert answer["success"], answer
-    data = bank.export("u1")
-    bank.import_("u2", data)
+    data = transfer.export(bank, "u1")
+    transfer.import_(bank, "u2", data)
     bank.update(str(by_hand.memory_id), "u1", content="User drinks black tea")
     tools.call(bank, tools.profile("default"), "forget", {"id": answer["id"]}, ctx)
     mine = [(e.type, e.channel, e.actor) for e in bank.events("u1")]

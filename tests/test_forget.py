@@ -15,7 +15,9 @@ import pytest
 from chat_server import ChatServer, running_chat_server
 from memorybank import MemoryBank
 from memorybank.errors import NotFound, ValidationError
-from memorybank.forget import (
+from memorybank.model import EventKind, ForgetAction, HistoryEvent, PlanStatus, utcnow
+from memorybank.providers.llm import ChatClient
+from memorybank.services.forget import (
     PLAN_TTL,
     ForgetPreview,
     forget_cancel,
@@ -24,8 +26,6 @@ from memorybank.forget import (
     render_executed,
     render_preview,
 )
-from memorybank.llm import ChatClient
-from memorybank.model import EventKind, ForgetAction, HistoryEvent, PlanStatus, utcnow
 from memorybank.tools.base import ToolContext
 
 ANA = ToolContext(user_id="ana", thread_id="t1")

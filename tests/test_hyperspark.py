@@ -8,7 +8,6 @@ from typing import Any
 
 from memorybank import MemoryBank
 from memorybank.model import EventKind, HistoryEvent, SaveInput
-from memorybank.orgs import add_org_member
 from memorybank.tools import SafetyTier, ToolContext, call, profile, to_anthropic
 
 HS = profile("hyperspark")
@@ -267,9 +266,9 @@ def test_org_wide_is_for_admins_only(bank: MemoryBank) -> None:
 
 
 def test_org_wide_searches_the_members(bank: MemoryBank) -> None:
-    add_org_member(bank, "acme", "ana")
-    add_org_member(bank, "acme", "ben")
-    add_org_member(bank, "globex", "cy")
+    bank.add_org_member("acme", "ana")
+    bank.add_org_member("acme", "ben")
+    bank.add_org_member("globex", "cy")
     bank.save("ana", "User works on the billing service", "project")
     bank.save("ben", "User maintains the billing database", "project")
     bank.save("cy", "User rewrote the billing engine at Globex", "project")

@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 import memorybank
 from memorybank import MemoryBank, tools
 from memorybank.cli import app as cli
-from memorybank.insights import distribution, success_metrics
 from memorybank.model import Caller
+from memorybank.services.insights import distribution, success_metrics
 
 
 def test_metrics_count_what_saves_searches_and_prompts_decided(bank: MemoryBank) -> None:
@@ -122,7 +122,7 @@ def test_counts_reach_the_sink_off_the_callers_thread() -> None:
     import threading
     import time
 
-    from memorybank.usage import Usage
+    from memorybank.core.usage import Usage
 
     received: list[tuple[dict[tuple[int, str, str], int], str]] = []
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from memorybank import MemoryBank, NotFound
-from memorybank.embedders.local import LocalEmbedder
+from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.services import transfer
 from memorybank.stores.sqlite import SQLiteStore
 
 SECRETS = {
@@ -43,9 +44,11 @@ def _visible(bank: MemoryBank, user: str, project: str | None) -> set[str]:
         seen |= {h.memory.content for h in bank.search(user, query, project_id=project)}
     seen |= {m.content for m in bank.recent(user, project_id=project, limit=500)}
     seen |= {m.content for m in bank.list(user, project_id=project, limit=500)}
-    seen |= {text for text in SECRETS.values() if text in bank.export(user)}
+    seen |= {text for text in SECRETS.values() if text in transfer.export(bank, user)}
     if project:
-        seen |= {t for t in SECRETS.values() if t in bank.export(user, project_id=project)}
+        seen |= {
+            t for t in SECRETS.values() if t in transfer.export(bank, user, project_id=project)
+        }
     return seen
 
 

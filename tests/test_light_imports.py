@@ -32,14 +32,14 @@ def test_importing_memorybank_loads_no_model_runtime(statement: str) -> None:
 
 
 def test_the_embedders_load_when_asked_for() -> None:
-    statement = "from memorybank.embedders import LocalEmbedder"
+    statement = "from memorybank.providers.embedders import LocalEmbedder"
     assert set(_loaded_after(statement)) == {"onnxruntime", "onnx", "tokenizers"}
 
 
 def test_lazy_names_are_the_real_classes() -> None:
-    import memorybank.embedders as embedders
-    from memorybank.embedders.local import LocalEmbedder
-    from memorybank.embedders.openai import OpenAIEmbedder
+    import memorybank.providers.embedders as embedders
+    from memorybank.providers.embedders.local import LocalEmbedder
+    from memorybank.providers.embedders.openai import OpenAIEmbedder
 
     assert embedders.LocalEmbedder is LocalEmbedder
     assert embedders.OpenAIEmbedder is OpenAIEmbedder

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from chat_server import API_KEY, ChatServer, Raw, running_chat_server
 from memorybank.errors import ConfigurationError, ProviderError
-from memorybank.llm import ChatClient, MalformedReply, complete_model, parse_json_object
+from memorybank.providers.llm import ChatClient, MalformedReply, complete_model, parse_json_object
 
 SCHEMA = {
     "type": "object",

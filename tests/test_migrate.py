@@ -11,11 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from memorybank import MemoryBank
-from memorybank.accounts import Accounts
 from memorybank.cli import app as cli_app
-from memorybank.embedders.local import LocalEmbedder
 from memorybank.migrate import migrate
 from memorybank.model import MemoryFilter, ScopeSet
+from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.services.accounts import Accounts
 from memorybank.settings import Settings
 from memorybank.stores.postgres import PostgresStore
 from memorybank.stores.sqlite import SQLiteStore

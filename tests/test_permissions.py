@@ -1,4 +1,4 @@
-"""Seed 002's permission table (``memorybank.permissions.PROJECT_ROLES``), row by row, through
+"""Seed 002's permission table (``memorybank.rules.permissions.PROJECT_ROLES``), row by row, through
 every adapter that can reach project memory: the library, the tools, the REST API; and MCP,
 which reaches the caller's private memory only.
 
@@ -17,11 +17,12 @@ from fastapi.testclient import TestClient
 
 from chat_server import running_chat_server
 from memorybank import MemoryBank, PermissionDenied
-from memorybank.forget import forget_confirm, forget_preview
-from memorybank.llm.client import ChatClient
 from memorybank.model import Caller, Memory, Role, Source
-from memorybank.permissions import PROJECT_ROLES, Action, adding, allowed, require
-from memorybank.remember import remember
+from memorybank.providers.llm.client import ChatClient
+from memorybank.rules.permissions import PROJECT_ROLES, Action, adding, allowed, require
+from memorybank.services import transfer
+from memorybank.services.forget import forget_confirm, forget_preview
+from memorybank.services.remember import remember
 from memorybank.tools import call, profile
 from server_helpers import MCP_HEADERS, MCP_INIT, World, make_world
 
@@ -80,8 +81,10 @@ def test_library_add(bank: MemoryBank, role: Role) -> None:
         )
     )
     assert by_hand is may(role, Action.ADD_MANUAL)
-    exported = bank.export("owner", project_id=PROJECT)
-    imported = _outcome(lambda: bank.import_("other", exported, project_id="zeus", role=role))
+    exported = transfer.export(bank, "owner", project_id=PROJECT)
+    imported = _outcome(
+        lambda: transfer.import_(bank, "other", exported, project_id="zeus", role=role)
+    )
     assert imported is may(role, Action.ADD_MANUAL)
 
 

@@ -1,4 +1,5 @@
-"""Tests for memorybank.policy: validation, third-person rephrasing and importance (seed 000)."""
+"""Tests for memorybank.rules.policy: validation, third-person rephrasing and importance
+(seed 000)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memorybank import policy
 from memorybank.errors import ValidationError
 from memorybank.model import Category
-from memorybank.policy import (
+from memorybank.rules import policy
+from memorybank.rules.policy import (
     PolicySettings,
     ThirdPersonResult,
     importance_reasons,

@@ -12,12 +12,12 @@ import pytest
 from fastapi.testclient import TestClient
 
 from memorybank import MemoryBank
-from memorybank.accounts import Accounts
-from memorybank.embedders.base import Vectors
-from memorybank.embedders.local import LocalEmbedder
-from memorybank.embedders.query_cache import QueryVectorCache
 from memorybank.errors import ConfigurationError
+from memorybank.providers.embedders.base import Vectors
+from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.providers.embedders.query_cache import QueryVectorCache
 from memorybank.server.app import create_app
+from memorybank.services.accounts import Accounts
 from memorybank.settings import Settings
 
 

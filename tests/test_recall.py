@@ -9,8 +9,8 @@ from fastapi.testclient import TestClient
 from memorybank import MemoryBank, ValidationError
 from memorybank.mcp import RECALL_PROMPT, build_server, recall_prompt
 from memorybank.model import Caller
-from memorybank.recall import context_for
-from memorybank.tokens import count_tokens
+from memorybank.rules.tokens import count_tokens
+from memorybank.services.prompt import context_for
 from memorybank.tools import ToolContext, system_prompt
 from server_helpers import LOOPBACK_PEER, make_world
 
@@ -34,7 +34,7 @@ def test_relevant_memories_join_the_always_loaded_ones(bank: MemoryBank) -> None
     assert ALWAYS in block and MARATHON in block
     assert "## Relevant To This Message" in block
     assert ALLERGY not in block and WORK not in block
-    food = bank.context_for(kim, "peanut allergy: what should I avoid?")
+    food = context_for(bank, kim, "peanut allergy: what should I avoid?")
     assert ALLERGY in food and MARATHON not in food
 
 

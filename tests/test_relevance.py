@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memorybank import MemoryBank, ValidationError
-from memorybank.retrieval import RECALL_MIN_RELEVANCE
+from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
 
 FACTS = [
     ("User's sister Maria works as a nurse in Porto", "relationship"),

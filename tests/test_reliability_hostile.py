@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis import checks
 
 from memorybank import MemoryBank
-from memorybank.accounts import Accounts
-from memorybank.embedders.local import LocalEmbedder
+from memorybank.providers.embedders.local import LocalEmbedder
 from memorybank.server.app import create_app
+from memorybank.services.accounts import Accounts
 from memorybank.settings import Settings
 from memorybank.stores.sqlite import SQLiteStore
 from memorybank.tools import ToolContext, profile, system_prompt

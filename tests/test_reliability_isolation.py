@@ -27,8 +27,9 @@ from hypothesis.stateful import (
 
 from isolation_helpers import TOPICS, Ledger
 from memorybank import MemoryBank, NotFound
-from memorybank.embedders.local import LocalEmbedder
-from memorybank.forget import forget_confirm, forget_preview
+from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.services import transfer
+from memorybank.services.forget import forget_confirm, forget_preview
 from memorybank.stores.sqlite import SQLiteStore
 from memorybank.tools import ToolContext, profile, system_prompt
 from memorybank.tools import call as tool_call
@@ -121,8 +122,10 @@ class Isolation(RuleBasedStateMachine):
         user, project = who
         for memory in self.bank.recent(user, project_id=project, limit=500):
             self.check_text(user, project, memory.content, "recent")
-        self.check_text(user, project, self.bank.export(user, project_id=project), "export")
-        self.check_text(user, project, self.bank.export(user, "markdown"), "export md")
+        self.check_text(
+            user, project, transfer.export(self.bank, user, project_id=project), "export"
+        )
+        self.check_text(user, project, transfer.export(self.bank, user, "markdown"), "export md")
         ctx = ToolContext(user_id=user, project_id=project)
         prompt = system_prompt(self.bank, ctx, "default", 2000)
         self.check_text(user, project, prompt, "system prompt")

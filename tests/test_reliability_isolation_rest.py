@@ -38,11 +38,11 @@ from hypothesis.stateful import (
 
 from isolation_helpers import TOPICS, Fact, Ledger
 from memorybank import MemoryBank, NotFound
-from memorybank.accounts import Accounts
-from memorybank.embedders.local import LocalEmbedder
 from memorybank.model import Memory
-from memorybank.portability import export_json
+from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.rules.portability import export_json
 from memorybank.server.app import create_app
+from memorybank.services.accounts import Accounts
 from memorybank.settings import Settings
 from memorybank.stores.sqlite import SQLiteStore
 from server_helpers import MCP_HEADERS, MCP_INIT

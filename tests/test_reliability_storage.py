@@ -20,10 +20,11 @@ from fastapi.testclient import TestClient
 
 import memorybank
 from memorybank import MemoryBank, StoreError
-from memorybank.accounts import Accounts
-from memorybank.embedders.local import LocalEmbedder
 from memorybank.model import MemoryFilter, ScopeSet
+from memorybank.providers.embedders.local import LocalEmbedder
 from memorybank.server.app import create_app
+from memorybank.services import transfer
+from memorybank.services.accounts import Accounts
 from memorybank.settings import Settings
 from memorybank.stores.sqlite import SQLiteStore
 from memorybank.tools import ToolContext, profile
@@ -92,7 +93,7 @@ def _reads_work(bank: MemoryBank) -> None:
     assert any("green tea" in h.memory.content for h in hits)
     assert bank.count("local") >= len(FACTS)
     assert bank.recent("local")
-    assert "green tea" in bank.export("local")
+    assert "green tea" in transfer.export(bank, "local")
 
 
 def test_readonly_database_refuses_writes_clearly(

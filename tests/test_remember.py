@@ -12,9 +12,9 @@ import pytest
 from chat_server import ChatServer, Raw, running_chat_server
 from memorybank import MemoryBank
 from memorybank.errors import ValidationError
-from memorybank.llm import ChatClient
 from memorybank.model import Category, Domain, EventKind, Ring, Source
-from memorybank.remember import (
+from memorybank.providers.llm import ChatClient
+from memorybank.services.remember import (
     ADD_BELOW,
     Message,
     RememberResult,

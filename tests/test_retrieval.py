@@ -9,21 +9,20 @@ from pathlib import Path
 import pytest
 
 from memorybank import MemoryBank
-from memorybank.embedders.base import Vectors
-from memorybank.embedders.local import LocalEmbedder
 from memorybank.model import Category, Memory
-from memorybank.retrieval import (
+from memorybank.model.stored import Candidate
+from memorybank.providers.embedders.base import Vectors
+from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.rules.query import neutral_query, speakers_named
+from memorybank.rules.ranking import (
     CALIBRATION,
     Evidence,
     RetrievalSettings,
     blend,
     fuse,
     gather,
-    neutral_query,
     recency,
-    speakers_named,
 )
-from memorybank.stores.base import Candidate
 from memorybank.stores.sqlite import SQLiteStore
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -309,7 +308,7 @@ def test_hybrid_beats_either_signal_alone(tmp_path: Path, embedder: LocalEmbedde
     store = SQLiteStore(tmp_path / "r.db", dimension=embedder.dimension)
     bank = MemoryBank(store, embedder)
     # Names are only in the text here (the lexical signal's strength): a null speaker keeps
-    # memorybank.sessions from reading one from the "Name: " prefix.
+    # memorybank.rules.sessions from reading one from the "Name: " prefix.
     unknown = {"speaker": None}
     bank.save_many(
         "u",
@@ -320,7 +319,7 @@ def test_hybrid_beats_either_signal_alone(tmp_path: Path, embedder: LocalEmbedde
     )
     scores = {}
     # The turns are saved without sessions, so they now share an implicit one
-    # (memorybank.sessions); this fixture of eight people telling the same stories side by
+    # (memorybank.rules.sessions); this fixture of eight people telling the same stories side by
     # side is about fusing the two signals, so the neighbour step is left out of all three.
     alone = {"context_weight": 0.0}
     for name, settings in {

@@ -25,10 +25,10 @@ import pytest
 
 from chat_server import ChatServer, running_chat_server
 from memorybank import MemoryBank
-from memorybank.embedders.local import LocalEmbedder
-from memorybank.forget import forget_confirm, forget_preview
-from memorybank.llm import ChatClient
 from memorybank.model import EventKind, ForgetAction
+from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.providers.llm import ChatClient
+from memorybank.services.forget import forget_confirm, forget_preview
 from memorybank.stores.postgres import PostgresStore
 from memorybank.stores.sqlite import SQLiteStore
 from memorybank.tools import ToolContext, call, profile
@@ -294,7 +294,7 @@ def test_the_store_is_asked_for_a_part_of_every_word_form(word: str) -> None:
     history text the word rule would match is never missed by the store."""
     import Stemmer
 
-    from memorybank.forget import _substring
+    from memorybank.services.forget import _substring
 
     stem = Stemmer.Stemmer("english").stemWord(word.lower())
     assert _substring(stem) in word.lower()

@@ -25,7 +25,7 @@ from fastapi.testclient import TestClient
 import memorybank
 from memorybank import MemoryBank
 from memorybank.errors import RateLimited, ValidationError
-from memorybank.limits import RateLimiter
+from memorybank.rules.limits import RateLimiter
 from memorybank.tools import ToolContext, call, profile
 from server_helpers import MCP_HEADERS, MCP_INIT, World, make_world, spawn_server
 

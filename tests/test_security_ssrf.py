@@ -31,10 +31,10 @@ from fastapi import FastAPI
 
 from chat_server import ChatServer, running_chat_server
 from memorybank import MemoryBank
-from memorybank.embedders.openai import OpenAIEmbedder
 from memorybank.errors import ProviderError, ValidationError
-from memorybank.llm import ChatClient
-from memorybank.netguard import (
+from memorybank.providers.embedders.openai import OpenAIEmbedder
+from memorybank.providers.llm import ChatClient
+from memorybank.providers.netguard import (
     AddressPolicy,
     AddressRefused,
     address_kind,

@@ -20,8 +20,8 @@ import pytest
 
 from chat_server import ChatServer, running_chat_server
 from memorybank import MemoryBank
-from memorybank.accounts import Accounts
-from memorybank.embedders.local import LocalEmbedder
+from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.services.accounts import Accounts
 from memorybank.settings import Settings
 from memorybank.stores.sqlite import SQLiteStore
 from server_helpers import MASTER, spawn_server

@@ -23,10 +23,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from memorybank import MemoryBank
-from memorybank.accounts import Accounts
-from memorybank.embedders.local import LocalEmbedder
 from memorybank.model import Memory
-from memorybank.portability import export_json
+from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.rules.portability import export_json
+from memorybank.services.accounts import Accounts
 from memorybank.settings import Settings
 from memorybank.stores.sqlite import SQLiteStore
 from server_helpers import MASTER, MCP_HEADERS, MCP_INIT, make_world, spawn_server

@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from memorybank import MemoryBank
-from memorybank.embedders.openai import OpenAIEmbedder
+from memorybank.providers.embedders.openai import OpenAIEmbedder
 from memorybank.server.execution import (
     LOCAL_COMPUTE_THREADS,
     REMOTE_COMPUTE_THREADS,

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from memorybank import ConfigurationError, MemoryBank
-from memorybank.accounts import Accounts
 from memorybank.server.app import LOOPBACK_HOSTS, create_app
+from memorybank.services.accounts import Accounts
 from server_helpers import settings_for
 
 

@@ -132,7 +132,7 @@ def test_byok_key_encrypted_never_returned_never_logged(
 
 
 def test_master_key_file_created_private(bank: MemoryBank, tmp_path: Path) -> None:
-    from memorybank.accounts import load_master_key
+    from memorybank.services.accounts import load_master_key
     from memorybank.settings import Settings
 
     key_file = tmp_path / "home" / "master.key"

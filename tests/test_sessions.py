@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from memorybank import MemoryBank
-from memorybank.sessions import IMPLICIT_PREFIX, speaker_prefix
+from memorybank.rules.sessions import IMPLICIT_PREFIX, speaker_prefix
 
 DAY = datetime(2024, 5, 1, 9, tzinfo=UTC)
 

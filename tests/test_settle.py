@@ -12,8 +12,8 @@ import pytest
 
 from chat_server import ChatServer, Raw, running_chat_server
 from memorybank import MemoryBank
-from memorybank.embedders.local import LocalEmbedder
-from memorybank.llm.client import ChatClient
+from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.providers.llm.client import ChatClient
 from memorybank.stores.sqlite import SQLiteStore
 
 

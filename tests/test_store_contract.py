@@ -15,8 +15,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memorybank.account_records import User
-from memorybank.embedders.base import normalise
 from memorybank.errors import NotFound, StoreError, ValidationError
 from memorybank.model import (
     Category,
@@ -34,8 +32,11 @@ from memorybank.model import (
     ScopeSet,
     acting_through,
 )
+from memorybank.model.accounts import User
+from memorybank.model.stored import InsertOutcome, PlanOutcome
+from memorybank.providers.embedders.base import normalise
 from memorybank.stores.accounts_sql import sql_accounts
-from memorybank.stores.base import InsertOutcome, PlanOutcome, Store
+from memorybank.stores.base import Store
 from memorybank.stores.sqlite import SQLiteStore
 
 DIM = 8

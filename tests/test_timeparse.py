@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memorybank.timeparse import time_windows
+from memorybank.rules.timeparse import time_windows
 
 NOW = datetime(2026, 3, 15, 12, tzinfo=UTC)
 

@@ -1,4 +1,4 @@
-"""Exact, offline token counting and truncation (memorybank.tokens)."""
+"""Exact, offline token counting and truncation (memorybank.rules.tokens)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memorybank import tokens
 from memorybank.errors import ValidationError
-from memorybank.tokens import count_tokens, truncate_to_tokens
+from memorybank.rules import tokens
+from memorybank.rules.tokens import count_tokens, truncate_to_tokens
 
 ENCODINGS = ("o200k_base", "cl100k_base")
 
@@ -173,7 +173,7 @@ def test_works_offline_without_downloads() -> None:
         "socket.socket.connect = refuse\n"
         "socket.create_connection = refuse\n"
         "socket.getaddrinfo = refuse\n"
-        "from memorybank.tokens import count_tokens\n"
+        "from memorybank.rules.tokens import count_tokens\n"
         "print(count_tokens('hello world'), count_tokens('hello world', 'cl100k_base'))\n"
     )
     env = {"PATH": "", "HOME": "/nonexistent", "HTTPS_PROXY": "http://127.0.0.1:9"}

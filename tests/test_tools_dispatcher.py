@@ -19,7 +19,7 @@ from memorybank.errors import (
     StoreError,
     ValidationError,
 )
-from memorybank.json_schemas import Arguments
+from memorybank.providers.json_schemas import Arguments
 from memorybank.tools import Profile, SafetyTier, ToolContext, call, profile, toolkit
 from memorybank.tools.profiles import define
 

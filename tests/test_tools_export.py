@@ -9,7 +9,7 @@ import pytest
 
 from memorybank import tools
 from memorybank.errors import ValidationError
-from memorybank.json_schemas import STRICT_KEYWORDS, plain_schema, strict_schema
+from memorybank.providers.json_schemas import STRICT_KEYWORDS, plain_schema, strict_schema
 from memorybank.tools import Profile
 
 
@@ -215,7 +215,7 @@ def test_export_by_format_name() -> None:
 
 
 def test_token_cost_counts_the_json_of_the_definitions() -> None:
-    from memorybank.tokens import count_tokens
+    from memorybank.rules.tokens import count_tokens
 
     for fmt in ("openai", "anthropic", "mcp", "json_schema"):
         exported = tools.export("oxydra", fmt)  # type: ignore[arg-type]

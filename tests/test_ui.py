@@ -26,9 +26,9 @@ from playwright.sync_api import Browser, Page, Route, expect, sync_playwright
 from tests.webhook_receiver import receiver
 
 from memorybank import MemoryBank, tools
-from memorybank.accounts import Accounts
 from memorybank.model import Caller, Category, Memory, utcnow
 from memorybank.server.app import create_app
+from memorybank.services.accounts import Accounts
 from memorybank.settings import Settings
 
 CHROMIUM = Path("/usr/bin/chromium")

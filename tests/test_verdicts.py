@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from memorybank.verdicts import (
+from memorybank.rules.verdicts import (
     CANDIDATE_SIMILARITY,
     CANDIDATES,
     Relation,

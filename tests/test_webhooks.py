@@ -16,12 +16,12 @@ from tests.webhook_receiver import Received, receiver
 
 from memorybank import MemoryBank
 from memorybank.errors import ConfigurationError, ValidationError
-from memorybank.netguard import AddressPolicy
+from memorybank.model.webhooks import Delivery
+from memorybank.providers.netguard import AddressPolicy
+from memorybank.services.webhook_worker import RetryPolicy, WebhookWorker
+from memorybank.services.webhooks import Webhooks, sign, verify
 from memorybank.stores.sqlite import SQLiteStore
 from memorybank.stores.webhooks_sql import sql_webhooks
-from memorybank.webhook_records import Delivery
-from memorybank.webhook_worker import RetryPolicy, WebhookWorker
-from memorybank.webhooks import Webhooks, sign, verify
 
 LOOPBACK = AddressPolicy(allow_loopback=True)
 FAST = RetryPolicy(base_seconds=0.05, max_attempts=3, timeout_seconds=5)
@@ -184,7 +184,7 @@ def test_rest_refuses_private_addresses_unless_allowed(bank: MemoryBank) -> None
 
 
 def test_rest_webhook_management(tmp_path: Path, embedder: object) -> None:
-    from memorybank.embedders.local import LocalEmbedder
+    from memorybank.providers.embedders.local import LocalEmbedder
 
     assert isinstance(embedder, LocalEmbedder)
     store = SQLiteStore(tmp_path / "rest.db", dimension=embedder.dimension)

@@ -1,7 +1,7 @@
-"""Fit :data:`memorybank.retrieval.CALIBRATION` and say how well it holds up.
+"""Fit :data:`memorybank.rules.ranking.CALIBRATION` and say how well it holds up.
 
 Each query is asked of the user it belongs to and of another user who has none of its answer;
-every candidate the search ranks is one row: what :class:`~memorybank.retrieval.Calibration`
+every candidate the search ranks is one row: what :class:`~memorybank.rules.ranking.Calibration`
 reads (the candidate's ranking evidence, its share of the best candidate's, the query's best
 cosine and best BM25) and whether it is relevant. Four kinds of memory, so that one
 calibration holds for chat turns and for facts:
@@ -25,7 +25,7 @@ kind, left out of the fit that scores it; each half of the fact pairs likewise) 
 fit on everything: AUROC of the top hit's relevance, own user vs other; recall@10 when ranked
 by relevance; the share of top hits passing each cut-off, own and other.
 
-Nothing here is read at run time: the constants are copied into ``memorybank/retrieval.py``.
+Nothing here is read at run time: the constants are copied into ``memorybank/rules/ranking.py``.
 ``memorybank bench calibrate --data ../shared/data``.
 """
 
@@ -45,9 +45,9 @@ from rich.console import Console
 from rich.table import Table
 
 import memorybank
-from memorybank.bank import MemoryBank
+from memorybank.core.bank import MemoryBank
 from memorybank.model import Memory, MemoryFilter, utcnow
-from memorybank.retrieval import Calibration, Evidence
+from memorybank.rules.ranking import Calibration, Evidence
 from memorybank_bench.locomo import Conversation, ingest, load_conversations
 
 #: The cut-offs whose pass rates are reported.
@@ -56,7 +56,7 @@ RIDGE = 1.0
 KINDS = ("turns", "observations", "session observations", "fact pairs")
 #: Row weight of each kind: the fact pairs are 148 queries against about 1,500 per other kind.
 #: (Turns saved without session or speaker are not a kind of their own: implicit sessions and
-#: speakers, :mod:`memorybank.sessions`, make them the same rows as ``turns``.)
+#: speakers, :mod:`memorybank.rules.sessions`, make them the same rows as ``turns``.)
 WEIGHTS = {
     "turns": 1.0,
     "observations": 1.0,

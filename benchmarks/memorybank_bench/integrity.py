@@ -36,7 +36,7 @@ from rich.console import Console
 from rich.table import Table
 
 import memorybank
-from memorybank.bank import MemoryBank
+from memorybank.core.bank import MemoryBank
 from memorybank.errors import ConfigurationError, ValidationError
 
 #: Relatedness (1–5) from which a SICK ENTAILMENT pair counts as a near-paraphrase.

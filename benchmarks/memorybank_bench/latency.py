@@ -34,9 +34,10 @@ import psutil
 from rich.console import Console
 
 import memorybank
-from memorybank.bank import MemoryBank
+from memorybank.core.bank import MemoryBank
 from memorybank.factory import build_embedder
 from memorybank.model import Caller, Category, Source
+from memorybank.services.prompt import context_for
 from memorybank.settings import Settings
 from memorybank.stores.postgres import PostgresStore
 from memorybank_bench.facts import FactGenerator
@@ -87,13 +88,13 @@ def measure_search(bank: MemoryBank, user: str, queries: Sequence[str]) -> list[
 
 
 def measure_auto_recall(bank: MemoryBank, user: str, queries: Sequence[str]) -> list[float]:
-    """Wall time (s) of ``bank.context_for`` (a 500-token block) for each query, after the
+    """Wall time (s) of ``context_for`` (a 500-token block) for each query, after the
     same warm-up as :func:`measure_search`."""
     caller = Caller(user_id=user)
     for query in queries[:WARMUP_SEARCHES]:
-        bank.context_for(caller, query, 500)
+        context_for(bank, caller, query, 500)
     return [
-        _timed(functools.partial(bank.context_for, caller, query, 500))[0]
+        _timed(functools.partial(context_for, bank, caller, query, 500))[0]
         for query in queries[WARMUP_SEARCHES:]
     ]
 

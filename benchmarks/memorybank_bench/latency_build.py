@@ -29,9 +29,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from memorybank.embedders.base import Embedder, Vectors
 from memorybank.model import Category, Memory, MemoryFilter, Ring, ScopeSet, Source, new_id, utcnow
-from memorybank.policy import score_importance
+from memorybank.providers.embedders.base import Embedder, Vectors
+from memorybank.rules.policy import score_importance
 from memorybank.stores.base import Store
 from memorybank.stores.sqlite import SQLiteStore
 from memorybank_bench.facts import FactGenerator

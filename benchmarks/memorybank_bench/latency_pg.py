@@ -27,8 +27,8 @@ import numpy as np
 import psycopg
 from rich.console import Console
 
-from memorybank.embedders.base import Vectors
 from memorybank.model import MemoryFilter, ScopeSet, new_id, utcnow
+from memorybank.providers.embedders.base import Vectors
 from memorybank.stores.postgres import PostgresStore, redact_url
 from memorybank.stores.postgres_schema import SEARCH_INDEXES
 from memorybank_bench.latency_build import (

@@ -324,7 +324,7 @@ class _HostReference:
     _QUESTIONS = [_question(random.Random(7000 + i)) for i in range(20)]
 
     def __init__(self) -> None:
-        from memorybank.embedders.local import LocalEmbedder
+        from memorybank.providers.embedders.local import LocalEmbedder
 
         self._embedder = LocalEmbedder(intra_op_num_threads=1)
         for question in self._QUESTIONS[:5]:  # first runs allocate

@@ -45,10 +45,10 @@ from rich.progress import (
 from rich.table import Table
 
 import memorybank
-from memorybank.bank import MemoryBank
+from memorybank.core.bank import MemoryBank
 from memorybank.errors import ConfigurationError, ValidationError
 from memorybank.model import SearchHit
-from memorybank.retrieval import RetrievalSettings
+from memorybank.rules.ranking import RetrievalSettings
 
 #: LoCoMo question categories scored by the benchmark (5, adversarial, is left out).
 CATEGORY_NAMES: dict[int, str] = {

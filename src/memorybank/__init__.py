@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memorybank.bank import MemoryBank
 from memorybank.client import Client
+from memorybank.core.bank import MemoryBank
 from memorybank.errors import (
     ConfigurationError,
     EmbeddingModelMismatch,

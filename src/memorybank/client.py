@@ -59,7 +59,7 @@ from memorybank.model import (
 )
 
 #: The header naming the user a request acts for, in local mode
-#: (:data:`memorybank.server.permissions.USER_HEADER`).
+#: (:data:`memorybank.server.principals.USER_HEADER`).
 USER_HEADER = "X-Memorybank-User"
 
 #: Statuses worth another try: the server asked to slow down, or could not write just now.

@@ -4,7 +4,8 @@ Every error memorybank raises on purpose is a :class:`MemoryBankError`. Adapters
 tools, CLI) map this tree to their own error shapes in one place each; lower-level errors
 (apsw, httpx, onnxruntime) are translated inside the module that calls them. The classes are
 defined here, except ``Unauthorized``, ``Conflict``, ``TooLarge`` and ``MalformedReply``, which
-belong to the one adapter that raises them (:mod:`memorybank.server`, :mod:`memorybank.llm`).
+belong to the one adapter that raises them (:mod:`memorybank.server`,
+:mod:`memorybank.providers.llm`).
 
     MemoryBankError
     ├── ValidationError        bad input; says which field and what to fix
@@ -54,7 +55,7 @@ class PermissionDenied(MemoryBankError):
 
 class RoleRequired(PermissionDenied):
     """The caller's role in the project does not allow this: seed 002's table
-    (:mod:`memorybank.permissions`) keeps adding by hand and changing project memory to its
+    (:mod:`memorybank.rules.permissions`) keeps adding by hand and changing project memory to its
     admins and owners."""
 
 
@@ -85,7 +86,7 @@ class ProviderError(MemoryBankError):
 
 class RateLimited(MemoryBankError):
     """A user started more writes in the last minute than the bank's write limit allows
-    (:class:`memorybank.limits.RateLimiter`); ``retry_after`` is the seconds until one more
+    (:class:`memorybank.rules.limits.RateLimiter`); ``retry_after`` is the seconds until one more
     fits. Every adapter answers it with that hint: REST 429 with ``Retry-After``, tools and MCP
     ``{"success": false, "error": "… try again in N s"}``."""
 

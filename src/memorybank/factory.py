@@ -8,19 +8,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memorybank.embedders.base import Embedder
 from memorybank.errors import ConfigurationError
+from memorybank.providers.embedders.base import Embedder
 from memorybank.settings import Settings
 from memorybank.stores.base import Store
 
 if TYPE_CHECKING:
-    from memorybank.llm.client import ChatClient
+    from memorybank.providers.llm.client import ChatClient
 
 
 def build_embedder(settings: Settings) -> Embedder:
     """The bundled local embedder, or an OpenAI-compatible one."""
     if settings.embedder == "openai":
-        from memorybank.embedders.openai import OpenAIEmbedder
+        from memorybank.providers.embedders.openai import OpenAIEmbedder
 
         if not settings.embedding_base_url or not settings.embedding_model:
             raise ConfigurationError(
@@ -32,7 +32,7 @@ def build_embedder(settings: Settings) -> Embedder:
             settings.embedding_model,
             api_key=None if key is None else key.get_secret_value(),
         )
-    from memorybank.embedders.local import LocalEmbedder
+    from memorybank.providers.embedders.local import LocalEmbedder
 
     return LocalEmbedder(
         model_dir=settings.model_dir,
@@ -49,7 +49,7 @@ def build_llm(settings: Settings) -> ChatClient | None:
         raise ConfigurationError(
             "an LLM needs both MEMORYBANK_LLM_BASE_URL and MEMORYBANK_LLM_MODEL"
         )
-    from memorybank.llm.client import ChatClient
+    from memorybank.providers.llm.client import ChatClient
 
     key = settings.llm_api_key
     return ChatClient(

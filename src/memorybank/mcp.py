@@ -46,7 +46,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from memorybank import __version__
 from memorybank.errors import MemoryBankError, ValidationError
-from memorybank.recall import context_for
+from memorybank.services.prompt import context_for
 from memorybank.tools import ToolContext, call, to_mcp, toolkit
 from memorybank.tools import profile as get_profile
 
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
     from starlette.requests import Request
 
-    from memorybank.bank import MemoryBank
+    from memorybank.core.bank import MemoryBank
 
 __all__ = [
     "RECALL_PROMPT",
@@ -110,7 +110,7 @@ RECALL_PROMPT = types.Prompt(
         ),
     ],
 )
-"""The MCP prompt of auto-recall (:func:`memorybank.recall.context_for`)."""
+"""The MCP prompt of auto-recall (:func:`memorybank.services.prompt.context_for`)."""
 
 
 def recall_prompt(

@@ -255,7 +255,7 @@ def _memory_checksum(store: Store, batch: int) -> str:
         matrix = _with_vectors(store, memories)
         for memory, vector in zip(memories, matrix, strict=True):
             # When it was last recalled is a ranking signal a search on either side may move
-            # (memorybank.reinforcement), not content the copy must keep equal.
+            # (memorybank.core.reinforcement), not content the copy must keep equal.
             shown = memory.model_dump(mode="json", exclude={"reinforced_at"})
             text = json.dumps(shown, sort_keys=True, ensure_ascii=False)
             checksum.add(text.encode() + b"\0" + vector.tobytes())

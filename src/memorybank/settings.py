@@ -16,8 +16,8 @@ from pydantic import ValidationError as PydanticValidationError
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from memorybank.errors import ConfigurationError
-from memorybank.policy import PolicySettings
-from memorybank.retrieval import RetrievalSettings
+from memorybank.rules.policy import PolicySettings
+from memorybank.rules.ranking import RetrievalSettings
 
 
 def default_home() -> Path:
@@ -100,16 +100,17 @@ class Settings(BaseSettings):
     # the bearer token /metrics requires when set (unset: it answers loopback clients only).
     allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
     metrics_token: SecretStr | None = None
-    # Users' own provider URLs (bring-your-own keys; memorybank.netguard): public addresses
+    # Users' own provider URLs (bring-your-own keys; memorybank.providers.netguard): public
+    # addresses
     # only, plus loopback in local mode (a local Ollama); true also allows private, loopback,
     # link-local and 100.64/10 addresses (never cloud metadata). The operator's own
     # *_BASE_URL providers above are not limited.
     provider_allow_private: bool = False
     # The server merges duplicates in every scope this often (seed 000's weekly tidy-up:
     # 168); 0, the default, leaves it to people ("Tidy up" in the UI, `memorybank
-    # consolidate`). See memorybank.consolidate.
+    # consolidate`). See memorybank.core.consolidate.
     consolidate_every_hours: float = Field(0, ge=0, le=24 * 366)
-    # Webhooks (memorybank.webhook_worker): each server process runs a worker that sends
+    # Webhooks (memorybank.services.webhook_worker): each server process runs a worker that sends
     # them (off: this process sends none; another replica may). Their URLs follow the rule
     # of users' provider URLs above. A failed attempt is retried after base × 2^(n − 1)
     # seconds, up to max attempts in all.

@@ -23,7 +23,7 @@ from rich.progress import (
 from memorybank.errors import ConfigurationError, MemoryBankError, NotFound, ValidationError
 
 if TYPE_CHECKING:
-    from memorybank.bank import MemoryBank
+    from memorybank.core.bank import MemoryBank
 
 P = ParamSpec("P")
 R = TypeVar("R")

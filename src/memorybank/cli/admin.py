@@ -8,8 +8,8 @@ from typing import Annotated, Any
 import typer
 
 import memorybank
-from memorybank.bank import MemoryBank
 from memorybank.cli._common import DbOption, JsonOption, handles_errors, print_json
+from memorybank.core.bank import MemoryBank
 
 admin_app = typer.Typer(
     help="Users, projects, roles and API keys of the server (shown once, stored hashed).",
@@ -18,7 +18,7 @@ admin_app = typer.Typer(
 
 
 def _accounts(db: str | None) -> tuple[MemoryBank, Any]:
-    from memorybank.accounts import Accounts
+    from memorybank.services.accounts import Accounts
     from memorybank.settings import Settings
 
     bank = memorybank.open(db)

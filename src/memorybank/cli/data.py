@@ -12,7 +12,6 @@ from rich.table import Table
 from rich.text import Text
 
 import memorybank
-from memorybank.bank import MemoryBank
 from memorybank.cli._common import (
     DbOption,
     JsonOption,
@@ -26,7 +25,11 @@ from memorybank.cli._common import (
     require_database,
     stdout,
 )
-from memorybank.insights import SuccessMetrics, success_metrics
+from memorybank.core import consolidate as consolidation
+from memorybank.core import reindex as reindexing
+from memorybank.core.bank import MemoryBank
+from memorybank.services import transfer
+from memorybank.services.insights import SuccessMetrics, success_metrics
 
 if TYPE_CHECKING:
     from memorybank.migrate import MigrationReport
@@ -56,7 +59,7 @@ def export(
 ) -> None:
     """Export every memory of the user's private scope (or of --project)."""
     with open_bank(db) as bank:
-        text = bank.export(user, format.value, project_id=project)
+        text = transfer.export(bank, user, format.value, project_id=project)
     if output is None:
         typer.echo(text)
         return
@@ -91,7 +94,7 @@ def import_(
         def report(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
-        results = bank.import_(user, data, project_id=project, progress=report)
+        results = transfer.import_(bank, user, data, project_id=project, progress=report)
     imported = sum(1 for r in results if r.success)
     skipped = len(results) - imported
     if as_json:
@@ -129,7 +132,7 @@ def reindex(db: DbOption = None, as_json: JsonOption = False) -> None:
         def report(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
-        count = bank.reindex(progress=report)
+        count = reindexing.reindex(bank, progress=report)
         model = embedder.model_id
     if as_json:
         print_json({"success": True, "reindexed": count, "embedding_model": model})
@@ -261,7 +264,7 @@ def consolidate(
     Shows a preview and changes nothing unless --apply is given: each merged memory is kept
     in history, superseded by the one that says the most."""
     with memorybank.open(db) as bank:
-        result = bank.consolidate(user, project, dry_run=not apply)
+        result = consolidation.consolidate(bank, user, project, dry_run=not apply)
     if as_json:
         print_json(result.as_dict())
         return

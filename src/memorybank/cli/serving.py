@@ -17,7 +17,7 @@ from memorybank.cli._common import DbOption, JsonOption, handles_errors, print_j
 from memorybank.errors import ConfigurationError, ValidationError
 
 if TYPE_CHECKING:
-    from memorybank.accounts import Accounts
+    from memorybank.services.accounts import Accounts
     from memorybank.settings import Settings
 
 
@@ -55,8 +55,8 @@ def serve(
     """
     import uvicorn
 
-    from memorybank.accounts import Accounts
     from memorybank.server.app import create_app
+    from memorybank.services.accounts import Accounts
     from memorybank.settings import Settings
 
     url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"

@@ -1,5 +1,6 @@
 """The HTTP API of memorybank: thin FastAPI routes over :class:`~memorybank.MemoryBank` and
-:class:`~memorybank.accounts.Accounts` (endpoints with examples: ``docs/api.md``; OpenAPI at
+:class:`~memorybank.services.accounts.Accounts` (endpoints with examples: ``docs/api.md``;
+OpenAPI at
 ``/docs``). :func:`create_app` assembles it; the parts live beside it:
 
 * Routes: one module per resource in :mod:`memorybank.server.routes`, given the app's parts
@@ -7,11 +8,11 @@
 * Auth: with no users configured the server is in local mode (one user, ``local``), and only
   serves a loopback address (:data:`LOOPBACK_HOSTS`); otherwise every ``/api`` and ``/mcp``
   request needs ``Authorization: Bearer <key>``
-  (:func:`~memorybank.server.permissions.resolve_principal`).
-* Permissions: seed 002 §6.5's table is :mod:`memorybank.permissions`, enforced by the bank;
-  :mod:`memorybank.server.permissions` says who is calling and their role in a project.
+  (:func:`~memorybank.server.principals.resolve_principal`).
+* Permissions: seed 002 §6.5's table is :mod:`memorybank.rules.permissions`, enforced by the bank;
+  :mod:`memorybank.server.principals` says who is calling and their role in a project.
 * Errors: always ``{"error": "<what to fix>"}``;
-  :func:`~memorybank.server.errors.status_code` is the one mapping from the
+  :func:`~memorybank.server.error_responses.status_code` is the one mapping from the
   :class:`~memorybank.MemoryBankError` tree to HTTP statuses.
 * Limits: request bodies over ``max_request_bytes`` get 413. Writes a user starts (tool calls
   that change memory, facts added by hand, new threads) over ``ai_write_rate_per_minute`` a
@@ -45,23 +46,23 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 import memorybank
 from memorybank import __version__
-from memorybank.accounts import Accounts
-from memorybank.bank import MemoryBank
+from memorybank.core.bank import MemoryBank
 from memorybank.errors import ConfigurationError
-from memorybank.netguard import AddressPolicy
+from memorybank.providers.netguard import AddressPolicy
 from memorybank.server.deps import mcp_context
-from memorybank.server.errors import error_response, register_error_handlers
+from memorybank.server.error_responses import error_response, register_error_handlers
 from memorybank.server.execution import Execution
 from memorybank.server.guard import Guard, host_name
-from memorybank.server.limits import BodyLimit, ConfirmTokens
 from memorybank.server.metrics import Metrics, MetricsMiddleware
 from memorybank.server.openapi import TAGS, contract_schema, mount_docs
-from memorybank.server.permissions import Unauthorized, resolve_principal
+from memorybank.server.principals import Unauthorized, resolve_principal
+from memorybank.server.request_limits import BodyLimit, ConfirmTokens
 from memorybank.server.routes import ROUTERS
 from memorybank.server.schedule import consolidation_loop
+from memorybank.services.accounts import Accounts
+from memorybank.services.webhook_worker import RetryPolicy, WebhookWorker
+from memorybank.services.webhooks import Webhooks
 from memorybank.settings import Settings
-from memorybank.webhook_worker import RetryPolicy, WebhookWorker
-from memorybank.webhooks import Webhooks
 
 #: The addresses a server in local mode may listen on: with no users it has no
 #: authentication, so it must not be reachable from other machines.
@@ -143,7 +144,8 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 def _add_webhooks(app: FastAPI, bank: MemoryBank, accounts: Accounts, settings: Settings) -> None:
     """The app's webhooks, and the worker its lifespan runs (unless turned off). Their URLs
-    may reach what users' provider URLs may (:mod:`memorybank.netguard`): loopback too while
+    may reach what users' provider URLs may (:mod:`memorybank.providers.netguard`): loopback too
+    while
     the server has no users (local mode)."""
 
     def policy() -> AddressPolicy:

@@ -18,13 +18,11 @@ from typing import Annotated
 import anyio.to_thread
 from fastapi import Depends, Request
 
-from memorybank.accounts import Accounts, Role, Thread
-from memorybank.bank import MemoryBank
-from memorybank.llm.client import ChatClient
-from memorybank.netguard import AddressPolicy
-from memorybank.server.limits import ConfirmTokens
+from memorybank.core.bank import MemoryBank
+from memorybank.providers.llm.client import ChatClient
+from memorybank.providers.netguard import AddressPolicy
 from memorybank.server.metrics import Metrics
-from memorybank.server.permissions import (
+from memorybank.server.principals import (
     USER_HEADER,
     Action,
     Principal,
@@ -32,6 +30,8 @@ from memorybank.server.permissions import (
     org_admin_of,
     resolve_principal,
 )
+from memorybank.server.request_limits import ConfirmTokens
+from memorybank.services.accounts import Accounts, Role, Thread
 from memorybank.settings import Settings
 from memorybank.tools import ToolContext
 
@@ -99,7 +99,7 @@ def llm_for(
     """The principal's own chat model for the calls made inside, when they enabled one
     (closed afterwards); ``None`` otherwise, which means the bank's own.
 
-    It connects only to addresses the user policy allows (:mod:`memorybank.netguard`):
+    It connects only to addresses the user policy allows (:mod:`memorybank.providers.netguard`):
     public ones, loopback in local mode, private ones too when ``settings`` allow them."""
     provider = accounts.provider(principal.user_id, "llm")
     if provider is None or not provider.enabled:

@@ -34,7 +34,7 @@ import anyio.to_thread
 from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 
-from memorybank.bank import MemoryBank
+from memorybank.core.bank import MemoryBank
 from memorybank.settings import Settings
 
 P = ParamSpec("P")
@@ -54,7 +54,7 @@ def _all_in_process(bank: MemoryBank) -> bool:
     """Whether the embedder and the store both run in this process (nothing waits on I/O)."""
     # A LocalEmbedder exists only once its module is imported: looking it up there, rather
     # than importing it, keeps onnxruntime out of servers whose embedder is remote.
-    local = sys.modules.get("memorybank.embedders.local")
+    local = sys.modules.get("memorybank.providers.embedders.local")
     in_process = local is not None and isinstance(bank.embedder, local.LocalEmbedder)
     return in_process and not bank.store.remote_reads
 

@@ -37,9 +37,9 @@ from fastapi import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memorybank.accounts import Accounts
 from memorybank.errors import PermissionDenied
-from memorybank.server.permissions import Unauthorized
+from memorybank.server.principals import Unauthorized
+from memorybank.services.accounts import Accounts
 from memorybank.settings import Settings
 
 #: Host names every server answers to, with any port.

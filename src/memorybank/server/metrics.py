@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.core import CounterMetricFamily, Metric
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memorybank.embedders.query_cache import QueryVectorCache
+from memorybank.providers.embedders.query_cache import QueryVectorCache
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 

@@ -27,7 +27,7 @@ from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel
 
-from memorybank.server.errors import errors
+from memorybank.server.error_responses import errors
 from memorybank.server.schemas import ExportDocument
 
 #: Where the documentation pages' scripts and styles are served from.

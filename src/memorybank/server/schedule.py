@@ -8,8 +8,8 @@ from datetime import timedelta
 import anyio
 import anyio.to_thread
 
-from memorybank.bank import MemoryBank
-from memorybank.consolidate import run_scheduled
+from memorybank.core.bank import MemoryBank
+from memorybank.core.consolidate import run_scheduled
 
 log = logging.getLogger(__name__)
 

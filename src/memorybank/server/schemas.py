@@ -4,7 +4,7 @@ bounds of every string, number and list a request may carry.
 Every field a caller fills in has a bound no legitimate caller reaches, so an oversized value
 is a 422 naming the field and its limit, never a 5xx or a megabyte in the database. The text
 of a memory (``fact``, ``content``) is bounded by the bank's policy instead
-(:attr:`~memorybank.policy.PolicySettings.content_max`, 500 characters by default), whose
+(:attr:`~memorybank.rules.policy.PolicySettings.content_max`, 500 characters by default), whose
 error says the limit a deployment chose. The query-parameter aliases (:data:`SearchText` …)
 give routes the same bounds.
 """
@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from memorybank.insights import SuccessMetrics
 from memorybank.model import (
     Conflict,
     Domain,
@@ -29,10 +28,11 @@ from memorybank.model import (
     Source,
     utcnow,
 )
-from memorybank.retrieval import importance_now
+from memorybank.rules.ranking import importance_now
+from memorybank.services.insights import SuccessMetrics
 
 if TYPE_CHECKING:  # the routes pass their bank; schemas need only its type
-    from memorybank.bank import MemoryBank
+    from memorybank.core.bank import MemoryBank
 
 #: Ids a caller sends: memories, projects, threads, forget plans (generated ids are ~30
 #: characters, user-chosen project ids at most 64).

@@ -1,4 +1,4 @@
-"""The accounts (:class:`memorybank.accounts.AccountStore`) in a SQL store's own database.
+"""The accounts (:class:`memorybank.services.accounts.AccountStore`) in a SQL store's own database.
 
 The SQLite and PostgreSQL stores keep accounts in the same tables (SQLite migration 3,
 PostgreSQL migration 2) with times as integer microseconds, so one set of statements, in the
@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from memorybank.account_records import (
+from memorybank.errors import ConfigurationError
+from memorybank.model.accounts import (
     ApiKey,
     Membership,
     OrgRole,
@@ -25,8 +26,8 @@ from memorybank.account_records import (
     Thread,
     User,
 )
-from memorybank.errors import ConfigurationError
-from memorybank.stores.base import Store, from_us, to_us
+from memorybank.model.stored import from_us, to_us
+from memorybank.stores.base import Store
 from memorybank.stores.sql import Transactional, upsert
 from memorybank.stores.sql_store import SqlStore
 
@@ -85,7 +86,7 @@ def _project(row: tuple[Any, ...]) -> Project:
 
 
 class SqlAccountStore:
-    """An :class:`~memorybank.accounts.AccountStore` in the database of ``store``.
+    """An :class:`~memorybank.services.accounts.AccountStore` in the database of ``store``.
 
     :meth:`fetch`, :meth:`execute` and :meth:`execute_many` run one statement of the shared
     dialect (``?`` placeholders) in a transaction of its own.

@@ -3,128 +3,28 @@
 A store persists memories, their vectors, a full-text index and history, and answers the two
 candidate queries hybrid retrieval fuses (vector and full text). Every read and write is
 filtered by owner and scope inside the store itself: a :class:`ScopeSet` comes with each call.
-Scoring (fusion, importance, recency) lives in :mod:`memorybank.retrieval`, not here.
+Scoring (fusion, importance, recency) lives in :mod:`memorybank.rules.ranking`, not here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, Literal, Protocol, overload
+from datetime import datetime
+from typing import Literal, Protocol
 
-from memorybank.embedders.base import Vectors
 from memorybank.model import (
-    Category,
-    Decision,
-    Domain,
     Event,
     ForgetPlan,
     HistoryEvent,
     Memory,
     MemoryFilter,
-    Ring,
     Scope,
     ScopeSet,
-    Source,
 )
+from memorybank.model.stored import Candidate, InsertOutcome, PlanOutcome
+from memorybank.providers.embedders.base import Vectors
 
 Order = Literal["created_desc", "created_asc", "importance_desc"]
-
-
-@overload
-def to_us(value: datetime) -> int: ...
-@overload
-def to_us(value: None) -> None: ...
-@overload
-def to_us(value: datetime | None) -> int | None: ...
-def to_us(value: datetime | None) -> int | None:
-    """A time as integer microseconds since the epoch, as the stores keep it (naive = UTC)."""
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return int(value.timestamp() * 1_000_000)
-
-
-@overload
-def from_us(value: int) -> datetime: ...
-@overload
-def from_us(value: None) -> None: ...
-@overload
-def from_us(value: int | None) -> datetime | None: ...
-def from_us(value: int | None) -> datetime | None:
-    """The aware UTC time of :func:`to_us`'s microseconds."""
-    if value is None:
-        return None
-    return datetime.fromtimestamp(value / 1_000_000, UTC)
-
-
-# Enum members by value: a dict lookup, where calling the enum class costs microseconds a row.
-_CATEGORIES = {member.value: member for member in Category}
-_RINGS = {member.value: member for member in Ring}
-_DOMAINS = {member.value: member for member in Domain}
-_SOURCES = {member.value: member for member in Source}
-
-
-def last_touched(memory: Memory) -> datetime:
-    """When a memory was last saved, changed or reinforced (importance decays from then)."""
-    if memory.reinforced_at is None or memory.reinforced_at < memory.updated_at:
-        return memory.updated_at
-    return memory.reinforced_at
-
-
-def memory_from_row(row: Sequence[Any], tags: tuple[str, ...], metadata: dict[str, Any]) -> Memory:
-    """A memory from a row in the column order both stores select (rowid first), with its
-    tags and metadata already decoded (JSON text in SQLite, jsonb in PostgreSQL).
-
-    Rows were validated on their way in, so they are not validated again: a search builds
-    50-100 of them, and this is most of its CPU after the query embedding.
-    """
-    return Memory.from_trusted(
-        id=row[1],
-        user_id=row[2],
-        project_id=row[3],
-        content=row[4],
-        category=_CATEGORIES[row[5]],
-        ring=_RINGS[row[6]],
-        domain=None if row[7] is None else _DOMAINS[row[7]],
-        tags=tags,
-        metadata=metadata,
-        importance=row[10],
-        source=_SOURCES[row[11]],
-        created_by=row[12],
-        reasoning=row[13],
-        session_id=row[14],
-        created_at=from_us(row[15]),
-        updated_at=from_us(row[16]),
-        occurred_at=from_us(row[17]),
-        embedding_model=row[18],
-        decision=None if row[19] is None else Decision.model_validate_json(row[19]),
-        superseded_by=row[20],
-        reinforced_at=from_us(row[21]),
-    )
-
-
-@dataclass(frozen=True)
-class InsertOutcome:
-    """What happened to one item of :meth:`Store.insert`."""
-
-    memory: Memory
-    inserted: bool
-    duplicate_of: Memory | None = None
-    similarity: float | None = None
-    #: Stored facts the judge said the inserted one may update or contradict.
-    conflicts: tuple[Related, ...] = ()
-
-
-@dataclass(frozen=True)
-class Related:
-    """A stored memory a judge related to a new one: its similarity and why."""
-
-    memory: Memory
-    similarity: float
-    why: str = ""
 
 
 class Judgement(Protocol):
@@ -140,107 +40,6 @@ class Judgement(Protocol):
 
 #: Decides how a new memory relates to a stored candidate, given their cosine similarity.
 Judge = Callable[[Memory, Memory, float], Judgement]
-
-
-def speaker_of(metadata: Mapping[str, Any]) -> str | None:
-    """The non-blank ``metadata["speaker"]`` of a conversation turn, stripped, else ``None``."""
-    speaker = metadata.get("speaker")
-    return speaker.strip() if isinstance(speaker, str) and speaker.strip() else None
-
-
-class Candidate:
-    """A memory returned by one retrieval signal with that signal's raw score.
-
-    A search ranks 50-100 candidates and returns about ten, so a candidate made from a stored
-    row keeps the row and decodes up front only what ranking reads (id, importance, times,
-    session, speaker); the :class:`Memory` is built the first time :attr:`memory` is read.
-
-    >>> memory = Memory(user_id="u", content="User likes tea", category="preference")
-    >>> c = Candidate.of(memory, 0.8)
-    >>> (c.memory.content, c.score, c.importance)
-    ('User likes tea', 0.8, 5)
-    """
-
-    __slots__ = (
-        "_decode",
-        "_memory",
-        "_row",
-        "created_us",
-        "id",
-        "importance",
-        "occurred_us",
-        "score",
-        "session_id",
-        "speaker",
-        "touched_us",
-    )
-
-    def __init__(
-        self,
-        row: Sequence[Any],
-        score: float,
-        decode: Callable[[Sequence[Any]], Memory],
-        speaker: str | None,
-    ) -> None:
-        """From a row in the stores' column order (see :func:`memory_from_row`); ``decode``
-        builds its memory when asked, ``speaker`` is what :func:`speaker_of` says of it."""
-        self._row: Sequence[Any] | None = row
-        self._decode = decode
-        self._memory: Memory | None = None
-        self.score = score
-        self.id: str = row[1]
-        self.importance: int = row[10]
-        self.session_id: str | None = row[14]
-        self.created_us: int = row[15]
-        self.occurred_us: int | None = row[17]
-        # Last saved, changed or reinforced: where importance decay starts.
-        self.touched_us: int = row[16] if row[21] is None else max(row[16], row[21])
-        self.speaker = speaker
-
-    @classmethod
-    def of(cls, memory: Memory, score: float) -> Candidate:
-        """A candidate for a memory already built."""
-        candidate = cls.__new__(cls)
-        candidate._row, candidate._memory = None, memory
-        candidate.score = score
-        candidate.id, candidate.importance = memory.id, memory.importance
-        candidate.session_id = memory.session_id
-        candidate.created_us = to_us(memory.created_at)
-        candidate.occurred_us = to_us(memory.occurred_at)
-        candidate.touched_us = to_us(last_touched(memory))
-        candidate.speaker = speaker_of(memory.metadata)
-        return candidate
-
-    @property
-    def memory(self) -> Memory:
-        """The whole memory (built from the row on first use)."""
-        if self._memory is None:
-            assert self._row is not None
-            self._memory, self._row = self._decode(self._row), None
-        return self._memory
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Candidate):
-            return NotImplemented
-        return (self.id, self.score) == (other.id, other.score)
-
-    def __hash__(self) -> int:
-        return hash((self.id, self.score))
-
-    def __repr__(self) -> str:
-        return f"Candidate(id={self.id!r}, score={self.score!r})"
-
-
-@dataclass(frozen=True)
-class PlanOutcome:
-    """What :meth:`Store.execute_forget_plan` did: ids deleted and rewritten, how many were
-    kept, ids that were already gone when the plan ran, and ids whose history was redacted."""
-
-    forgotten: list[str]
-    rewritten: list[str]
-    kept: int
-    missing: list[str]
-    redacted: list[str] = field(default_factory=list)
 
 
 class Store(Protocol):
@@ -376,7 +175,7 @@ class Store(Protocol):
 
         A term matches as a substring of the text lower-cased (ASCII letters at least) with
         its apostrophes removed; give terms in lower case. Seed 003's forget finds old
-        versions with it (:mod:`memorybank.forget`), which then judges each text itself.
+        versions with it (:mod:`memorybank.services.forget`), which then judges each text itself.
         """
         ...
 

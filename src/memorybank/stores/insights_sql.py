@@ -1,5 +1,5 @@
-"""What the success metrics (:mod:`memorybank.insights`) read from a SQL store's database,
-and where usage counters (:mod:`memorybank.usage`) are kept: the ``usage_counters`` table
+"""What the success metrics (:mod:`memorybank.services.insights`) read from a SQL store's database,
+and where usage counters (:mod:`memorybank.core.usage`) are kept: the ``usage_counters`` table
 (SQLite migration 5, PostgreSQL migration 6), added to, never overwritten, so any number of
 processes may count into it."""
 

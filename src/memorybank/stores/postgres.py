@@ -15,7 +15,7 @@ REPEATABLE READ snapshot (:meth:`PostgresStore.reading`).
 Vector search compares every row of scopes holding at most :data:`EXACT_SCAN_MAX` memories
 (exact, through the scope index) and walks the HNSW index for larger ones, with
 ``hnsw.iterative_scan = strict_order`` so scope and filter conditions do not starve it of rows.
-Text search ORs the query's content words (:func:`memorybank.textsearch.query_terms`) into a
+Text search ORs the query's content words (:func:`memorybank.rules.query.query_terms`) into a
 ``to_tsquery`` and ranks with ``ts_rank_cd`` (≥ 0), as the SQLite store ORs them into an FTS5
 query ranked by BM25.
 
@@ -41,14 +41,14 @@ import numpy as np
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from memorybank.embedders.base import Vectors
 from memorybank.errors import ConfigurationError, StoreError
 from memorybank.model import Memory, MemoryFilter
-from memorybank.stores.base import Candidate
+from memorybank.model.stored import Candidate
+from memorybank.providers.embedders.base import Vectors
+from memorybank.rules.query import query_terms
 from memorybank.stores.postgres_schema import MIGRATIONS
 from memorybank.stores.sql import POSTGRES, Transaction, memory_values
 from memorybank.stores.sql_store import INSERT_HISTORY, SqlStore
-from memorybank.textsearch import query_terms
 
 Conn = psycopg.Connection[tuple[Any, ...]]
 

@@ -37,7 +37,7 @@ from functools import lru_cache
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from memorybank.model import Memory, MemoryFilter, ScopeSet
-from memorybank.stores.base import memory_from_row, speaker_of, to_us
+from memorybank.model.stored import memory_from_row, speaker_of, to_us
 
 T = TypeVar("T")
 

@@ -29,7 +29,6 @@ from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, Generic, TypeVar
 
-from memorybank.embedders.base import Vectors
 from memorybank.errors import NotFound, ValidationError
 from memorybank.model import (
     EventKind,
@@ -42,7 +41,8 @@ from memorybank.model import (
     Scope,
     ScopeSet,
 )
-from memorybank.stores.base import PlanOutcome, from_us, to_us
+from memorybank.model.stored import PlanOutcome, from_us, to_us
+from memorybank.providers.embedders.base import Vectors
 from memorybank.stores.sql import Dialect, Transaction, chunks, scope_keys
 
 TxnT = TypeVar("TxnT", bound=Transaction)
@@ -51,7 +51,7 @@ TxnT = TypeVar("TxnT", bound=Transaction)
 _PLAN_RETENTION = timedelta(days=7)
 _PLAN_COLUMNS = "id, user_id, project_id, steps, status, created_us, expires_us, finished_us"
 # An earlier text as earlier_texts matches it: lower case, apostrophes dropped (as
-# memorybank.textsearch.query_terms drops them from words).
+# memorybank.rules.query.query_terms drops them from words).
 _BARE_OLD = "lower(replace(replace(old_content, '''', ''), '’', ''))"
 # REDACT: every text of the memory's events other than its current one becomes null.
 _REDACT = (

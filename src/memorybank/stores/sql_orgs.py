@@ -9,7 +9,7 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Generic
 
-from memorybank.stores.base import to_us
+from memorybank.model.stored import to_us
 from memorybank.stores.sql_forget import TxnT
 
 

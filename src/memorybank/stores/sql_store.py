@@ -36,7 +36,6 @@ from typing import Any, ClassVar, Self, TypeVar
 
 import numpy as np
 
-from memorybank.embedders.base import Vectors
 from memorybank.errors import ConfigurationError, StoreError, ValidationError
 from memorybank.model import (
     EVENT_TYPES,
@@ -51,15 +50,9 @@ from memorybank.model import (
     Source,
     current_channel,
 )
-from memorybank.stores.base import (
-    Candidate,
-    InsertOutcome,
-    Judge,
-    Order,
-    Related,
-    from_us,
-    to_us,
-)
+from memorybank.model.stored import Candidate, InsertOutcome, Related, from_us, to_us
+from memorybank.providers.embedders.base import Vectors
+from memorybank.stores.base import Judge, Order
 from memorybank.stores.sql import Dialect, Transaction, changed_values, chunks, scope_keys, upsert
 from memorybank.stores.sql_forget import SqlForgetPlans
 from memorybank.stores.sql_orgs import SqlOrgMembers

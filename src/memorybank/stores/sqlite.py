@@ -34,10 +34,11 @@ from typing import Any
 import apsw
 import numpy as np
 
-from memorybank.embedders.base import Vectors
 from memorybank.errors import StoreError
 from memorybank.model import Memory, MemoryFilter, Scope
-from memorybank.stores.base import Candidate
+from memorybank.model.stored import Candidate
+from memorybank.providers.embedders.base import Vectors
+from memorybank.rules.query import query_terms
 from memorybank.stores.sql import SQLITE, Transaction, chunks, memory_values
 from memorybank.stores.sql_store import SqlStore
 from memorybank.stores.sqlite_schema import MIGRATIONS
@@ -49,7 +50,6 @@ from memorybank.stores.sqlite_vectors import (
     unchanged,
 )
 from memorybank.stores.vector_index import RowIds, ScopeMatrix, VectorCache
-from memorybank.textsearch import query_terms
 
 # How many nearest vectors a duplicate check looks at; more than this many near-copies that
 # are all chat turns is not a case worth a slower query.

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 import apsw
 import numpy as np
 
-from memorybank.embedders.base import Vectors
+from memorybank.providers.embedders.base import Vectors
 from memorybank.stores.vector_index import ScopeMatrix, VectorCache
 
 #: How many of a scope's newest revisions keep their vector changes logged: a process whose

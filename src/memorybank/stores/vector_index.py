@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from memorybank.embedders.base import Vectors
+from memorybank.providers.embedders.base import Vectors
 
 RowIds = npt.NDArray[np.int64]
 

@@ -36,7 +36,7 @@ _TABLES = """
         );
         CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_us);
         CREATE INDEX webhook_deliveries_hook ON webhook_deliveries (webhook_id, created_us);
-        -- Usage counted by each process (memorybank.usage) per day and user: searches,
+        -- Usage counted by each process (memorybank.core.usage) per day and user: searches,
         -- refused saves, conflicts, memory-block sizes; read by the success metrics.
         CREATE TABLE usage_counters (
             day INTEGER NOT NULL,

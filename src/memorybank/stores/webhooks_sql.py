@@ -17,10 +17,11 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from memorybank.errors import ConfigurationError
-from memorybank.stores.base import Store, from_us, to_us
+from memorybank.model.stored import from_us, to_us
+from memorybank.model.webhooks import Delivery, DeliveryStatus, Webhook
+from memorybank.stores.base import Store
 from memorybank.stores.sql import Transaction, upsert
 from memorybank.stores.sql_store import SqlStore
-from memorybank.webhook_records import Delivery, DeliveryStatus, Webhook
 
 _HOOK_COLUMNS = "id, org_id, project_id, created_by, url, secret, event_types, active, created_us"
 _DELIVERY_COLUMNS = (

@@ -45,13 +45,13 @@ from memorybank.errors import (
     StoreError,
     ValidationError,
 )
-from memorybank.json_schemas import TOOL_MESSAGE
 from memorybank.model import Channel, acting_through
+from memorybank.providers.json_schemas import TOOL_MESSAGE
 from memorybank.tools.base import Profile, SafetyTier, Tool, ToolContext
 
 if TYPE_CHECKING:
-    from memorybank.bank import MemoryBank
-    from memorybank.llm.client import JSONCompleter
+    from memorybank.core.bank import MemoryBank
+    from memorybank.providers.llm.client import JSONCompleter
 
 __all__ = ["MAX_WORKERS", "call", "error", "error_message", "toolkit"]
 

@@ -17,7 +17,7 @@ import json
 from typing import Any, Literal
 
 from memorybank.errors import ValidationError
-from memorybank.json_schemas import plain_schema, strict_schema
+from memorybank.providers.json_schemas import plain_schema, strict_schema
 from memorybank.tools.base import Profile, SafetyTier
 from memorybank.tools.profiles import profile as _profile
 
@@ -123,6 +123,6 @@ def token_cost(profile: Profile | str, format: Format = "openai") -> int:
     >>> token_cost("default") < token_cost("oxydra")
     True
     """
-    from memorybank.tokens import count_tokens  # an optional, heavier dependency
+    from memorybank.rules.tokens import count_tokens  # an optional, heavier dependency
 
     return count_tokens(json.dumps(export(profile, format)))

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memorybank.context import system_prompt as memory_block
-from memorybank.tokens import count_tokens
+from memorybank.rules.tokens import count_tokens
+from memorybank.services.prompt import system_prompt as memory_block
 from memorybank.tools.profiles import profile as find_profile
 
 if TYPE_CHECKING:
-    from memorybank.bank import MemoryBank
+    from memorybank.core.bank import MemoryBank
     from memorybank.tools.base import ToolContext
 
 
@@ -23,7 +23,7 @@ def system_prompt(
 ) -> str:
     """Profile ``profile``'s guidance plus the caller's pre-loaded memories (identity,
     preference and relationship first, then the project's) and, given the user's current
-    ``message``, the memories relevant to it (auto-recall, :mod:`memorybank.recall`), never
+    ``message``, the memories relevant to it (auto-recall, :mod:`memorybank.services.prompt`), never
     over ``budget_tokens`` o200k tokens.
 
     >>> from memorybank.tools import ToolContext

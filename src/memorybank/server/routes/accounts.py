@@ -8,7 +8,7 @@ from fastapi import APIRouter
 
 from memorybank.server.deps import AccountsDep, PrincipalDep
 from memorybank.server.openapi import documented
-from memorybank.server.permissions import org_admin_of
+from memorybank.server.principals import org_admin_of
 from memorybank.server.schemas import Me, ProjectView
 
 router = APIRouter(tags=["account"])

@@ -10,12 +10,12 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from memorybank.model import SaveInput
-from memorybank.permissions import Action
+from memorybank.rules.permissions import Action
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
-from memorybank.server.errors import WRITE_ERRORS
+from memorybank.server.error_responses import WRITE_ERRORS
 from memorybank.server.execution import computing, reading
 from memorybank.server.openapi import documented
-from memorybank.server.permissions import authorize
+from memorybank.server.principals import authorize
 from memorybank.server.routes.search import SearchFilters
 from memorybank.server.schemas import (
     Count,

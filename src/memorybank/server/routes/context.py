@@ -1,5 +1,5 @@
 """Auto-recall over HTTP: ``POST /api/context`` renders the memory block for the user's current
-message (:func:`memorybank.recall.context_for`), for an app to put in its system prompt
+message (:func:`memorybank.services.prompt.context_for`), for an app to put in its system prompt
 before each answer."""
 
 from __future__ import annotations
@@ -9,15 +9,14 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from memorybank.context import system_prompt
-from memorybank.recall import context_for
-from memorybank.retrieval import RECALL_MIN_RELEVANCE
+from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
+from memorybank.rules.tokens import count_tokens
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, thread_of, tool_context
 from memorybank.server.execution import searching
 from memorybank.server.openapi import documented
 from memorybank.server.routes.tools import find_profile
 from memorybank.server.schemas import QUERY_MAX, Id
-from memorybank.tokens import count_tokens
+from memorybank.services.prompt import context_for, system_prompt
 
 router = APIRouter(tags=["tools"])
 

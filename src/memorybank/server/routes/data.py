@@ -9,14 +9,15 @@ from typing import Any, Literal
 import anyio.to_thread
 from fastapi import APIRouter, HTTPException, Request, Response
 
-from memorybank.accounts import Accounts
-from memorybank.bank import MemoryBank
+from memorybank.core.bank import MemoryBank
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, current_principal
-from memorybank.server.errors import WRITE_ERRORS, errors
+from memorybank.server.error_responses import WRITE_ERRORS, errors
 from memorybank.server.openapi import documented
-from memorybank.server.permissions import Action, Principal, authorize
+from memorybank.server.principals import Action, Principal, authorize
 from memorybank.server.routes.stats import metrics_for
 from memorybank.server.schemas import IdParam, ImportResult, Stats
+from memorybank.services import transfer
+from memorybank.services.accounts import Accounts
 
 router = APIRouter(tags=["data"])
 
@@ -44,7 +45,7 @@ def export_memories(
     """Every memory of the caller's private scope (or one project) as a download."""
     if project_id is not None:
         authorize(accounts, principal, Action.VIEW, project_id)
-    text = bank.export(principal.user_id, format, project_id=project_id)
+    text = transfer.export(bank, principal.user_id, format, project_id=project_id)
     name = f"memorybank-{project_id or principal.user_id}"
     ext, media = ("json", "application/json") if format == "json" else ("md", "text/markdown")
     # Ids may hold any character: an ASCII fallback name plus the exact one, RFC 6266.
@@ -60,7 +61,7 @@ def import_into(
     """Load a JSON export into the caller's scope or a project (admins): how many memories
     were added and how many skipped."""
     role = authorize(accounts, principal, Action.ADD_MANUAL, project_id)
-    results = bank.import_(principal.user_id, data, project_id=project_id, role=role)
+    results = transfer.import_(bank, principal.user_id, data, project_id=project_id, role=role)
     imported = sum(1 for r in results if r.success)
     return {
         "imported": imported,

@@ -20,14 +20,14 @@ from fastapi import APIRouter, Header, Query, Request
 from pydantic import BaseModel
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from memorybank.accounts import Accounts
-from memorybank.bank import MemoryBank
+from memorybank.core.bank import MemoryBank
+from memorybank.core.events import MAX_EVENT_ID, MAX_EVENTS
 from memorybank.errors import StoreError, ValidationError
-from memorybank.events import MAX_EVENT_ID, MAX_EVENTS
 from memorybank.model import Event
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
-from memorybank.server.errors import errors
-from memorybank.server.permissions import Principal
+from memorybank.server.error_responses import errors
+from memorybank.server.principals import Principal
+from memorybank.services.accounts import Accounts
 
 router = APIRouter(tags=["events"])
 

@@ -6,15 +6,15 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from memorybank.accounts import Accounts
-from memorybank.bank import MemoryBank
+from memorybank.core.bank import MemoryBank
 from memorybank.errors import NotFound
-from memorybank.forget import forget_cancel, forget_confirm, forget_preview, render_preview
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, SettingsDep, llm_for
-from memorybank.server.errors import WRITE_ERRORS
+from memorybank.server.error_responses import WRITE_ERRORS
 from memorybank.server.openapi import documented
-from memorybank.server.permissions import Action, Principal, authorize
+from memorybank.server.principals import Action, Principal, authorize
 from memorybank.server.schemas import Cancelled, ForgetDone, ForgetPreview, ForgetRequest
+from memorybank.services.accounts import Accounts
+from memorybank.services.forget import forget_cancel, forget_confirm, forget_preview, render_preview
 from memorybank.tools import ToolContext
 
 router = APIRouter(tags=["forget"])

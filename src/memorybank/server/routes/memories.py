@@ -8,8 +8,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Body, Query, Response
 from fastapi.responses import JSONResponse
 
-from memorybank.accounts import Accounts, Role
-from memorybank.bank import MemoryBank
+from memorybank.core.bank import MemoryBank
 from memorybank.errors import NotFound
 from memorybank.model import Memory, Source
 from memorybank.server.deps import (
@@ -18,11 +17,11 @@ from memorybank.server.deps import (
     ConfirmationsDep,
     PrincipalDep,
 )
-from memorybank.server.errors import WRITE_ERRORS, Conflict
+from memorybank.server.error_responses import WRITE_ERRORS, Conflict
 from memorybank.server.execution import computing, reading
-from memorybank.server.limits import ConfirmTokens
 from memorybank.server.openapi import documented
-from memorybank.server.permissions import Action, Principal, authorize
+from memorybank.server.principals import Action, Principal, authorize
+from memorybank.server.request_limits import ConfirmTokens
 from memorybank.server.schemas import (
     AddFact,
     Cleared,
@@ -39,6 +38,7 @@ from memorybank.server.schemas import (
     ShownMemory,
     memory_json,
 )
+from memorybank.services.accounts import Accounts, Role
 
 router = APIRouter(tags=["memories"])
 

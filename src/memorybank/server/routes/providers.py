@@ -6,13 +6,13 @@ from typing import Any
 
 from fastapi import APIRouter, Response
 
-from memorybank.accounts import ProviderKind, ProviderSettings
 from memorybank.errors import ConfigurationError, NotFound, ProviderError
-from memorybank.netguard import AddressPolicy
+from memorybank.providers.netguard import AddressPolicy
 from memorybank.server.deps import AccountsDep, PrincipalDep, SettingsDep, llm_for
-from memorybank.server.errors import WRITE_ERRORS
+from memorybank.server.error_responses import WRITE_ERRORS
 from memorybank.server.openapi import documented
 from memorybank.server.schemas import LlmCheck, ProviderUpdate, ProviderView
+from memorybank.services.accounts import ProviderKind, ProviderSettings
 
 router = APIRouter(tags=["settings"])
 

@@ -13,7 +13,7 @@ from memorybank.model import Domain, Ring, Source
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, tool_context
 from memorybank.server.execution import reading, searching
 from memorybank.server.openapi import documented
-from memorybank.server.permissions import Action, authorize
+from memorybank.server.principals import Action, authorize
 from memorybank.server.schemas import (
     QUERY_MAX,
     TAG_MAX,

@@ -1,4 +1,4 @@
-"""Seed 002 §8's success metrics for org admins (:mod:`memorybank.insights`): the figures
+"""Seed 002 §8's success metrics for org admins (:mod:`memorybank.services.insights`): the figures
 behind the UI's Insights page. ``GET /api/stats`` (in :mod:`.data`) answers the caller's own
 counts, and these metrics (30 days) beside them for whoever may see them."""
 
@@ -9,10 +9,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from memorybank.errors import PermissionDenied
-from memorybank.insights import SuccessMetrics, success_metrics
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
-from memorybank.server.errors import errors
-from memorybank.server.permissions import org_admin_of
+from memorybank.server.error_responses import errors
+from memorybank.server.principals import org_admin_of
+from memorybank.services.insights import SuccessMetrics, success_metrics
 from memorybank.stores.webhooks_sql import sql_webhooks
 
 router = APIRouter(tags=["stats"])

@@ -6,12 +6,12 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from memorybank.accounts import Thread
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
-from memorybank.server.errors import WRITE_ERRORS
+from memorybank.server.error_responses import WRITE_ERRORS
 from memorybank.server.openapi import documented
-from memorybank.server.permissions import Action, authorize
+from memorybank.server.principals import Action, authorize
 from memorybank.server.schemas import ThreadCreate, ThreadList, ThreadPatch, ThreadView
+from memorybank.services.accounts import Thread
 
 router = APIRouter(tags=["threads"])
 

@@ -1,5 +1,5 @@
 """Tidying up: preview the duplicates a scope holds, then merge them (seed 000's
-consolidation; see :mod:`memorybank.consolidate`)."""
+consolidation; see :mod:`memorybank.core.consolidate`)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
-from memorybank.consolidate import Consolidation
+from memorybank.core.consolidate import Consolidation, consolidate
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
-from memorybank.server.errors import errors
-from memorybank.server.permissions import Action, authorize
+from memorybank.server.error_responses import errors
+from memorybank.server.principals import Action, authorize
 from memorybank.server.schemas import ConsolidateRequest, Id
 
 router = APIRouter(tags=["consolidate"])
@@ -59,7 +59,7 @@ def preview_consolidation(
     """What merging the duplicates of the caller's private memory (or ``project_id``'s)
     would do; changes nothing."""
     role = authorize(accounts, principal, Action.VIEW, project_id)
-    return _view(bank.consolidate(principal.user_id, project_id, role=role))
+    return _view(consolidate(bank, principal.user_id, project_id, role=role))
 
 
 @router.post("/api/consolidate", responses=errors(404))
@@ -69,7 +69,7 @@ def apply_consolidation(
     """Merge the duplicates (those of ``keep_ids`` only, when given): a project's admins
     and owners only."""
     role = authorize(accounts, principal, Action.CHANGE, body.project_id)
-    result = bank.consolidate(
-        principal.user_id, body.project_id, dry_run=False, only=body.keep_ids, role=role
+    result = consolidate(
+        bank, principal.user_id, body.project_id, dry_run=False, only=body.keep_ids, role=role
     )
     return _view(result)

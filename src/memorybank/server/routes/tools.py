@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 
 from memorybank import tools
 from memorybank.errors import NotFound, RateLimited, RoleRequired
+from memorybank.rules.tokens import count_tokens
 from memorybank.server.deps import (
     AccountsDep,
     BankDep,
@@ -18,11 +19,10 @@ from memorybank.server.deps import (
     thread_of,
     tool_context,
 )
-from memorybank.server.errors import WRITE_ERRORS, Conflict
+from memorybank.server.error_responses import WRITE_ERRORS, Conflict
 from memorybank.server.execution import searching
 from memorybank.server.openapi import documented
 from memorybank.server.schemas import IdParam, PromptBlock, ToolCall, ToolDefinitions, ToolResult
-from memorybank.tokens import count_tokens
 
 router = APIRouter(tags=["tools"])
 

@@ -2,7 +2,7 @@
 (its admins), list them, delete one, send a test, read its delivery log.
 
 The secret that signs deliveries is shown once, in the answer that creates the webhook
-(see :mod:`memorybank.webhooks` for the signature and how to verify it).
+(see :mod:`memorybank.services.webhooks` for the signature and how to verify it).
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from memorybank.accounts import Accounts
 from memorybank.errors import NotFound
-from memorybank.netguard import AddressPolicy
+from memorybank.model.webhooks import Delivery, DeliveryStatus, Webhook
+from memorybank.providers.netguard import AddressPolicy
 from memorybank.server.deps import AccountsDep, PrincipalDep, SettingsDep
-from memorybank.server.errors import errors
-from memorybank.server.permissions import Action, Principal, authorize, org_admin_of
-from memorybank.webhook_records import Delivery, DeliveryStatus, Webhook
-from memorybank.webhooks import Webhooks
+from memorybank.server.error_responses import errors
+from memorybank.server.principals import Action, Principal, authorize, org_admin_of
+from memorybank.services.accounts import Accounts
+from memorybank.services.webhooks import Webhooks
 
 router = APIRouter(tags=["webhooks"])
 

@@ -76,7 +76,7 @@ def define(
 ) -> Tool:
     """A :class:`Tool` whose timeout follows its safety tier unless given.
 
-    >>> from memorybank.json_schemas import Arguments
+    >>> from memorybank.providers.json_schemas import Arguments
     >>> define("ping", "Check.", Arguments, lambda b, c, a: "pong", SafetyTier.READ_ONLY).timeout_s
     15.0
     """

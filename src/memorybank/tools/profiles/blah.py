@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
-from memorybank.json_schemas import Arguments, tool_error
+from memorybank.providers.json_schemas import Arguments, tool_error
 from memorybank.tools.base import Profile, SafetyTier, ToolContext
 from memorybank.tools.profiles import define, with_conflicts
 
 if TYPE_CHECKING:
-    from memorybank.bank import MemoryBank
+    from memorybank.core.bank import MemoryBank
 
 __all__ = ["PROFILE", "SaveMemoryArgs", "SearchMemoriesArgs"]
 

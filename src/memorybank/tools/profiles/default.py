@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import AfterValidator, Field
 
 from memorybank.errors import ValidationError
-from memorybank.json_schemas import Arguments, tool_error
+from memorybank.providers.json_schemas import Arguments, tool_error
 from memorybank.tools.base import Profile, SafetyTier, ToolContext
 from memorybank.tools.profiles import define, with_conflicts
 
 if TYPE_CHECKING:
-    from memorybank.bank import MemoryBank
+    from memorybank.core.bank import MemoryBank
 
 __all__ = [
     "ID_MAX",

@@ -6,7 +6,7 @@ touches comes from the :class:`~memorybank.tools.base.ToolContext`, never from t
 Writes go to the user's private scope (``log_decision``: the context's project, if any, so a
 team shares its precedents); reads cover the private scope and the context's project.
 
-``orgWide`` searches every member of ``ctx.org_id`` (see :mod:`memorybank.orgs`) and is
+``orgWide`` searches every member of ``ctx.org_id`` (see :meth:`MemoryBank.add_org_member`) and is
 refused unless ``ctx.org_admin``. Each member is searched on their own and the results merged
 by score; relevance is relative within one member's results, so the merged order is close to,
 not exactly, what one search over everyone would give. Results then name their owner.
@@ -30,17 +30,27 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
-from memorybank.decisions import DecisionFilter, filtered_recent, filtered_search, log_decision
-from memorybank.forget import forget_confirm, forget_preview, render_executed, render_preview
-from memorybank.json_schemas import Arguments
 from memorybank.model import DecisionOutcome, Domain, Memory, Ring, SearchHit
-from memorybank.remember import remember, render_remember
+from memorybank.providers.json_schemas import Arguments
+from memorybank.services.decisions import (
+    DecisionFilter,
+    filtered_recent,
+    filtered_search,
+    log_decision,
+)
+from memorybank.services.forget import (
+    forget_confirm,
+    forget_preview,
+    render_executed,
+    render_preview,
+)
+from memorybank.services.remember import remember, render_remember
 from memorybank.tools.base import Profile, SafetyTier, ToolContext
 from memorybank.tools.profiles import define
 
 if TYPE_CHECKING:
-    from memorybank.bank import MemoryBank
-    from memorybank.llm.client import JSONCompleter
+    from memorybank.core.bank import MemoryBank
+    from memorybank.providers.llm.client import JSONCompleter
 
 __all__ = [
     "PROFILE",
@@ -337,7 +347,7 @@ def remember_(
 
 def get_context_(bank: MemoryBank, ctx: ToolContext, args: GetContextArgs) -> str:
     """The formatted overview of the user."""
-    from memorybank.context import get_context  # the context module is heavier; load on use
+    from memorybank.services.prompt import get_context  # the context module is heavier; load on use
 
     focus: Sequence[str] | None = None if args.focus is None else [d.value for d in args.focus]
     return get_context(bank, ctx, args.maxTokens, focus)

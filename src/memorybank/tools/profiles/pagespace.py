@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from memorybank.errors import NotFound, ValidationError
-from memorybank.json_schemas import Arguments
 from memorybank.model import Memory, ScopeChoice, Source
-from memorybank.permissions import Action, require
+from memorybank.providers.json_schemas import Arguments
+from memorybank.rules.permissions import Action, require
 from memorybank.tools.base import Profile, SafetyTier, ToolContext
 from memorybank.tools.profiles import define, with_conflicts
 
 if TYPE_CHECKING:
-    from memorybank.bank import MemoryBank
+    from memorybank.core.bank import MemoryBank
 
 __all__ = [
     "DEFAULT_MAX_FACTS",

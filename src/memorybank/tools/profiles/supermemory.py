@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from memorybank.errors import ValidationError
-from memorybank.json_schemas import Arguments
 from memorybank.model import Category, utcnow
+from memorybank.providers.json_schemas import Arguments
 from memorybank.tools.base import Profile, SafetyTier, ToolContext
 from memorybank.tools.profiles import define, with_conflicts
 
 if TYPE_CHECKING:
-    from memorybank.bank import MemoryBank
+    from memorybank.core.bank import MemoryBank
 
 __all__ = ["PROFILE", "AddMemoryArgs", "MemoryMetadata", "SearchMemoriesArgs", "container_tags"]
 

@@ -1,0 +1,745 @@
+"""MemoryBank: the one service object. Every interface (tools, REST, MCP, CLI) calls it.
+
+>>> import memorybank
+>>> with memorybank.open("sqlite:///demo.db") as bank:
+...     bank.save("alice", "I prefer TypeScript", "preference").content
+...     [hit.memory.content for hit in bank.search("alice", "favourite language")]
+'User prefers TypeScript'
+['User prefers TypeScript']
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import ValidationError as PydanticValidationError
+
+from memorybank.core.events import read_events
+from memorybank.core.reindex import ProgressFn
+from memorybank.core.reinforcement import Reinforcements
+from memorybank.core.search import Pool
+from memorybank.core.settle import settled_judge
+from memorybank.core.usage import Usage
+from memorybank.errors import EmbeddingModelMismatch, NotFound, ValidationError
+from memorybank.model import (
+    Caller,
+    Category,
+    Domain,
+    Event,
+    EventKind,
+    ForgetAction,
+    ForgetPlan,
+    HistoryEvent,
+    Memory,
+    MemoryFilter,
+    Ring,
+    Role,
+    SaveInput,
+    SaveResult,
+    Scope,
+    ScopeChoice,
+    ScopeSet,
+    SearchHit,
+    Source,
+    utcnow,
+)
+from memorybank.model.stored import PlanOutcome
+from memorybank.providers.embedders.base import Embedder, Vectors
+from memorybank.providers.embedders.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryVectorCache
+from memorybank.rules.filtering import memory_filter
+from memorybank.rules.intake import (
+    is_conversation,
+    prepare,
+    pydantic_message,
+    save_result,
+)
+from memorybank.rules.limits import RateLimiter
+from memorybank.rules.permissions import Action, adding, require, require_org_admin
+from memorybank.rules.policy import PolicySettings, to_third_person, validate_memory
+from memorybank.rules.ranking import RetrievalSettings
+from memorybank.rules.sessions import assign_sessions
+from memorybank.rules.verdicts import CANDIDATE_SIMILARITY, CANDIDATES
+from memorybank.stores.base import Order, Store
+from memorybank.stores.insights_sql import usage_sink
+
+#: What a save does with stored facts the new one may update or contradict.
+OnConflict = Literal["keep", "supersede"]
+
+
+class MemoryBank:
+    """Long-term memory for one application: save, search, update and forget facts.
+
+    Takes its parts: a :class:`~memorybank.stores.base.Store`, an
+    :class:`~memorybank.providers.embedders.base.Embedder`, and optionally an LLM client. Use
+    :func:`memorybank.open` to build the default stack. The vectors of the last
+    ``query_cache_size`` distinct search queries are kept (``bank.query_cache``), so a repeated
+    query skips the embedding model; 0 turns that off. ``write_rate_per_minute`` is the
+    per-user limit of writes the adapters start (:meth:`count_write`); ``None``, the default,
+    is no limit.
+
+    >>> from memorybank.providers.embedders import LocalEmbedder
+    >>> from memorybank.stores.sqlite import SQLiteStore
+    >>> embedder = LocalEmbedder()
+    >>> store = SQLiteStore("parts.db", dimension=embedder.dimension)
+    >>> with MemoryBank(store=store, embedder=embedder) as own:
+    ...     own.save("u1", "User prefers dark mode", "preference").success
+    True
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder,
+        llm: Any = None,
+        *,
+        policy: PolicySettings | None = None,
+        retrieval: RetrievalSettings | None = None,
+        check_model: bool = True,
+        query_cache_size: int = DEFAULT_QUERY_CACHE_SIZE,
+        write_rate_per_minute: int | None = None,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.llm = llm
+        self.policy = policy or PolicySettings()
+        self.retrieval = retrieval or RetrievalSettings()
+        self.query_cache = QueryVectorCache(query_cache_size)
+        # What searches return is reinforced (importance decay); usage feeds seed 002's metrics.
+        self.reinforcements = Reinforcements(store)
+        self.usage = Usage(usage_sink(store))
+        self._probes: ThreadPoolExecutor | None = None
+        self._probe_lock = threading.Lock()
+        self.write_limiter: RateLimiter | None = None
+        self.set_write_limit(write_rate_per_minute)
+        if check_model:
+            self._check_model()
+
+    def set_write_limit(self, per_minute: int | None) -> None:
+        """Allow each user ``per_minute`` writes in any minute from now on (``None``: no
+        limit); the writes already counted stay counted."""
+        if per_minute is None:
+            self.write_limiter = None
+        elif self.write_limiter is None:
+            self.write_limiter = RateLimiter(per_minute)
+        else:
+            self.write_limiter.per_minute = per_minute
+
+    def count_write(self, user_id: str) -> None:
+        """Count one write that ``user_id`` starts through an adapter (a tool call that
+        changes memory, a fact added by hand, a new thread): every adapter spends the same
+        budget. :class:`~memorybank.errors.RateLimited`, with ``retry_after``, when the last
+        minute already holds the limit; the bank's own methods never count, so the host
+        application itself is not limited."""
+        if self.write_limiter is not None:
+            self.write_limiter.hit(user_id)
+
+    def _check_model(self) -> None:
+        stored = self.store.get_meta("embedding_model")
+        if stored is None:
+            self.store.set_meta("embedding_model", self.embedder.model_id)
+            self.store.set_meta("embedding_dimension", str(self.embedder.dimension))
+        elif stored != self.embedder.model_id:
+            raise EmbeddingModelMismatch(stored, self.embedder.model_id)
+
+    def _probe_pool(self) -> ThreadPoolExecutor:
+        with self._probe_lock:
+            if self._probes is None:
+                self._probes = ThreadPoolExecutor(4, thread_name_prefix="memorybank-probe")
+            return self._probes
+
+    def close(self) -> None:
+        """Release the store's files and the embedder's session."""
+        with self._probe_lock:
+            probes, self._probes = self._probes, None
+        if probes is not None:
+            probes.shutdown(wait=True)
+        self.reinforcements.close()
+        self.usage.close()
+        self.store.close()
+        self.embedder.close()
+
+    def __enter__(self) -> MemoryBank:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- scopes -----------------------------------------------------------------------------
+
+    @staticmethod
+    def scope_set(user_id: str, project_id: str | None, scopes: ScopeChoice = "all") -> ScopeSet:
+        """The scopes a call may touch: the user's private memory and/or one project's."""
+        if not user_id or not isinstance(user_id, str):
+            raise ValidationError("user_id is required", field="user_id")
+        if scopes not in ("all", "user", "project"):
+            raise ValidationError(
+                f"scopes {scopes!r} is not one of all, user, project", field="scopes"
+            )
+        if scopes == "project" and project_id is None:
+            raise ValidationError("scopes='project' needs a project_id", field="project_id")
+        projects = (project_id,) if project_id is not None and scopes != "user" else ()
+        return ScopeSet(user_id=user_id, include_private=scopes != "project", project_ids=projects)
+
+    @staticmethod
+    def _filters(**filters: Any) -> MemoryFilter:
+        """The :class:`MemoryFilter` of search/list keyword filters."""
+        return memory_filter(**filters)
+
+    # -- saving -----------------------------------------------------------------------------
+
+    def save(
+        self,
+        user_id: str,
+        content: str,
+        category: Category | str | None = None,
+        *,
+        project_id: str | None = None,
+        reasoning: str | None = None,
+        tags: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        importance: int | None = None,
+        source: Source | str = Source.AI,
+        ring: Ring | str = Ring.SEMANTIC,
+        domain: Domain | str | None = None,
+        occurred_at: datetime | None = None,
+        session_id: str | None = None,
+        created_by: str | None = None,
+        role: Role | None = None,
+        on_conflict: OnConflict = "keep",
+    ) -> SaveResult:
+        """Validate, rephrase to the third person, embed, check for duplicates, score
+        importance and store one fact. ``role`` is the caller's role in ``project_id``
+        (see :mod:`memorybank.rules.permissions`; ``None``: the host application). Stored facts it
+        may update or contradict are in ``conflicts``; ``on_conflict="supersede"`` also marks
+        them superseded by the new one (see :meth:`save_many`).
+
+        >>> bank.save("u1", "I prefer TypeScript", "preference").content
+        'User prefers TypeScript'
+        >>> bank.save("u1", "I prefer dark mode").category  # None: inferred from the text
+        <Category.PREFERENCE: 'preference'>
+        """
+        item = {
+            "content": content,
+            "category": category,
+            "reasoning": reasoning,
+            "tags": tags,
+            "metadata": metadata,
+            "importance": importance,
+            "source": source,
+            "ring": ring,
+            "domain": domain,
+            "occurred_at": occurred_at,
+            "session_id": session_id,
+            "created_by": created_by,
+        }
+        return self.save_many(
+            user_id, [item], project_id=project_id, role=role, on_conflict=on_conflict
+        )[0]
+
+    def save_many(
+        self,
+        user_id: str,
+        items: Iterable[SaveInput | Mapping[str, Any]],
+        *,
+        project_id: str | None = None,
+        progress: ProgressFn | None = None,
+        role: Role | None = None,
+        on_conflict: OnConflict = "keep",
+    ) -> list[SaveResult]:
+        """Save a batch: one embedding batch, one transaction. Any invalid item raises a
+        :class:`ValidationError` naming its index, and nothing is stored. A stored fact lists
+        the stored facts of its scope it may update or contradict (``conflicts``, as
+        :func:`memorybank.rules.verdicts.judge` finds them; a duplicate is refused): ``"keep"``
+        keeps both, ``"supersede"`` marks each old one superseded by the new (with history).
+
+        Conversation items (``ring="episodic"``, ``source="conversation"``) are stored as said:
+        no third-person rule, no minimum length, no duplicate rejection; longer text is split
+        into chunks that keep the item's metadata and time.
+        """
+        scope = self.scope_set(user_id, project_id)
+        del scope  # validates user_id; the memory's own scope is what the store uses
+        batch = builtins.list(items)
+        prepared: list[tuple[Memory, bool, bool]] = []
+        for index, raw in enumerate(batch):
+            where = f"item {index}: " if len(batch) > 1 else ""
+            try:
+                item = raw if isinstance(raw, SaveInput) else SaveInput.model_validate(raw)
+                prepared += prepare(item, user_id, project_id, self.policy, self.embedder.model_id)
+            except ValidationError as exc:
+                raise ValidationError(f"{where}{exc}", field=exc.field) from exc
+            except PydanticValidationError as exc:
+                raise ValidationError(where + pydantic_message(exc)) from exc
+        turns = assign_sessions(
+            [m for m, _, _ in prepared], lambda: self._latest_turn(user_id, project_id)
+        )
+        prepared = [(m, c, r) for m, (_, c, r) in zip(turns, prepared, strict=True)]
+        for action in {adding(memory.source) for memory, _, _ in prepared}:
+            require(role, action, project_id)
+        if on_conflict == "supersede":
+            require(role, Action.CHANGE, project_id)
+        if not prepared:
+            return []
+        vectors = self._embed([m.content for m, _, _ in prepared], progress)
+        memories, checks = [m for m, _, _ in prepared], [check for _, check, _ in prepared]
+        outcomes = self.store.insert(
+            memories,
+            vectors,
+            dedup_threshold=CANDIDATE_SIMILARITY,
+            dedup=checks,
+            actor=user_id,
+            judge=settled_judge(self.store, self.llm, memories, vectors, checks),
+            candidates=CANDIDATES,
+        )
+        results = [
+            save_result(outcome.memory, outcome, rephrased)
+            for outcome, (_, _, rephrased) in zip(outcomes, prepared, strict=True)
+        ]
+        for result in results if on_conflict == "supersede" else []:
+            for old in result.conflicts:
+                newer = str(result.memory_id)
+                self.supersede(old.memory_id, newer, user_id, project_id=project_id, role=role)
+        self.usage.saves_decided(user_id, results)
+        return results
+
+    def save_records(
+        self,
+        memories: Sequence[Memory],
+        *,
+        actor: str,
+        role: Role | None = None,
+        progress: ProgressFn | None = None,
+    ) -> builtins.list[Memory]:
+        """Store ready-made records as they are: no rephrasing and no duplicate check (an
+        import, a decision log). Each is embedded anew with the bank's model and checked like
+        any save for the project it names; all are stored in one transaction.
+
+        >>> record = Memory(user_id="u1", content="User was told about the outage",
+        ...                 category="context")
+        >>> [m.content for m in bank.save_records([record], actor="u1")]
+        ['User was told about the outage']
+        """
+        for memory in memories:
+            require(role, adding(memory.source), memory.project_id)
+        if not memories:
+            return []
+        model = {"embedding_model": self.embedder.model_id}
+        memories = [m.model_copy(update=model) for m in memories]
+        vectors = self._embed([m.content for m in memories], progress)
+        outcomes = self.store.insert(
+            memories, vectors, dedup_threshold=None, dedup=[False] * len(memories), actor=actor
+        )
+        return [o.memory for o in outcomes]
+
+    def _embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> Vectors:
+        if progress is None or len(texts) <= 256:
+            vectors = self.embedder.embed(texts)
+        else:
+            parts = []
+            for start in range(0, len(texts), 256):
+                parts.append(self.embedder.embed(texts[start : start + 256]))
+                progress(min(start + 256, len(texts)), len(texts))
+            vectors = np.concatenate(parts)
+        return vectors
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def search(
+        self,
+        user_id: str,
+        query: str,
+        *,
+        project_id: str | None = None,
+        scopes: ScopeChoice = "all",
+        limit: int = 10,
+        category: Category | str | Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        ring: Ring | str | Sequence[str] | None = None,
+        domain: Domain | str | Sequence[str] | None = None,
+        min_importance: int | None = None,
+        since: str | datetime | timedelta | None = None,
+        until: datetime | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        session_id: str | None = None,
+        source: Source | str | Sequence[str] | None = None,
+        include_superseded: bool = False,
+        min_relevance: float = 0.0,
+    ) -> list[SearchHit]:
+        """Hybrid search (vectors + BM25, weighted by importance and recency), best first;
+        only hits whose calibrated ``relevance`` is at least ``min_relevance``.
+
+        >>> _ = bank.save("u1", "User prefers TypeScript", "preference")
+        >>> [h.memory.content for h in bank.search("u1", "programming language")]
+        ['User prefers TypeScript']
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise ValidationError("query is empty: say what to look for", field="query")
+        if not 1 <= limit <= 1000:
+            raise ValidationError(f"limit {limit} must be between 1 and 1000", field="limit")
+        scope_set = self.scope_set(user_id, project_id, scopes)
+        filters = self._filters(
+            category=category,
+            tags=tags,
+            ring=ring,
+            domain=domain,
+            min_importance=min_importance,
+            since=since,
+            until=until,
+            metadata=metadata,
+            session_id=session_id,
+            source=source,
+            superseded=None if include_superseded else False,
+        )
+        found = self.pool().ranked(scope_set, query, limit, filters, utcnow(), min_relevance)
+        self.reinforcements.note(found)
+        self.usage.searched(user_id, hits=len(found))  # recall hit rate: searches that found any
+        return found
+
+    def _latest_turn(self, user_id: str, project_id: str | None) -> Memory | None:
+        """The newest conversation turn of one scope (where an implicit session continues)."""
+        scope: ScopeChoice = "user" if project_id is None else "project"
+        turns = self.list(
+            user_id, project_id=project_id, scopes=scope, limit=1, source="conversation"
+        )
+        return turns[0] if turns else None
+
+    def pool(self) -> Pool:
+        """Where :meth:`search` looks: its candidates and their evidence."""
+        vector_of = functools.partial(self.query_cache.vector, self.embedder)
+        return Pool(self.store, vector_of, self.retrieval, self._probe_pool)
+
+    def recent(
+        self,
+        user_id: str,
+        *,
+        project_id: str | None = None,
+        scopes: ScopeChoice = "all",
+        limit: int = 30,
+        since: str | datetime | timedelta | None = None,
+        include_superseded: bool = False,
+        **filters: Any,
+    ) -> list[Memory]:
+        """Newest memories first, optionally only those since ``24h``/``7d``/``30d``/``90d``.
+        Memories replaced by newer ones are left out unless ``include_superseded``."""
+        if not 1 <= limit <= 500:
+            raise ValidationError(f"limit {limit} must be between 1 and 500", field="limit")
+        superseded = None if include_superseded else False
+        return self.store.list_memories(
+            self.scope_set(user_id, project_id, scopes),
+            self._filters(since=since, superseded=superseded, **filters),
+            limit=limit,
+        )
+
+    def get(self, memory_id: str, user_id: str, *, project_id: str | None = None) -> Memory:
+        """One memory by id. Raises :class:`NotFound` if it is not in the caller's scopes."""
+        memory = self.store.get(memory_id, self.scope_set(user_id, project_id))
+        if memory is None:
+            raise NotFound(f"no memory {memory_id!r}")
+        return memory
+
+    def list(
+        self,
+        user_id: str,
+        *,
+        project_id: str | None = None,
+        scopes: ScopeChoice = "all",
+        limit: int = 50,
+        offset: int = 0,
+        order: Order = "created_desc",
+        **filters: Any,
+    ) -> builtins.list[Memory]:
+        """Memories in the caller's scopes, newest first by default, a page at a time."""
+        # The stores bind offset as a 64-bit integer: a larger one is the caller's mistake.
+        if not 1 <= limit <= 10_000 or not 0 <= offset < 2**63:
+            raise ValidationError("limit must be 1–10000 and offset 0 to 2^63-1", field="limit")
+        if order not in ("created_desc", "created_asc", "importance_desc"):
+            raise ValidationError(f"unknown order {order!r}", field="order")
+        return self.store.list_memories(
+            self.scope_set(user_id, project_id, scopes),
+            self._filters(**filters),
+            limit=limit,
+            offset=offset,
+            order=order,
+        )
+
+    def count(
+        self,
+        user_id: str,
+        *,
+        project_id: str | None = None,
+        scopes: ScopeChoice = "all",
+        **filters: Any,
+    ) -> int:
+        """How many memories the caller has (in the chosen scopes, meeting the filters)."""
+        return self.store.count(
+            self.scope_set(user_id, project_id, scopes), self._filters(**filters)
+        )
+
+    def history(
+        self, memory_id: str, user_id: str, *, project_id: str | None = None
+    ) -> builtins.list[HistoryEvent]:
+        """ADD / UPDATE (old → new) / DELETE events of one memory, oldest first."""
+        events = self.store.history(memory_id, self.scope_set(user_id, project_id))
+        if not events:
+            raise NotFound(f"no memory {memory_id!r}")
+        return events
+
+    def events(self, user_id: str, **options: Any) -> builtins.list[Event]:
+        """Changes the caller may see, oldest first: :func:`memorybank.core.events.read_events`."""
+        return read_events(self.store, user_id, **options)
+
+    # -- changing ---------------------------------------------------------------------------
+
+    def update(
+        self,
+        memory_id: str,
+        user_id: str,
+        *,
+        project_id: str | None = None,
+        content: str | None = None,
+        category: Category | str | None = None,
+        tags: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        importance: int | None = None,
+        actor: str | None = None,
+        role: Role | None = None,
+    ) -> Memory:
+        """Change a memory in place: same id; re-validated, re-embedded, recorded in history.
+        In a project's context (``project_id``) only its admins and owners may change memory.
+
+        >>> mid = bank.save("u1", "User prefers to be called Sam", "identity").memory_id
+        >>> bank.update(mid, "u1", content="User prefers to be called SG").content
+        'User prefers to be called SG'
+        """
+        require(role, Action.CHANGE, project_id)
+        old = self.get(memory_id, user_id, project_id=project_id)
+        conversation = is_conversation(old.ring, old.source)
+        new_content = old.content if content is None else content
+        new_category = old.category if category is None else category
+        if conversation:
+            new_content = new_content.strip()
+            if not new_content or len(new_content) > self.policy.content_max:
+                raise ValidationError(
+                    f"content must be 1–{self.policy.content_max} characters", field="content"
+                )
+            new_category = Category(new_category)
+        else:
+            new_content, new_category = validate_memory(
+                new_content,
+                new_category,
+                tags=tags or (),
+                metadata=None if metadata is None else dict(metadata),
+                importance=importance,
+                settings=self.policy,
+            )
+            if content is not None:
+                new_content = to_third_person(new_content).text
+        changed = old.model_copy(
+            update={
+                "content": new_content,
+                "category": new_category,
+                "tags": old.tags if tags is None else tuple(tags),
+                "metadata": old.metadata if metadata is None else dict(metadata),
+                "importance": old.importance if importance is None else importance,
+                "updated_at": utcnow(),
+                "embedding_model": self.embedder.model_id,
+            }
+        )
+        vector = self.embedder.embed([new_content])[0] if new_content != old.content else None
+        self.store.replace(
+            changed,
+            vector,
+            HistoryEvent.about(
+                old,
+                EventKind.UPDATE,
+                actor or user_id,
+                old_content=old.content,
+                new_content=new_content,
+            ),
+        )
+        return changed
+
+    def delete(
+        self,
+        memory_id: str,
+        user_id: str,
+        *,
+        project_id: str | None = None,
+        actor: str | None = None,
+        role: Role | None = None,
+    ) -> None:
+        """Delete for real: text, vector and index entries are gone; history keeps a
+        tombstone. Raises :class:`NotFound` if the memory is not in the caller's scopes."""
+        require(role, Action.CHANGE, project_id)
+        deleted = self.store.delete(
+            [memory_id], self.scope_set(user_id, project_id), actor or user_id
+        )
+        if not deleted:
+            raise NotFound(f"no memory {memory_id!r}")
+
+    def delete_many(
+        self,
+        memory_ids: Sequence[str],
+        user_id: str,
+        *,
+        project_id: str | None = None,
+        actor: str | None = None,
+        role: Role | None = None,
+    ) -> builtins.list[str]:
+        """Delete several memories in one transaction; returns the ids actually deleted."""
+        require(role, Action.CHANGE, project_id)
+        return self.store.delete(
+            list(memory_ids), self.scope_set(user_id, project_id), actor or user_id
+        )
+
+    def clear(
+        self,
+        user_id: str,
+        project_id: str | None = None,
+        *,
+        actor: str | None = None,
+        role: Role | None = None,
+    ) -> int:
+        """Delete every memory of the user's private scope (or of ``project_id``)."""
+        self.scope_set(user_id, project_id)
+        require(role, Action.CHANGE, project_id)
+        return self.store.clear(Scope(user_id=user_id, project_id=project_id), actor or user_id)
+
+    def supersede(
+        self,
+        memory_id: str,
+        newer_id: str,
+        user_id: str,
+        *,
+        project_id: str | None = None,
+        actor: str | None = None,
+        role: Role | None = None,
+    ) -> Memory:
+        """Mark memory ``memory_id`` replaced by the newer memory ``newer_id``: it stays
+        stored (and in history) but leaves search and the prompt unless asked for.
+
+        >>> old = bank.save("u1", "User lives in Leeds", "identity").memory_id
+        >>> new = bank.save("u1", "User moved to York", "identity").memory_id
+        >>> bank.supersede(old, new, "u1").superseded_by == new
+        True
+        """
+        require(role, Action.CHANGE, project_id)
+        old = self.get(memory_id, user_id, project_id=project_id)
+        self.get(newer_id, user_id, project_id=project_id)
+        marked = old.model_copy(update={"superseded_by": newer_id, "updated_at": utcnow()})
+        # The event names no text: the link is ``superseded_by``, and forgetting the new memory
+        # must not leave its words in the old one's history.
+        event = HistoryEvent.about(old, EventKind.SUPERSEDE, actor or user_id)
+        self.store.replace(marked, None, event)
+        return marked
+
+    # -- forget plans (seed 003's two-step forgetting; memorybank.services.forget) ---------
+
+    def save_forget_plan(self, plan: ForgetPlan) -> None:
+        """Store a new forget plan; it changes nothing until executed."""
+        self.scope_set(plan.user_id, plan.project_id)
+        self.store.save_forget_plan(plan)
+
+    def forget_plan(self, plan_id: str) -> ForgetPlan | None:
+        """The plan with this id, whoever owns it (callers check the owner)."""
+        return self.store.get_forget_plan(plan_id)
+
+    def earlier_texts(
+        self,
+        user_id: str,
+        terms: Sequence[str],
+        *,
+        project_id: str | None = None,
+        min_terms: int = 1,
+        limit: int = 50,
+    ) -> builtins.list[tuple[Memory, builtins.list[str]]]:
+        """The caller's memories whose history holds an earlier text containing ``min_terms``
+        of ``terms`` (lower-case substrings), with all their earlier texts
+        (:meth:`Store.earlier_texts`); a forget preview's way to old versions."""
+        scopes = self.scope_set(user_id, project_id)
+        return self.store.earlier_texts(scopes, list(terms), min_terms, limit)
+
+    def execute_forget_plan(
+        self,
+        plan: ForgetPlan,
+        user_id: str,
+        *,
+        project_id: str | None = None,
+        now: datetime | None = None,
+        role: Role | None = None,
+    ) -> PlanOutcome:
+        """Apply ``plan`` for ``user_id`` (in ``project_id``) in one transaction: every
+        delete, rewrite and history redaction, or nothing. The store refuses a plan that is
+        not the caller's, or no longer usable, or whose memories changed since it was made."""
+        require(role, Action.CHANGE, project_id)
+        now = now or utcnow()
+        scopes = self.scope_set(user_id, project_id)
+        changed: builtins.list[Memory] = []
+        for step in plan.steps:
+            if step.action != ForgetAction.REWRITE or not step.rewrite:
+                continue
+            current = self.store.get(step.memory_id, scopes)
+            if current is not None:  # one already gone is reported as missing by the store
+                update = {"content": step.rewrite, "updated_at": now}
+                update["embedding_model"] = self.embedder.model_id
+                changed.append(current.model_copy(update=update))
+        replacements: dict[str, tuple[Memory, Vectors]] = {}
+        if changed:
+            vectors = self.embedder.embed([m.content for m in changed])
+            replacements = {m.id: (m, vectors[i]) for i, m in enumerate(changed)}
+        return self.store.execute_forget_plan(
+            plan.id, user_id, project_id, replacements, now, user_id
+        )
+
+    def cancel_forget_plan(
+        self, plan_id: str, user_id: str, project_id: str | None, now: datetime
+    ) -> ForgetPlan:
+        """Cancel a pending plan of this user; it can no longer be executed."""
+        return self.store.cancel_forget_plan(plan_id, user_id, project_id, now)
+
+    # -- orgs (seed 003's orgWide) -----------------------------------------------------------
+
+    def add_org_member(self, org_id: str, user_id: str) -> None:
+        """Record that ``user_id`` belongs to ``org_id`` (again changes nothing)."""
+        self.store.add_org_member(_required(org_id, "org_id"), _required(user_id, "user_id"))
+
+    def remove_org_member(self, org_id: str, user_id: str) -> bool:
+        """Remove ``user_id`` from ``org_id``; whether they were a member."""
+        return self.store.remove_org_member(
+            _required(org_id, "org_id"), _required(user_id, "user_id")
+        )
+
+    def org_users(self, org_id: str) -> builtins.list[str]:
+        """The members of ``org_id``, sorted.
+
+        >>> bank.add_org_member("acme", "alice")
+        >>> bank.org_users("acme")
+        ['alice']
+        """
+        return self.store.org_users(_required(org_id, "org_id"))
+
+    def org_readers(self, caller: Caller, argument: str = "orgWide") -> builtins.list[str]:
+        """Whose private memory an org-wide read by ``caller`` covers: the members of the
+        org ``caller`` administers, and the caller. Anyone but an org admin gets
+        :class:`~memorybank.PermissionDenied` (``argument`` names the option in messages)."""
+        org = require_org_admin(caller, argument)
+        return sorted({*self.org_users(org), caller.user_id})
+
+    def stats(self) -> dict[str, int | str]:
+        """Store counts plus the embedding model."""
+        return {**self.store.stats(), "embedding_model": self.embedder.model_id}
+
+
+def _required(value: str, field: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(f"{field} is required", field=field)
+    return value
+
+
+__all__ = ["MemoryBank", "OnConflict"]

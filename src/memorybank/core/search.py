@@ -1,0 +1,164 @@
+"""A search's candidates, gathered from the store before :func:`~memorybank.rules.ranking.fuse`
+ranks them: vector and full-text matches (with the speakers a query names left out of the text
+that is embedded and searched), and the session neighbours of conversation turns.
+
+Which speakers a query names is learnt from a text search of the query as asked: a speaker's
+memories contain their name, so some of them are among its matches. The speaker boost in
+:func:`~memorybank.rules.ranking.fuse` still reads the original query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from datetime import datetime
+
+from memorybank.errors import ValidationError
+from memorybank.model import MemoryFilter, ScopeSet, SearchHit
+from memorybank.model.stored import Candidate
+from memorybank.providers.embedders.base import Vectors
+from memorybank.rules.query import neutral_query, speakers_named
+from memorybank.rules.ranking import Evidence, Neighbours, RetrievalSettings, fuse, gather
+from memorybank.stores.base import Store
+
+#: The query vector of a text (from the bank's query cache).
+VectorOf = Callable[[str], Vectors]
+
+
+def find(
+    store: Store,
+    vector_of: VectorOf,
+    settings: RetrievalSettings,
+    probes: Callable[[], Executor],
+    scope_set: ScopeSet,
+    query: str,
+    k: int,
+    filters: MemoryFilter,
+) -> tuple[list[Candidate], list[Candidate]]:
+    """Up to ``k`` vector and ``k`` text candidates for ``query`` in ``scope_set``.
+    ``probes`` gives the executor that runs the speaker probe beside the vector search when
+    the store's reads are round trips."""
+    if not settings.speaker_weight:
+        return store.hybrid_candidates(scope_set, vector_of(query), query, k, filters)
+    vector_hits: list[Candidate] | None
+    if store.remote_reads:
+        # The probe runs beside the query's embedding and vector search, which the common
+        # case (no speaker named) needs as they are: on PostgreSQL each is a round trip of
+        # several milliseconds, so a search waits for the longer, not their sum. (In-process
+        # SQLite reads take about a millisecond; there the thread handoff costs more.)
+        job = probes().submit(store.text_search, scope_set, query, k, filters)
+        try:
+            vector_hits = store.vector_search(scope_set, vector_of(query), k, filters)
+        except BaseException:
+            job.cancel()
+            raise
+        probe: list[Candidate] = job.result()
+    else:
+        probe, vector_hits = store.text_search(scope_set, query, k, filters), None
+    names = speakers_named(query, (c.speaker for c in probe))
+    if not names:
+        # The probe is the text search of the query as asked: keep it rather than run
+        # it twice (most memories have no speaker, so this is the common case).
+        if vector_hits is None:
+            vector_hits = store.vector_search(scope_set, vector_of(query), k, filters)
+        return vector_hits, probe
+    asked = neutral_query(query, names)
+    return store.hybrid_candidates(scope_set, vector_of(asked), asked, k, filters)
+
+
+def neighbours(
+    store: Store,
+    settings: RetrievalSettings,
+    scope_set: ScopeSet,
+    filters: MemoryFilter,
+    hits: Sequence[Candidate],
+) -> dict[str, list[tuple[Candidate, int]]]:
+    """Session neighbours of the conversation candidates, kept only if they meet the
+    filters too (a neighbour joins the results)."""
+    if not settings.context_weight or not settings.context_window:
+        return {}
+    ids = sorted({h.id for h in hits if h.session_id is not None})
+    return store.neighbours(ids, scope_set, settings.context_window, filters)
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """Where a search looks: the store, how to embed the query, the settings and the
+    executor for the speaker probe (see :func:`find`)."""
+
+    store: Store
+    vector_of: VectorOf
+    settings: RetrievalSettings
+    probes: Callable[[], Executor]
+
+    def collect(
+        self, scope_set: ScopeSet, query: str, k: int, filters: MemoryFilter
+    ) -> tuple[list[Candidate], list[Candidate], Neighbours]:
+        """The vector and text candidates of ``query`` and their session neighbours."""
+        vector_hits, text_hits = find(
+            self.store, self.vector_of, self.settings, self.probes, scope_set, query, k, filters
+        )
+        # Only the best of each list pass relevance to their neighbours: what the others would
+        # pass is small, and a neighbour of a better one is reached from it.
+        reach = self.settings.context_candidates
+        hits = [*vector_hits[:reach], *text_hits[:reach]]
+        return (
+            vector_hits,
+            text_hits,
+            neighbours(self.store, self.settings, scope_set, filters, hits),
+        )
+
+    def evidence(
+        self, scope_set: ScopeSet, query: str, filters: MemoryFilter, now: datetime
+    ) -> list[Evidence]:
+        """Every candidate's :class:`~memorybank.rules.ranking.Evidence` (what calibration is
+        fitted on)."""
+        vector_hits, text_hits, around = self.collect(
+            scope_set, query, self.settings.candidates, filters
+        )
+        return gather(vector_hits, text_hits, self.settings, now, query=query, neighbours=around)
+
+    def ranked(
+        self,
+        scope_set: ScopeSet,
+        query: str,
+        limit: int,
+        filters: MemoryFilter,
+        now: datetime,
+        min_relevance: float = 0.0,
+    ) -> list[SearchHit]:
+        """The best ``limit`` hits with at least ``min_relevance``, best first.
+
+        The first ``settings.candidates`` per signal are always ranked, whatever ``limit``,
+        so the top k is a prefix of the top k + n. Only when more hits are asked for than that
+        pool holds is a wider pool searched, for the hits after it.
+        """
+        if not 0.0 <= min_relevance <= 1.0:
+            raise ValidationError(
+                f"min_relevance {min_relevance} must be between 0 and 1", field="min_relevance"
+            )
+        k = self.settings.candidates
+
+        def rank(size: int, n: int) -> list[SearchHit]:
+            vector_hits, text_hits, around = self.collect(scope_set, query, size, filters)
+            return fuse(
+                vector_hits,
+                text_hits,
+                self.settings,
+                now,
+                n,
+                query=query,
+                neighbours=around,
+                min_relevance=min_relevance,
+            )
+
+        hits = rank(k, limit)
+        if len(hits) >= limit or limit <= k:
+            return hits
+        seen = {h.memory.id for h in hits}
+        wider = rank(limit * 3, limit * 3)
+        return [*hits, *(h for h in wider if h.memory.id not in seen)][:limit]
+
+
+__all__ = ["Pool", "VectorOf", "find", "neighbours"]

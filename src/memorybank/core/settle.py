@@ -1,0 +1,111 @@
+"""An LLM settles the pairs the duplicate rules are unsure of (issue 18: "better with one").
+
+:func:`~memorybank.rules.verdicts.judge` decides with word rules;
+:func:`~memorybank.rules.verdicts.borderline`
+names the pairs where they are weakest: a very similar pair they kept apart (a paraphrase in
+other words: "User is vegetarian" / "User follows a vegetarian diet") and a one-word "different
+value" (a synonym or a real change: "slicing" / "cutting", "Paris" / "Lyon"). When the bank has
+an LLM, those pairs are asked of it before the save's transaction opens (a model call never
+holds the database's write lock); inside the transaction the store's judge uses the settled
+verdict, and the rules for every other pair (or a pair that appeared in between).
+
+A failing or malformed model answer leaves the rules' verdict standing: saving never fails
+because the model did. The rules keep the last word on what they are sure of (numbers,
+negation, ended states, opposite values): those pairs are never borderline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from memorybank.errors import ProviderError
+from memorybank.model import Memory, MemoryFilter, ScopeSet
+from memorybank.providers.embedders.base import Vectors
+from memorybank.providers.llm.client import JSONCompleter, complete_model
+from memorybank.rules.intake import judge_pair
+from memorybank.rules.verdicts import (
+    CANDIDATE_SIMILARITY,
+    CANDIDATES,
+    Relation,
+    Verdict,
+    borderline,
+    judge,
+)
+from memorybank.stores.base import Judge, Judgement, Store
+
+_PROMPT = """You compare two short facts a memory system keeps about a user.
+STORED is already in memory; NEW is about to be saved. Answer with one relation:
+- "duplicate": NEW says nothing STORED does not already say (the same fact in other words,
+  or a part of it). NEW would be refused.
+- "conflict": NEW changes or contradicts STORED (a new value, a correction, an ended state).
+  Both are kept and the assistant is told.
+- "distinct": both can be true at once and NEW adds information. NEW is stored.
+Words that differ but mean the same ("big"/"large", "is vegetarian"/"follows a vegetarian
+diet") make a duplicate; a different name, place, number or thing is never a duplicate.
+Give a short reason (at most 12 words)."""
+
+
+class PairVerdict(BaseModel):
+    """What the model answers about one pair."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    relation: Literal["duplicate", "conflict", "distinct"]
+    why: str = Field(max_length=200)
+
+
+def settle_with(llm: JSONCompleter, new: str, old: str, rules: Verdict) -> Verdict:
+    """The model's verdict on (``new``, ``old``), or ``rules`` when the model fails."""
+    messages = [
+        {"role": "system", "content": _PROMPT},
+        {
+            "role": "user",
+            "content": f"STORED: {old}\nNEW: {new}\nThe word rules said: {rules.relation.value}"
+            + (f" ({rules.why})" if rules.why else ""),
+        },
+    ]
+    try:
+        answer = complete_model(llm, messages, PairVerdict)
+    except ProviderError:
+        return rules
+    return Verdict(Relation(answer.relation), f"{answer.why.strip()} (model)")
+
+
+def settled_judge(
+    store: Store,
+    llm: JSONCompleter | None,
+    memories: Sequence[Memory],
+    vectors: Vectors,
+    checked: Sequence[bool],
+) -> Judge:
+    """The judge for a save of ``memories``: the rules, with the borderline pairs among the
+    current lookalikes of each checked memory settled by ``llm`` first (none without one)."""
+    if llm is None:
+        return judge_pair
+    settled: dict[tuple[str, str], Verdict] = {}
+    for memory, vector, check in zip(memories, vectors, checked, strict=True):
+        if not check:
+            continue
+        nearest = store.vector_search(
+            ScopeSet.of(memory.scope), vector, CANDIDATES, MemoryFilter(superseded=False)
+        )
+        for candidate in nearest:
+            if candidate.score < CANDIDATE_SIMILARITY or candidate.memory.scope != memory.scope:
+                continue
+            old = candidate.memory
+            rules = judge(memory.content, old.content, candidate.score)
+            if borderline(rules, candidate.score):
+                settled[(memory.content, old.id)] = settle_with(
+                    llm, memory.content, old.content, rules
+                )
+
+    def decide(new: Memory, old: Memory, similarity: float) -> Judgement:
+        return settled.get((new.content, old.id)) or judge_pair(new, old, similarity)
+
+    return decide
+
+
+__all__ = ["PairVerdict", "settle_with", "settled_judge"]

@@ -1,0 +1,257 @@
+"""Embeddings from any OpenAI-compatible ``/v1/embeddings`` endpoint.
+
+OpenAI itself, Ollama, vLLM, Hugging Face TEI, LiteLLM and most hosted providers speak this
+protocol: ``POST {base_url}/embeddings`` with ``{"model": ..., "input": [...]}`` answered by
+``{"data": [{"embedding": [...], "index": i}, ...]}``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+import numpy as np
+
+from memorybank.errors import ConfigurationError, ProviderError, ValidationError
+from memorybank.providers.embedders.base import Vectors, normalise
+from memorybank.providers.httpretry import RetryableError, retry_after, status_advice
+from memorybank.providers.netguard import AddressPolicy, AddressRefused, guarded_client
+
+
+class OpenAIEmbedder:
+    """Embeddings from an OpenAI-compatible HTTP API (OpenAI, Ollama, vLLM, TEI, ...).
+
+    Texts are sent in batches of ``batch_size``. Connection errors, timeouts, HTTP 429 and
+    5xx answers are retried up to ``max_retries`` times with exponential backoff
+    (``backoff * 2**attempt`` seconds, or the server's ``Retry-After``, at most 10 s); any
+    other failure raises :class:`~memorybank.errors.ProviderError` at once. The API key is
+    only ever sent in the ``Authorization`` header and never appears in error messages, and
+    neither does the provider's answer: errors say the HTTP status and what to check.
+    ``address_policy`` is for a URL a user chose: then only addresses the policy allows are
+    connected to (:mod:`memorybank.providers.netguard`).
+    Returned vectors are L2-normalised float32. The embedder may be shared between threads.
+
+    Example::
+
+        from memorybank.providers.embedders import OpenAIEmbedder
+
+        embedder = OpenAIEmbedder(
+            "https://api.openai.com/v1", "text-embedding-3-small", api_key="sk-..."
+        )
+        vectors = embedder.embed(["User prefers TypeScript"])   # shape (1, 1536)
+        embedder.model_id    # 'openai-compatible:text-embedding-3-small'
+        embedder.close()
+
+        # A local Ollama server needs no key:
+        ollama = OpenAIEmbedder("http://localhost:11434/v1", "nomic-embed-text")
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        *,
+        dimension: int | None = None,
+        batch_size: int = 128,
+        max_retries: int = 3,
+        timeout: float = 30.0,
+        backoff: float = 0.5,
+        address_policy: AddressPolicy | None = None,
+    ) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise ConfigurationError(
+                f"embedding base_url must start with http:// or https://, got {base_url!r}"
+            )
+        if not model:
+            raise ConfigurationError("embedding model name must not be empty")
+        if dimension is not None and dimension < 1:
+            raise ConfigurationError(f"embedding dimension must be positive, got {dimension}")
+        if batch_size < 1:
+            raise ConfigurationError(f"batch_size must be at least 1, got {batch_size}")
+        if max_retries < 0:
+            raise ConfigurationError(f"max_retries must not be negative, got {max_retries}")
+        if timeout <= 0:
+            raise ConfigurationError(f"timeout must be positive, got {timeout}")
+        if backoff < 0:
+            raise ConfigurationError(f"backoff must not be negative, got {backoff}")
+        self._url = base_url.rstrip("/") + "/embeddings"
+        try:
+            httpx.URL(self._url)
+        except httpx.InvalidURL as exc:
+            raise ConfigurationError(f"invalid embedding base_url {base_url!r}: {exc}") from exc
+        self._model = model
+        self._api_key = api_key or None
+        self._dimension = dimension
+        self._batch_size = batch_size
+        self._max_retries = max_retries
+        self._backoff = backoff
+        self._lock = threading.Lock()
+        self._closed = False
+        headers = {"Accept": "application/json"}
+        if self._api_key is not None:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        if address_policy is None:
+            self._client = httpx.Client(timeout=timeout, headers=headers)
+        else:
+            self._client = guarded_client(address_policy, timeout=timeout, headers=headers)
+
+    @property
+    def model_id(self) -> str:
+        return f"openai-compatible:{self._model}"
+
+    @property
+    def dimension(self) -> int:
+        """Vector length: as configured, else learned from the first answer.
+
+        Asked before anything was embedded, it embeds ``"dimension probe"`` to find out.
+        """
+        if self._dimension is None:
+            self.embed(["dimension probe"])
+        assert self._dimension is not None
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Unit-length float32 vectors, one row per text, in the order given."""
+        if isinstance(texts, str):
+            raise ValidationError(
+                "texts must be a sequence of strings, not one string", field="texts"
+            )
+        items = list(texts)
+        for position, text in enumerate(items):
+            if not isinstance(text, str):
+                raise ValidationError(
+                    f"texts[{position}] is {type(text).__name__}, expected str", field="texts"
+                )
+        if not items:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        parts = [
+            self._embed_batch(items[start : start + self._batch_size])
+            for start in range(0, len(items), self._batch_size)
+        ]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
+
+    def close(self) -> None:
+        """Close the HTTP client; the embedder cannot be used afterwards."""
+        self._closed = True
+        self._client.close()
+
+    # -- one batch -----------------------------------------------------------------------
+
+    def _embed_batch(self, texts: list[str]) -> Vectors:
+        payload = self._post({"model": self._model, "input": texts})
+        vectors = self._parse(payload, len(texts))
+        with self._lock:
+            if self._dimension is None:
+                self._dimension = vectors.shape[1]
+            expected = self._dimension
+        if vectors.shape[1] != expected:
+            raise ProviderError(
+                f"{self._describe()} returned {vectors.shape[1]}-dimensional vectors but "
+                f"{expected} were expected"
+            )
+        return normalise(vectors)
+
+    def _post(self, body: dict[str, Any]) -> Any:
+        attempts = self._max_retries + 1
+        last = ""
+        for attempt in range(attempts):
+            try:
+                return self._attempt(body)
+            except RetryableError as exc:
+                last = exc.message
+                if attempt + 1 == attempts:
+                    break
+                delay = self._backoff * (2**attempt)
+                if exc.retry_after is not None:
+                    delay = exc.retry_after
+                time.sleep(delay)
+        tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
+        raise ProviderError(f"{self._describe()} failed after {tries}: {self._redact(last)}")
+
+    def _attempt(self, body: dict[str, Any]) -> Any:
+        if self._closed:
+            raise ProviderError(f"{self._describe()}: the embedder is closed")
+        try:
+            response = self._client.post(self._url, json=body)
+        except AddressRefused as exc:
+            raise ProviderError(f"{self._describe()} was not contacted: {exc}") from None
+        except httpx.TimeoutException as exc:
+            raise RetryableError(f"timed out ({type(exc).__name__})") from exc
+        except httpx.TransportError as exc:
+            raise RetryableError(f"connection failed: {type(exc).__name__}: {exc}") from exc
+        except httpx.HTTPError as exc:  # undecodable body, redirect loop, ...
+            raise ProviderError(
+                f"{self._describe()} failed: {type(exc).__name__}: {self._redact(str(exc))}"
+            ) from exc
+        status = response.status_code
+        if status == 429 or status >= 500:
+            raise RetryableError(
+                f"HTTP {status}: {status_advice(status)}", retry_after=retry_after(response)
+            )
+        if not 200 <= status < 300:  # other 4xx, or a redirect we do not follow
+            raise ProviderError(
+                f"{self._describe()} answered HTTP {status}: {status_advice(status)}"
+            )
+        try:
+            return response.json()
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ProviderError(
+                f"{self._describe()} answered HTTP {status} with a body that is not JSON: check "
+                "that the base URL is an embeddings API (the answer is not shown)"
+            ) from exc
+
+    def _parse(self, payload: Any, count: int) -> Vectors:
+        where = self._describe()
+        data = payload.get("data") if isinstance(payload, dict) else None
+        if not isinstance(data, list):
+            raise ProviderError(f"{where} answered without a 'data' list")
+        if len(data) != count:
+            raise ProviderError(f"{where} returned {len(data)} embeddings for {count} texts")
+        if not all(isinstance(item, dict) for item in data):
+            raise ProviderError(f"{where} returned a 'data' entry that is not an object")
+        indexes = [item.get("index") for item in data]
+        if all(index is None for index in indexes):
+            ordered = data  # no indexes at all: take the order as given
+        else:
+            if not all(isinstance(i, int) and not isinstance(i, bool) for i in indexes):
+                raise ProviderError(f"{where} returned an embedding without an integer 'index'")
+            if sorted(indexes) != list(range(count)):
+                raise ProviderError(
+                    f"{where} returned indexes {sorted(indexes)[:10]} for {count} texts"
+                )
+            ordered = sorted(data, key=lambda item: item["index"])
+        rows: list[list[float]] = []
+        width: int | None = None
+        for position, item in enumerate(ordered):
+            embedding = item.get("embedding")
+            if not isinstance(embedding, list) or not embedding:
+                raise ProviderError(f"{where} returned no embedding list for text {position}")
+            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in embedding):
+                raise ProviderError(f"{where} returned a non-numeric embedding for text {position}")
+            if width is None:
+                width = len(embedding)
+            elif len(embedding) != width:
+                raise ProviderError(
+                    f"{where} returned embeddings of different lengths ({width} and "
+                    f"{len(embedding)}) in one answer"
+                )
+            rows.append(embedding)
+        vectors = np.asarray(rows, dtype=np.float64)
+        if not np.isfinite(vectors).all():
+            raise ProviderError(f"{where} returned an embedding containing NaN or infinity")
+        return vectors.astype(np.float32)
+
+    # -- messages ------------------------------------------------------------------------
+
+    def _describe(self) -> str:
+        return f"embedding provider {self._url} (model {self._model!r})"
+
+    def _redact(self, text: str) -> str:
+        if self._api_key:
+            text = text.replace(self._api_key, "[redacted]")
+        return text

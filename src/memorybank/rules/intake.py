@@ -1,0 +1,252 @@
+"""What a caller asks to save, turned into the :class:`~memorybank.model.Memory` records the
+bank stores: seed 000's rules for facts (validation, third person, importance), and
+conversation turns stored as said, split into chunks when long.
+
+>>> from memorybank.rules.policy import PolicySettings
+>>> [(m.content, dedup) for m, dedup, _ in prepare(
+...     SaveInput(content="I prefer TypeScript", category="preference"),
+...     "u1", None, PolicySettings(), "test-model")]
+[('User prefers TypeScript', True)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError as PydanticValidationError
+
+from memorybank.errors import ValidationError
+from memorybank.model import (
+    Category,
+    Conflict,
+    Memory,
+    Ring,
+    SaveInput,
+    SaveResult,
+    Source,
+    new_id,
+    utcnow,
+)
+from memorybank.model.stored import InsertOutcome
+from memorybank.rules.policy import (
+    PolicySettings,
+    infer_category,
+    parse_category,
+    score_importance,
+    to_third_person,
+    validate_memory,
+)
+from memorybank.rules.verdicts import Verdict, judge
+
+#: The importance of a conversation turn saved without one.
+CONVERSATION_IMPORTANCE = 5
+
+#: One record to store: (memory, check it for duplicates?, was it rephrased?).
+Prepared = tuple[Memory, bool, bool]
+
+
+def chunk_text(text: str, limit: int) -> list[str]:
+    """Split ``text`` into pieces of at most ``limit`` characters, at sentence or word
+    boundaries where possible.
+
+    >>> chunk_text("One two. Three four five.", 12)
+    ['One two.', 'Three four', 'five.']
+    """
+    text = text.strip()
+    if len(text) <= limit:
+        return [text]
+    pieces: list[str] = []
+    while len(text) > limit:
+        window = text[:limit]
+        cut = max(window.rfind(". "), window.rfind("! "), window.rfind("? "), window.rfind("\n"))
+        if cut < limit // 2:
+            cut = window.rfind(" ")
+        cut = cut + 1 if cut >= limit // 4 else limit
+        pieces.append(text[:cut].strip())
+        text = text[cut:].strip()
+    if text:
+        pieces.append(text)
+    return pieces
+
+
+def is_conversation(ring: Ring, source: Source) -> bool:
+    """Whether a memory is a conversation turn (stored as said) rather than a fact."""
+    return ring == Ring.EPISODIC and source == Source.CONVERSATION
+
+
+def _text(item: SaveInput, policy: PolicySettings) -> tuple[list[str], Any, bool]:
+    """(chunks, category, rephrased?) for one input."""
+    if is_conversation(item.ring, item.source):
+        text = item.content.strip()
+        if not text:
+            raise ValidationError("content is empty: nothing to remember", field="content")
+        category = Category.CONTEXT if item.category is None else parse_category(item.category)
+        return chunk_text(text, policy.content_max), category, False
+    text, category = validate_memory(
+        item.content,
+        infer_category(item.content) if item.category is None else item.category,
+        reasoning=item.reasoning,
+        tags=item.tags,
+        metadata=dict(item.metadata or {}),
+        importance=item.importance,
+        settings=policy,
+    )
+    third = to_third_person(text)
+    text, category = validate_memory(third.text, category, settings=policy)
+    return [text], category, third.rephrased
+
+
+def prepare(
+    item: SaveInput,
+    user_id: str,
+    project_id: str | None,
+    policy: PolicySettings,
+    model_id: str,
+) -> list[Prepared]:
+    """The records one input becomes, each with whether to check it for duplicates and
+    whether its text was rephrased. Invalid input raises :class:`~memorybank.ValidationError`."""
+    conversation = is_conversation(item.ring, item.source)
+    chunks, category, rephrased = _text(item, policy)
+    if item.importance is not None:
+        importance = item.importance
+    elif conversation:
+        # Seed 000's rules score facts; on raw chat turns they only add noise to ranking,
+        # so a message is of middling importance unless the caller says otherwise.
+        importance = CONVERSATION_IMPORTANCE
+    else:
+        importance = score_importance(item.content, category)
+    now = utcnow()
+    out: list[Prepared] = []
+    for index, chunk in enumerate(chunks):
+        metadata = dict(item.metadata or {})
+        if len(chunks) > 1:
+            metadata.update(chunk=index, chunks=len(chunks))
+        memory = Memory(
+            user_id=user_id,
+            project_id=project_id,
+            content=chunk,
+            category=category,
+            ring=item.ring,
+            domain=item.domain,
+            tags=tuple(item.tags),
+            metadata=metadata,
+            importance=importance,
+            source=item.source,
+            created_by=item.created_by or user_id,
+            reasoning=item.reasoning,
+            session_id=item.session_id,
+            created_at=item.created_at or now,
+            updated_at=now,
+            occurred_at=item.occurred_at,
+            embedding_model=model_id,
+        )
+        out.append((memory, not conversation, rephrased))
+    return out
+
+
+def pydantic_message(exc: PydanticValidationError) -> str:
+    """A pydantic error as one line naming each bad field."""
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error["loc"]) or "input"
+        parts.append(f"{where}: {error['msg']}")
+    return "; ".join(parts)
+
+
+def stored(memory: Memory, rephrased: bool = False) -> SaveResult:
+    """What a save answers for a memory it stored."""
+    return SaveResult(
+        success=True,
+        memory_id=memory.id,
+        content=memory.content,
+        category=memory.category,
+        importance=memory.importance,
+        rephrased=rephrased,
+        memory=memory,
+    )
+
+
+def judge_pair(new: Memory, old: Memory, similarity: float) -> Verdict:
+    """:func:`memorybank.rules.verdicts.judge` on two memories' texts: the judge a save gives the
+    store, which finds the candidates."""
+    return judge(new.content, old.content, similarity)
+
+
+def save_result(memory: Memory, outcome: InsertOutcome, rephrased: bool) -> SaveResult:
+    """What a save answers: the stored memory, or the duplicate that kept it out."""
+    if outcome.inserted:
+        result = stored(memory, rephrased)
+        if not outcome.conflicts:
+            return result
+        conflicts = [
+            Conflict(
+                memory_id=c.memory.id, content=c.memory.content, why=c.why, similarity=c.similarity
+            )
+            for c in outcome.conflicts
+        ]
+        return result.model_copy(update={"conflicts": conflicts})
+    existing = outcome.duplicate_of
+    return SaveResult(
+        success=False,
+        duplicate=True,
+        content=memory.content,
+        category=memory.category,
+        existing_id=None if existing is None else existing.id,
+        existing_content=None if existing is None else existing.content,
+        similarity=outcome.similarity,
+        rephrased=rephrased,
+    )
+
+
+def imported(
+    memories: Sequence[Memory],
+    taken: Collection[str],
+    present: Collection[tuple[str, datetime]],
+    user_id: str,
+    project_id: str | None,
+) -> tuple[list[SaveResult], list[Memory]]:
+    """An import's records for ``user_id`` (and ``project_id``): what it skips (``present``:
+    the (content, created_at) of what the scope holds, imported before) and the records to
+    store, with a new id where the old one is ``taken`` (someone else's copy) or used by an
+    earlier item of the same document."""
+    results: list[SaveResult] = []
+    fresh: list[Memory] = []
+    claimed = set(taken)  # an id twice in one document is taken by its first use
+    for memory in memories:
+        if (memory.content, memory.created_at) in present:
+            results.append(skipped(memory))
+            continue
+        update: dict[str, Any] = {"user_id": user_id, "project_id": project_id}
+        if memory.id in claimed:
+            update["id"] = new_id("mem")
+        claimed.add(update.get("id", memory.id))
+        fresh.append(memory.model_copy(update=update))
+    return results, fresh
+
+
+def skipped(memory: Memory) -> SaveResult:
+    """What an import answers for a memory it already holds."""
+    return SaveResult(
+        success=False,
+        duplicate=True,
+        content=memory.content,
+        category=memory.category,
+        existing_id=memory.id,
+        existing_content=memory.content,
+    )
+
+
+__all__ = [
+    "CONVERSATION_IMPORTANCE",
+    "chunk_text",
+    "imported",
+    "is_conversation",
+    "judge_pair",
+    "prepare",
+    "pydantic_message",
+    "save_result",
+    "skipped",
+    "stored",
+]

@@ -1,0 +1,374 @@
+"""Hybrid scoring: fuse vector and BM25 candidates into ranking evidence, calibrate it into
+an absolute relevance, then weigh that with importance and recency.
+
+    base      = vector_weight · dense + text_weight · bm25        (each min-max normalised)
+    total     = base + context_weight · max(base of the turns around it in its session)
+                     + speaker_weight · [the query names who said it]
+                     + time_weight · [it happened in a period the query names]
+    relevance = Calibration(total, total / best total, best cosine, best BM25, pool size)
+    score     = 0.60 · relevance + 0.25 · importance / 10 + 0.15 · recency   (:func:`blend`)
+
+``relevance`` is the chance, fitted by logistic regression (``memorybank bench calibrate``),
+that the memory is relevant to the query: the same number means the same for every query and
+user, so it can be cut off (``min_relevance``, :data:`RECALL_MIN_RELEVANCE`), and within one
+query it ranks as ``total`` does. Recency decays exponentially with the memory's age
+(half-life configurable). All weights are settings; ``docs/retrieval.md`` shows what each step
+adds on LoCoMo. The store supplies candidates and session neighbours; this module only scores
+them, so every backend ranks the same candidates the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from memorybank.model import Memory, SearchHit
+from memorybank.model.stored import Candidate, from_us, last_touched, to_us
+from memorybank.rules.query import speakers_named
+from memorybank.rules.timeparse import TimeWindow, time_windows
+
+Neighbours = Mapping[str, Sequence[tuple[Candidate, int]]]
+MIN_TEXT_SCORE = 1e-3
+
+
+class RetrievalSettings(BaseModel):
+    """Weights and sizes of hybrid retrieval (defaults measured on LoCoMo, see
+    ``docs/retrieval.md``).
+
+    >>> weights = RetrievalSettings(relevance_weight=0.7, importance_weight=0.2, recency_weight=0.1)
+    >>> weights.relevance_weight, weights.candidates
+    (0.7, 50)
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    relevance_weight: float = Field(default=0.60, ge=0)
+    importance_weight: float = Field(default=0.25, ge=0)
+    recency_weight: float = Field(default=0.15, ge=0)
+    vector_weight: float = Field(default=0.5, ge=0)
+    text_weight: float = Field(default=0.5, ge=0)
+    # A turn of a conversation inherits this share of the best relevance of the turns within
+    # ``context_window`` places of it: an answer often lives next to the turn that matches.
+    context_weight: float = Field(default=0.5, ge=0)
+    context_window: int = Field(default=2, ge=0)
+    # The neighbours of this many of the best candidates of each signal take part.
+    context_candidates: int = Field(default=10, ge=0)
+    # Added when the query names the memory's speaker (``metadata["speaker"]``).
+    speaker_weight: float = Field(default=0.5, ge=0)
+    # Added when the memory happened (``occurred_at``, else ``created_at``) inside a period
+    # the query names ("in May 2023", "on 3 May, 2023", "last week").
+    time_weight: float = Field(default=0.5, ge=0)
+    recency_half_life_days: float = Field(default=90.0, gt=0)
+    # Importance decay (seed 000, future 2): the importance a memory ranks with falls halfway
+    # to 1 in this many days since it was last saved, changed, saved again or recalled. It
+    # only re-ranks (stored importance and the prompt block's always-loaded facts stay as
+    # they are). None: no decay.
+    importance_half_life_days: float | None = Field(default=180.0, gt=0)
+    # How many candidates each signal contributes before fusion, at least.
+    candidates: int = Field(default=50, ge=1)
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> RetrievalSettings:
+        if self.relevance_weight + self.importance_weight + self.recency_weight <= 0:
+            raise ValueError("at least one of the score weights must be positive")
+        if self.vector_weight + self.text_weight <= 0:
+            raise ValueError("at least one of vector_weight and text_weight must be positive")
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """A logistic model from what a search knows to the chance that a candidate is relevant::
+
+        relevance = 1 / (1 + exp(-(bias + evidence · total + share · total / best_total
+                                   + cosine · best_cosine + bm25 · log(1 + best_bm25)
+                                   + pool · log(1 + vector_candidates))))
+
+    ``total`` is the candidate's weighted ranking evidence (:class:`Evidence`), ``share`` its
+    part of the best candidate's; ``best_cosine`` and ``best_bm25`` are the raw similarity and
+    BM25 score of the query's best vector and text match, which say whether anything matches
+    at all, and ``vector_candidates`` how many memories the vector search ranked (below
+    ``candidates``, the size of the scope): the best of a few memories means more than the
+    best of thousands. With positive ``evidence`` and ``share`` weights, relevance rises
+    with ``total``, so it ranks the candidates of one query as ``total`` does. The constants
+    are fitted by ``memorybank bench calibrate`` (``benchmarks/memorybank_bench/calibrate.py``)
+    on LoCoMo's development conversations and this project's fact pairs; ``docs/retrieval.md``
+    reports them on held-out conversations.
+
+    >>> flat = Calibration(bias=0.0, evidence=1.0, share=0.0, cosine=0.0, bm25=0.0, pool=0.0)
+    >>> round(flat.relevance(0.0, 0.0, 0.0, 0.0, 0), 2)
+    0.5
+    """
+
+    bias: float
+    evidence: float
+    share: float
+    cosine: float
+    bm25: float
+    pool: float
+
+    def relevance(
+        self, total: float, share: float, best_cosine: float, best_bm25: float, pool: int
+    ) -> float:
+        """The calibrated relevance of one candidate, in (0, 1)."""
+        z = self.bias + self.evidence * total + self.share * share + self.cosine * best_cosine
+        z += self.bm25 * math.log1p(max(best_bm25, 0.0)) + self.pool * math.log1p(pool)
+        return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
+
+
+#: Fitted by ``memorybank bench calibrate`` on the LoCoMo development half (turns and
+#: observations) and the fact pairs; the held-out figures in ``docs/retrieval.md`` come from
+#: fits that left each conversation out.
+CALIBRATION = Calibration(bias=-9.29, evidence=1.97, share=4.72, cosine=5.18, bm25=0.41, pool=-0.72)
+
+#: The ``min_relevance`` auto-recall uses unless told otherwise. Held out on LoCoMo, the top
+#: hit of 87% of questions asked of the right user's chat turns passes it (93% over
+#: observation-style facts, 99% over a session's few facts) and of 4% (0.5%, 4%) of those
+#: asked of another user (``docs/retrieval.md``).
+RECALL_MIN_RELEVANCE = 0.15
+
+
+@dataclass(slots=True)
+class Evidence:
+    """What a search knows about one candidate before it is scored.
+
+    ``dense`` and ``bm25`` are the min-max normalised signals, ``base`` their weighted mean,
+    ``context`` the best ``base`` among its session neighbours, ``speaker`` and ``time``
+    whether the query names who said it or a period it happened in; ``cosine`` and
+    ``text_score`` the raw signals (a candidate one signal did not find gets the lowest
+    cosine that signal found, and a BM25 score of 0). ``total`` weighs them with the
+    :class:`RetrievalSettings`.
+    """
+
+    found: Candidate
+    vector: float | None = None
+    text: float | None = None
+    base: float = 0.0
+    context: float = 0.0
+    speaker: bool = False
+    time: bool = False
+    cosine: float = 0.0
+    text_score: float = 0.0
+    total: float = 0.0
+
+
+def recency(memory: Memory, now: datetime, half_life_days: float) -> float:
+    """1.0 for a memory made now, 0.5 after one half-life, and so on (never negative)."""
+    return _recency(to_us(memory.created_at), to_us(now), half_life_days)
+
+
+_MINUS_LN2 = -math.log(2)
+_US_PER_DAY = 86_400_000_000
+
+
+def _recency(created_us: int, now_us: int, half_life_days: float) -> float:
+    age_days = max(now_us - created_us, 0) / _US_PER_DAY
+    return math.exp(_MINUS_LN2 * age_days / half_life_days)
+
+
+def effective_importance(
+    importance: float, touched_us: int, now_us: int, half_life_days: float | None
+) -> float:
+    """The importance a memory ranks with: ``importance`` when just touched, falling halfway
+    to 1 every ``half_life_days`` since ``touched_us`` (no decay when ``None``).
+
+    >>> now, half_year = 400 * _US_PER_DAY, 180 * _US_PER_DAY
+    >>> effective_importance(9, now, now, 180.0), effective_importance(9, now - half_year, now, 180)
+    (9.0, 5.0)
+    """
+    if half_life_days is None:
+        return float(importance)
+    return 1.0 + (importance - 1.0) * _recency(touched_us, now_us, half_life_days)
+
+
+def importance_now(memory: Memory, now: datetime, half_life_days: float | None) -> float:
+    """:func:`effective_importance` of a whole memory (for the API and the UI)."""
+    touched = to_us(last_touched(memory))
+    return round(effective_importance(memory.importance, touched, to_us(now), half_life_days), 2)
+
+
+def _minmax(values: Sequence[float]) -> tuple[float, float]:
+    return (min(values), max(values)) if values else (0.0, 0.0)
+
+
+def _base_relevance(
+    merged: dict[str, Evidence], settings: RetrievalSettings, has_vector: bool, has_text: bool
+) -> None:
+    """Each candidate's fused signal: min-max normalised dense and BM25 scores, weighted, and
+    its raw signals for calibration. A signal that found nothing at all (a query of stop
+    words, an empty scope) says nothing, so the other one decides alone."""
+    v_lo, v_hi = _minmax([f.vector for f in merged.values() if f.vector is not None])
+    t_lo, t_hi = _minmax([f.text for f in merged.values() if f.text is not None])
+    vector_weight = settings.vector_weight if has_vector else 0.0
+    text_weight = settings.text_weight if has_text else 0.0
+    total = (vector_weight + text_weight) or 1.0
+    v_span, t_span = v_hi - v_lo, t_hi - t_lo
+    for fused in merged.values():
+        # Min-max normalised in line, not through a helper: this runs for every candidate.
+        v, t = fused.vector, fused.text
+        dense = 0.0 if v is None else ((v - v_lo) / v_span if v_hi > v_lo else 1.0)
+        bm25 = 0.0 if t is None else ((t - t_lo) / t_span if t_hi > t_lo else 1.0)
+        fused.base = (vector_weight * dense + text_weight * bm25) / total
+        # A candidate only the text search found is less similar than the last vector hit.
+        fused.cosine = v_lo if v is None else v
+        fused.text_score = 0.0 if t is None else t
+
+
+def _add_context(
+    merged: dict[str, Evidence], neighbours: Neighbours, settings: RetrievalSettings
+) -> None:
+    """Propagate relevance along conversations: each memory gains a share of the best base
+    relevance among its session neighbours (which join the candidates if they were not)."""
+    if neighbours:
+        base = {key: f.base for key, f in merged.items()}
+        best: dict[str, float] = {}
+        v_lo = min((f.cosine for f in merged.values()), default=0.0)
+        for key, around in neighbours.items():
+            for near, offset in around:
+                if abs(offset) > settings.context_window:
+                    continue
+                if near.id not in merged:
+                    merged[near.id] = Evidence(near, cosine=v_lo)
+                # key's relevance reaches its neighbour, and the neighbour's reaches key.
+                best[near.id] = max(best.get(near.id, 0.0), base.get(key, 0.0))
+                best[key] = max(best.get(key, 0.0), base.get(near.id, 0.0))
+        for key, fused in merged.items():
+            fused.context = best.get(key, 0.0)
+    weight = settings.context_weight
+    for fused in merged.values():
+        fused.total = fused.base + weight * fused.context
+
+
+def _add_speaker(merged: dict[str, Evidence], query: str, settings: RetrievalSettings) -> None:
+    named = set(speakers_named(query, (f.found.speaker for f in merged.values())))
+    if not named:
+        return
+    for fused in merged.values():
+        if fused.found.speaker in named:
+            fused.speaker = True
+            fused.total += settings.speaker_weight
+
+
+def _add_time(
+    merged: dict[str, Evidence], windows: Sequence[TimeWindow], settings: RetrievalSettings
+) -> None:
+    if not windows:
+        return
+    for fused in merged.values():
+        when = from_us(fused.found.occurred_us or fused.found.created_us)
+        if any(window.contains(when) for window in windows):
+            fused.time = True
+            fused.total += settings.time_weight
+
+
+def gather(
+    vector_hits: Sequence[Candidate],
+    text_hits: Sequence[Candidate],
+    settings: RetrievalSettings,
+    now: datetime,
+    *,
+    query: str = "",
+    neighbours: Neighbours | None = None,
+) -> list[Evidence]:
+    """The evidence for every candidate (and session neighbour) of a search, unordered.
+
+    Dense similarities and BM25 scores are min-max normalised over the candidates (a
+    candidate missing from one list gets 0 for that signal), weighted, spread to session
+    neighbours and boosted when the query names the speaker or a period the memory falls in.
+    """
+    # BM25 gives a term found in most memories ("user", in facts that all start with it) an
+    # IDF of almost nothing; matches on such terms alone are no evidence, and min-max scaling
+    # would stretch their noise to the full range.
+    text_hits = [hit for hit in text_hits if hit.score > MIN_TEXT_SCORE]
+    merged: dict[str, Evidence] = {}
+    for hit in vector_hits:
+        if (fused := merged.get(hit.id)) is None:
+            fused = merged[hit.id] = Evidence(hit)
+        fused.vector = hit.score
+    for hit in text_hits:
+        if (fused := merged.get(hit.id)) is None:
+            fused = merged[hit.id] = Evidence(hit)
+        fused.text = hit.score
+    _base_relevance(merged, settings, bool(vector_hits), bool(text_hits))
+    _add_context(merged, neighbours or {}, settings)
+    if query and settings.speaker_weight:
+        _add_speaker(merged, query, settings)
+    if query and settings.time_weight:
+        _add_time(merged, time_windows(query, now), settings)
+    return list(merged.values())
+
+
+def blend(
+    relevance: float, importance: float, recency: float, settings: RetrievalSettings
+) -> float:
+    """Seed 003's score: ``0.60 · relevance + 0.25 · importance + 0.15 · recency`` (the
+    weights are settings), each part in [0, 1]; ``importance`` is the memory's importance / 10.
+
+    >>> round(blend(0.9, 0.5, 1.0, RetrievalSettings()), 3)
+    0.815
+    """
+    return (
+        settings.relevance_weight * relevance
+        + settings.importance_weight * importance
+        + settings.recency_weight * recency
+    )
+
+
+def fuse(
+    vector_hits: Sequence[Candidate],
+    text_hits: Sequence[Candidate],
+    settings: RetrievalSettings,
+    now: datetime,
+    limit: int,
+    *,
+    query: str = "",
+    neighbours: Neighbours | None = None,
+    calibration: Calibration = CALIBRATION,
+    min_relevance: float = 0.0,
+) -> list[SearchHit]:
+    """Merge both candidate lists into scored hits, best first, at most ``limit`` of those
+    with a relevance of at least ``min_relevance``.
+
+    Each candidate's :class:`Evidence` (see :func:`gather`) becomes a calibrated relevance
+    in [0, 1] (:class:`Calibration`) that means the same for every query and user, and the
+    score is :func:`blend` of it. The order of the hits does not depend on ``limit``.
+    """
+    found = gather(vector_hits, text_hits, settings, now, query=query, neighbours=neighbours)
+    best_cosine = (
+        max((h.score for h in vector_hits), default=0.0) if settings.vector_weight else 0.0
+    )
+    best_bm25 = max((f.text_score for f in found), default=0.0) if settings.text_weight else 0.0
+    best_total = max((f.total for f in found), default=0.0)
+    pool = sum(f.vector is not None for f in found)
+    now_us, half_life = to_us(now), settings.recency_half_life_days
+    decay = settings.importance_half_life_days
+    # One pass: this runs for every candidate of every search.
+    scored: list[tuple[float, float, float, float, Evidence]] = []
+    for f in found:
+        share = f.total / best_total if best_total > 0 else 0.0
+        relevance = calibration.relevance(f.total, share, best_cosine, best_bm25, pool)
+        importance = effective_importance(f.found.importance, f.found.touched_us, now_us, decay)
+        importance /= 10.0
+        fresh = _recency(f.found.created_us, now_us, half_life)
+        if relevance >= min_relevance:
+            score = blend(relevance, importance, fresh, settings)
+            scored.append((score, relevance, importance, fresh, f))
+    scored.sort(key=lambda s: (-s[0], s[4].found.id))
+    # Only the hits returned become Memory and SearchHit models: building all 50-100
+    # candidates was a third of a search's CPU once its query vector was cached.
+    return [
+        SearchHit(
+            memory=fused.found.memory,
+            score=score,
+            relevance=relevance,
+            importance=importance,
+            recency=fresh,
+            vector_similarity=fused.vector,
+            text_score=fused.text,
+        )
+        for score, relevance, importance, fresh, fused in scored[:limit]
+    ]

@@ -1,0 +1,596 @@
+"""Remember a conversation (seed 003's ``remember``): keep every turn, and distil lasting facts.
+
+1. Every message is stored as it was said: an episodic conversation memory of the thread
+   (``ring="episodic"``, ``source="conversation"``), so searches that include conversations
+   find it.
+2. Facts about the user are distilled from it:
+
+   * without an LLM, only explicit statements in the user's own messages count ("remember
+     that …", "don't forget …", "my name is …", "I prefer …", "I am …", "I work …"); they are
+     rephrased in the third person by the policy and saved;
+   * with an LLM, the model extracts third-person facts with category and importance (its
+     JSON is validated, and a bad answer is retried once with the error), then each fact is
+     reconciled with the closest stored memories: ADD, UPDATE (merge into the old one),
+     SUPERSEDE (store the new one, keep the old one marked ``superseded_by``) or NOOP.
+
+No fact is dropped silently: :class:`RememberResult` lists what was stored, updated,
+superseded, skipped (with why) and rejected by the policy (with why).
+
+Facts about the user are personal, so they go to the user's private scope even when the
+context names a project; a superseding fact goes where the fact it replaces lives.
+
+>>> ctx = Caller(user_id="sam")
+>>> result = remember(bank, ctx, [{"role": "user", "content": "I prefer to work in the mornings"}])
+>>> [m.content for m in result.stored]
+['User prefers to work in the mornings']
+>>> print(render_remember(result))  # doctest: +ELLIPSIS
+Stored 1 memories
+IDs: mem_...
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ValidationError as PydanticValidationError
+
+from memorybank.errors import PermissionDenied, ProviderError, ValidationError
+from memorybank.model import (
+    Caller,
+    Category,
+    Conflict,
+    Domain,
+    Memory,
+    Ring,
+    SaveInput,
+    SearchHit,
+    Source,
+)
+from memorybank.providers.llm.client import JSONCompleter, complete_model
+from memorybank.rules.permissions import Action, allowed, require
+from memorybank.rules.policy import strip_lead_in
+
+if TYPE_CHECKING:
+    from memorybank.core.bank import MemoryBank
+
+#: Below this cosine similarity to every stored fact, a new fact is added without asking.
+ADD_BELOW = 0.55
+#: How many stored facts a new fact is compared with.
+NEIGHBOURS = 5
+
+
+class Message(BaseModel):
+    """One conversation message; ``time`` is when it was said, if the host knows."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: Literal["user", "assistant"]
+    content: str
+    time: datetime | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Updated(BaseModel):
+    """A stored memory a new fact refined in place."""
+
+    memory_id: str
+    old_content: str
+    new_content: str
+
+
+class Superseded(BaseModel):
+    """A stored memory a new one replaced; the old one is kept, marked ``superseded_by``."""
+
+    old_id: str
+    new_id: str
+    old_content: str
+    new_content: str
+
+
+class NotStored(BaseModel):
+    """A fact that was not stored: skipped (already known) or rejected (by the policy)."""
+
+    content: str
+    reason: str
+    existing_id: str | None = None
+
+
+class RememberResult(BaseModel):
+    """Everything :func:`remember` did. ``stored`` are new fact memories (not the turns)."""
+
+    conversation_ids: list[str] = Field(default_factory=list)
+    stored: list[Memory] = Field(default_factory=list)
+    updated: list[Updated] = Field(default_factory=list)
+    superseded: list[Superseded] = Field(default_factory=list)
+    skipped: list[NotStored] = Field(default_factory=list)
+    rejected: list[NotStored] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    # Stored facts a new one may update or contradict (see SaveResult.conflicts).
+    conflicts: list[Conflict] = Field(default_factory=list)
+
+
+def remember(
+    bank: MemoryBank,
+    ctx: Caller,
+    messages: Sequence[Message | Mapping[str, Any]],
+    *,
+    context: str | None = None,
+    llm: JSONCompleter | None = None,
+) -> RememberResult:
+    """Store the conversation's turns and the facts it states (see the module docs).
+
+    ``llm`` defaults to ``bank.llm``; without either, explicit statements only.
+
+    >>> ctx = Caller(user_id="ana")
+    >>> remember(bank, ctx, [{"role": "user", "content": "My name is Ana"}]).stored[0].content
+    "User's name is Ana"
+    """
+    turns = _parse_messages(messages)
+    result = RememberResult()
+    result.conversation_ids = _store_turns(bank, ctx, turns, context)
+    llm = llm if llm is not None else bank.llm
+    if llm is None:
+        for sentence, category in explicit_statements(turns):
+            _add(bank, ctx, result, sentence, category, Source.USER)
+        return result
+    try:
+        facts = _extract(llm, turns, context)
+    except ProviderError as exc:
+        result.warnings.append(
+            f"fact extraction by the LLM failed ({exc}); stored explicit statements only"
+        )
+        for sentence, category in explicit_statements(turns):
+            _add(bank, ctx, result, sentence, category, Source.USER)
+        return result
+    for fact in facts:
+        _reconcile(bank, ctx, llm, result, fact)
+    return result
+
+
+def _parse_messages(messages: Sequence[Message | Mapping[str, Any]]) -> list[Message]:
+    if isinstance(messages, str | bytes) or not messages:
+        raise ValidationError(
+            "messages must be a non-empty list of {role, content} objects", field="messages"
+        )
+    out = []
+    for index, raw in enumerate(messages):
+        try:
+            out.append(raw if isinstance(raw, Message) else Message.model_validate(raw))
+        except PydanticValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(p) for p in error["loc"])
+            raise ValidationError(
+                f"messages[{index}].{where}: {error['msg']}", field="messages"
+            ) from exc
+    return out
+
+
+def _store_turns(
+    bank: MemoryBank, ctx: Caller, turns: Sequence[Message], context: str | None
+) -> list[str]:
+    """Each non-empty message as an episodic conversation memory (chunked by the bank)."""
+    items = []
+    for turn in turns:
+        if not turn.content.strip():
+            continue
+        metadata: dict[str, Any] = {**turn.metadata, "role": turn.role}
+        if turn.time is not None:
+            metadata["time"] = turn.time.isoformat()
+        if context:
+            metadata["conversation_context"] = context
+        items.append(
+            SaveInput(
+                content=turn.content,
+                category=Category.CONTEXT,
+                ring=Ring.EPISODIC,
+                source=Source.CONVERSATION,
+                session_id=ctx.thread_id,
+                occurred_at=turn.time,
+                metadata=metadata,
+                created_by=ctx.user_id,
+            )
+        )
+    saved = bank.save_many(ctx.user_id, items)
+    return [r.memory_id for r in saved if r.memory_id is not None]
+
+
+# -- explicit statements (no LLM) -----------------------------------------------------------
+
+_EXPLICIT_RE = re.compile(
+    r"(?:(?:please|pls|oh|ok|okay|and|also|hey)[\s,]+)*"
+    r"(?:remember|don['’]?t\s+forget|do\s+not\s+forget)\b",
+    re.IGNORECASE,
+)
+# "I am sorry", "I'm not sure", "I'm going to …" describe the moment, not the user.
+_PASSING = (
+    r"(?!(?:not|just|so|sorry|glad|happy|sure|going|trying|looking|wondering|thinking|afraid"
+    r"|here|back|done|fine|ok|okay|good|great)\b)"
+)
+_STATEMENTS: list[tuple[re.Pattern[str], Category]] = [
+    (re.compile(r"my\s+name\s+is\b", re.IGNORECASE), Category.IDENTITY),
+    (
+        re.compile(r"I\s+(?:really\s+|strongly\s+|usually\s+|generally\s+)?prefer\b"),
+        Category.PREFERENCE,
+    ),
+    (re.compile(r"I(?:\s+am|['’]m)\s+" + _PASSING), Category.IDENTITY),
+    (re.compile(r"I\s+work\b"), Category.IDENTITY),
+]
+_SENTENCE_END_RE = re.compile(r"[.!?]+[\"')\]]*\s+|\n+")
+# A full stop after these is part of a name or phrase ("Dr. Lee"), not a sentence end.
+_ABBREVIATIONS = frozenset("dr mr mrs ms prof st jr sr mt vs etc e.g i.e inc ltd co no".split())
+
+
+def _sentences(text: str) -> list[str]:
+    """``text`` split into sentences, keeping "Dr. Lee", "J. Smith" and "e.g. tea" whole."""
+    out: list[str] = []
+    start = 0
+    for m in _SENTENCE_END_RE.finditer(text):
+        words = text[start : m.start()].split()
+        last = words[-1].lower().rstrip(".") if words else ""
+        following = text[m.end() : m.end() + 1]
+        if m.group(0)[0] == "." and (
+            last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()) or following.islower()
+        ):
+            continue
+        out.append(text[start : m.end()].strip())
+        start = m.end()
+    out.append(text[start:].strip())
+    return [s for s in out if s]
+
+
+def explicit_statements(turns: Sequence[Message]) -> list[tuple[str, Category]]:
+    """The user's explicit statements about themselves, as (sentence, category).
+
+    A sentence counts when it starts with "my name is", "I prefer", "I am"/"I'm" (not a
+    passing state like "I'm not sure"), "I work", or asks to be remembered ("remember that",
+    "don't forget"); the last kind is ``context`` unless its body is one of the others.
+
+    >>> explicit_statements([Message(role="user", content="Hi! I prefer tea. It's cold.")])
+    [('I prefer tea.', <Category.PREFERENCE: 'preference'>)]
+    """
+    found = []
+    for turn in turns:
+        if turn.role != "user":
+            continue
+        for sentence in _sentences(turn.content):
+            explicit = _EXPLICIT_RE.match(sentence) is not None
+            body = strip_lead_in(sentence) if explicit else sentence
+            category = next((c for p, c in _STATEMENTS if p.match(body)), None)
+            if category is None and explicit and body != sentence:
+                category = Category.CONTEXT
+            if category is not None:
+                found.append((sentence, category))
+    return found
+
+
+def _add(
+    bank: MemoryBank,
+    ctx: Caller,
+    result: RememberResult,
+    content: str,
+    category: Category | str,
+    source: Source,
+    *,
+    importance: int | None = None,
+    domain: Domain | None = None,
+    project_id: str | None = None,
+) -> Memory | None:
+    """Save one fact (the bank rephrases, validates and deduplicates it); record the
+    outcome in ``result``. Returns the new memory, if one was stored."""
+    try:
+        saved = bank.save(
+            ctx.user_id,
+            content,
+            category,
+            project_id=project_id,
+            importance=importance,
+            domain=domain,
+            source=source,
+            created_by=ctx.user_id,
+            metadata=None if ctx.thread_id is None else {"thread_id": ctx.thread_id},
+            role=ctx.role,
+        )
+    except (ValidationError, PermissionDenied) as exc:
+        result.rejected.append(NotStored(content=content, reason=str(exc)))
+        return None
+    if saved.duplicate or saved.memory is None:
+        result.skipped.append(
+            NotStored(
+                content=saved.content,
+                reason=f"already stored as {saved.existing_id}",
+                existing_id=saved.existing_id,
+            )
+        )
+        return None
+    result.stored.append(saved.memory)
+    result.conflicts += saved.conflicts
+    return saved.memory
+
+
+# -- with an LLM ----------------------------------------------------------------------------
+
+
+class ExtractedFact(BaseModel):
+    """One fact the LLM found, in the third person."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(description="One fact, third person, starting with 'User'")
+    category: Category
+    importance: int = Field(ge=1, le=10)
+    domain: Domain | None
+
+
+class Extraction(BaseModel):
+    """The LLM's answer to the extraction prompt."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    facts: list[ExtractedFact]
+
+
+class Reconciliation(BaseModel):
+    """The LLM's verdict on one new fact against the stored ones closest to it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["ADD", "UPDATE", "SUPERSEDE", "NOOP"]
+    target_id: str | None = Field(description="The existing memory acted on; null for ADD")
+    content: str | None = Field(description="UPDATE only: the merged fact; else null")
+    reason: str
+
+    @model_validator(mode="after")
+    def _complete(self) -> Reconciliation:
+        if self.action != "ADD" and not self.target_id:
+            raise ValueError(f"{self.action} needs the target_id of an existing memory")
+        if self.action == "UPDATE" and not (self.content or "").strip():
+            raise ValueError("UPDATE needs content: the merged fact")
+        return self
+
+
+_EXTRACT_PROMPT = """\
+You extract long-term memories about the user from a conversation, to be recalled in later
+conversations. Return only facts worth keeping: identity, preferences, relationships,
+projects and lasting context. Rules:
+- One fact per item: a full sentence in the third person that starts with "User" (for
+  example "User prefers TypeScript"). Never write "I", "my", "we" or "our".
+- Only what the user said or confirmed about themselves; not the assistant's suggestions,
+  greetings, or anything trivial or temporary.
+- category: identity, preference, relationship, project or context.
+- importance from 1 to 10: identity 10, preference 9, relationship 8, project 7, context 5;
+  +2 when the user asked you to remember it, -2 when vague or temporary.
+- domain: work, finance, projects, goals, relationships, lifestyle, health, interests, or null.
+Answer {"facts": []} when there is nothing worth keeping."""
+
+_RECONCILE_PROMPT = """\
+You keep a user's long-term memory consistent. Compare the NEW fact with the EXISTING
+memories and choose one action:
+- ADD: the new fact is about something else; store it too (target_id null).
+- UPDATE: it adds detail to one existing memory that stays true; target_id is that memory
+  and content is the merged fact, third person, starting with "User".
+- SUPERSEDE: it contradicts or replaces one existing memory (the user changed their mind,
+  moved, changed jobs); target_id is the replaced memory. The old memory is kept as history.
+- NOOP: an existing memory already says this; target_id is that memory.
+content is null unless the action is UPDATE. reason: one short sentence."""
+
+
+def _transcript(turns: Sequence[Message], context: str | None) -> str:
+    lines = [f"Context: {context}", ""] if context else []
+    lines += [f"{t.role}: {t.content}" for t in turns if t.content.strip()]
+    return "\n".join(lines)
+
+
+def _extract(
+    llm: JSONCompleter, turns: Sequence[Message], context: str | None
+) -> list[ExtractedFact]:
+    messages = [
+        {"role": "system", "content": _EXTRACT_PROMPT},
+        {"role": "user", "content": _transcript(turns, context)},
+    ]
+    return complete_model(llm, messages, Extraction).facts
+
+
+def _neighbours(bank: MemoryBank, ctx: Caller, fact: ExtractedFact) -> list[SearchHit]:
+    """The stored facts closest to ``fact``: current semantic/procedural memories only (not
+    conversation turns, decisions or superseded facts)."""
+    hits = bank.search(
+        ctx.user_id,
+        fact.content,
+        project_id=ctx.project_id,
+        limit=NEIGHBOURS,
+        ring=[Ring.SEMANTIC, Ring.PROCEDURAL],
+    )
+    return [h for h in hits if h.memory.superseded_by is None and h.memory.decision is None]
+
+
+def _reconcile(
+    bank: MemoryBank,
+    ctx: Caller,
+    llm: JSONCompleter,
+    result: RememberResult,
+    fact: ExtractedFact,
+) -> None:
+    hits = _neighbours(bank, ctx, fact)
+    best = max((h.vector_similarity or 0.0 for h in hits), default=0.0)
+    # Clear cases need no model: nothing close (ADD); a near-copy is left to the bank's
+    # duplicate check, which reports it as skipped.
+    if best < ADD_BELOW or best > bank.policy.duplicate_threshold:
+        verdict = Reconciliation(action="ADD", target_id=None, content=None, reason="")
+    else:
+        try:
+            verdict = _ask_verdict(llm, fact, hits)
+        except ProviderError as exc:
+            result.warnings.append(
+                f"could not compare {fact.content!r} with stored facts ({exc}); added it"
+            )
+            verdict = Reconciliation(action="ADD", target_id=None, content=None, reason="")
+    targets = {h.memory.id: h.memory for h in hits}
+    target = targets.get(verdict.target_id or "")
+    if verdict.action in ("UPDATE", "SUPERSEDE") and target is not None:
+        target = _changeable(ctx, result, fact, target)
+    if verdict.action == "ADD" or target is None:
+        _add_fact(bank, ctx, result, fact, None)
+    elif verdict.action == "NOOP":
+        result.skipped.append(
+            NotStored(
+                content=fact.content,
+                reason=f"already known: {verdict.reason}",
+                existing_id=target.id,
+            )
+        )
+    elif verdict.action == "UPDATE":
+        _update(bank, ctx, result, fact, target, verdict.content or fact.content)
+    else:
+        _supersede(bank, ctx, result, fact, target)
+
+
+def _changeable(
+    ctx: Caller, result: RememberResult, fact: ExtractedFact, target: Memory
+) -> Memory | None:
+    """``target`` if the caller may change it; ``None`` (the fact is then added as the
+    caller's own, and the result says why) for a project memory the caller's role may not
+    change. The model decides what a new fact does to old ones, never who may change what:
+    a member's assistant adds to shared memory, it does not rewrite or hide it (seed 002)."""
+    if allowed(ctx.role, Action.CHANGE) or target.project_id is None:
+        return target
+    result.warnings.append(
+        f"{target.id} is shared memory of project {target.project_id!r}, which only its "
+        f"admins and owners may change; saved {fact.content!r} as the user's own memory"
+    )
+    return None
+
+
+def _ask_verdict(
+    llm: JSONCompleter, fact: ExtractedFact, hits: Sequence[SearchHit]
+) -> Reconciliation:
+    existing = "\n".join(f"- {h.memory.id}: {h.memory.content}" for h in hits)
+    messages = [
+        {"role": "system", "content": _RECONCILE_PROMPT},
+        {"role": "user", "content": f"NEW fact: {fact.content}\n\nEXISTING memories:\n{existing}"},
+    ]
+    ids = {h.memory.id for h in hits}
+
+    def known_target(verdict: Reconciliation) -> None:
+        if verdict.action != "ADD" and verdict.target_id not in ids:
+            raise ValueError(
+                f"target_id {verdict.target_id!r} is not one of the existing memories "
+                f"({', '.join(sorted(ids))})"
+            )
+
+    return complete_model(llm, messages, Reconciliation, check=known_target)
+
+
+def _add_fact(
+    bank: MemoryBank,
+    ctx: Caller,
+    result: RememberResult,
+    fact: ExtractedFact,
+    project_id: str | None,
+) -> Memory | None:
+    return _add(
+        bank,
+        ctx,
+        result,
+        fact.content,
+        fact.category,
+        Source.AI,
+        importance=fact.importance,
+        domain=fact.domain,
+        project_id=project_id,
+    )
+
+
+def _update(
+    bank: MemoryBank,
+    ctx: Caller,
+    result: RememberResult,
+    fact: ExtractedFact,
+    target: Memory,
+    content: str,
+) -> None:
+    try:
+        changed = bank.update(
+            target.id,
+            ctx.user_id,
+            project_id=target.project_id,
+            content=content,
+            importance=max(target.importance, fact.importance),
+            role=ctx.role,
+        )
+    except (ValidationError, PermissionDenied) as exc:
+        result.rejected.append(NotStored(content=content, reason=str(exc), existing_id=target.id))
+        return
+    result.updated.append(
+        Updated(memory_id=target.id, old_content=target.content, new_content=changed.content)
+    )
+
+
+def _supersede(
+    bank: MemoryBank, ctx: Caller, result: RememberResult, fact: ExtractedFact, old: Memory
+) -> None:
+    """Store the new fact where the old one lives, then mark the old one replaced.
+
+    Two transactions, new first: a failure in between leaves both current, never neither.
+    A caller who may not change the old fact's scope (a project member) gets neither.
+    """
+    try:
+        require(ctx.role, Action.CHANGE, old.project_id)
+    except PermissionDenied as exc:
+        result.rejected.append(NotStored(content=fact.content, reason=str(exc), existing_id=old.id))
+        return
+    new = _add_fact(bank, ctx, result, fact, old.project_id)
+    if new is None:
+        return
+    bank.supersede(
+        old.id, new.id, ctx.user_id, project_id=old.project_id, actor=ctx.user_id, role=ctx.role
+    )
+    result.superseded.append(
+        Superseded(old_id=old.id, new_id=new.id, old_content=old.content, new_content=new.content)
+    )
+
+
+# -- the seed's text ------------------------------------------------------------------------
+
+
+def render_remember(result: RememberResult) -> str:
+    """Seed 003's answer: "Stored N memories" and their ids, then anything else that happened.
+
+    >>> render_remember(RememberResult())
+    'Stored 0 memories\\nIDs: (none)'
+    """
+    ids = ", ".join(m.id for m in result.stored) or "(none)"
+    lines = [f"Stored {len(result.stored)} memories", f"IDs: {ids}"]
+    for up in result.updated:
+        lines.append(f"Updated {up.memory_id}: {up.new_content}")
+    for sup in result.superseded:
+        lines.append(f"Superseded {sup.old_id} by {sup.new_id}: {sup.old_content}")
+    for item in result.skipped:
+        lines.append(f"Skipped: {item.content} ({item.reason})")
+    for item in result.rejected:
+        lines.append(f"Rejected: {item.content} ({item.reason})")
+    superseded = {sup.old_id for sup in result.superseded}
+    for conflict in result.conflicts:
+        if conflict.memory_id not in superseded:
+            lines.append(f"May conflict with {conflict.memory_id}: {conflict.content}")
+    lines += [f"Note: {w}" for w in result.warnings]
+    return "\n".join(lines)
+
+
+__all__ = [
+    "ADD_BELOW",
+    "ExtractedFact",
+    "Extraction",
+    "Message",
+    "NotStored",
+    "Reconciliation",
+    "RememberResult",
+    "Superseded",
+    "Updated",
+    "explicit_statements",
+    "remember",
+    "render_remember",
+]

@@ -1,0 +1,80 @@
+"""Moving a scope's memories out and in: :meth:`MemoryBank.export` and
+:meth:`MemoryBank.import_` (the formats themselves are :mod:`memorybank.rules.portability`).
+
+>>> data = bank.export("u1")
+>>> [r.success for r in bank.import_("u2", data)] == [True] * len(bank.list("u1"))
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from memorybank.errors import ValidationError
+from memorybank.model import (
+    Channel,
+    MemoryFilter,
+    Role,
+    SaveResult,
+    Scope,
+    ScopeSet,
+    acting_through,
+)
+from memorybank.rules.intake import imported, stored
+from memorybank.rules.permissions import Action, require
+from memorybank.rules.portability import export_json, export_markdown, parse_export
+
+if TYPE_CHECKING:
+    from memorybank.core.bank import MemoryBank
+    from memorybank.core.reindex import ProgressFn
+
+_ALL = 1_000_000_000
+
+
+def export(
+    bank: MemoryBank,
+    user_id: str,
+    format: Literal["json", "markdown"] = "json",
+    *,
+    project_id: str | None = None,
+) -> str:
+    """Every memory of one scope as JSON (lossless) or Markdown (for people)."""
+    scope_set = bank.scope_set(user_id, project_id, "project" if project_id else "user")
+    memories = bank.store.list_memories(scope_set, MemoryFilter(), limit=_ALL, order="created_asc")
+    if format == "json":
+        return export_json(user_id, project_id, memories)
+    if format == "markdown":
+        return export_markdown(user_id, project_id, memories)
+    raise ValidationError(f"unknown export format {format!r}: use json or markdown", field="format")
+
+
+def import_(
+    bank: MemoryBank,
+    user_id: str,
+    data: str | bytes | Mapping[str, Any],
+    *,
+    project_id: str | None = None,
+    progress: ProgressFn | None = None,
+    role: Role | None = None,
+) -> list[SaveResult]:
+    """Load a JSON export into ``user_id`` (and ``project_id``): ids, times, categories and
+    metadata are kept, vectors are made anew; ids already stored are skipped."""
+    bank.scope_set(user_id, project_id)
+    require(role, Action.ADD_MANUAL, project_id)
+    target = ScopeSet.of(Scope(user_id=user_id, project_id=project_id))
+    memories = parse_export(data)
+    taken = bank.store.existing_ids([m.id for m in memories])
+    # What the target scope holds already, so importing the same file twice (even into
+    # another user, where ids had to change) adds nothing the second time.
+    present = {
+        (m.content, m.created_at)
+        for m in bank.store.list_memories(target, MemoryFilter(), limit=_ALL)
+    }
+    results, fresh = imported(memories, taken, present, user_id, project_id)
+    with acting_through(Channel.IMPORT):  # the records keep their source: who first said it
+        added = bank.save_records(fresh, actor=user_id, role=role, progress=progress)
+    return results + [stored(m) for m in added]
+
+
+__all__ = ["export", "import_"]
