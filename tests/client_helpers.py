@@ -13,6 +13,7 @@ import uvicorn
 
 from memorybank import Client, MemoryBank
 from memorybank.server.app import create_app
+from memorybank.services import transfer
 from memorybank.services.accounts import Accounts
 from server_helpers import free_port, settings_for
 
@@ -86,3 +87,19 @@ class ClientPerUser:
     def close(self) -> None:
         for client in self.clients.values():
             client.close()
+
+
+def export_from(target: MemoryBank | ClientPerUser, user_id: str, *args: Any, **kw: Any) -> str:
+    """An export through the library (:func:`memorybank.services.transfer.export`) or through
+    the client's convenience method of the same name, whichever ``target`` is."""
+    if isinstance(target, ClientPerUser):
+        return str(target.export(user_id, *args, **kw))
+    return transfer.export(target, user_id, *args, **kw)
+
+
+def import_into(target: MemoryBank | ClientPerUser, user_id: str, *args: Any, **kw: Any) -> Any:
+    """An import through the library (:func:`memorybank.services.transfer.import_`) or through
+    the client's convenience method of the same name, whichever ``target`` is."""
+    if isinstance(target, ClientPerUser):
+        return target.import_(user_id, *args, **kw)
+    return transfer.import_(target, user_id, *args, **kw)

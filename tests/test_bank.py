@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import memorybank
+from client_helpers import export_from, import_into
 from memorybank import (
     Category,
     EmbeddingModelMismatch,
@@ -263,7 +264,7 @@ def test_export_import_round_trip(memories: Any, tmp_path: Path, embedder: Local
         metadata={"source_thread": "t1"},
     )
     memories.save("alice", "User prefers green tea", "preference")
-    exported = transfer.export(memories, "alice")
+    exported = export_from(memories, "alice")
     doc = json.loads(exported)
     assert doc["format"] == "memorybank-export" and doc["count"] == 2
     with MemoryBank(SQLiteStore(tmp_path / "other.db", dimension=384), embedder) as other:
@@ -274,12 +275,12 @@ def test_export_import_round_trip(memories: Any, tmp_path: Path, embedder: Local
         assert other.search("alice", "tea")[0].memory.content == "User prefers green tea"
         # Importing again skips what is there.
         assert not any(r.success for r in transfer.import_(other, "alice", exported))
-    markdown = transfer.export(memories, "alice", "markdown")
+    markdown = export_from(memories, "alice", "markdown")
     assert "## Relationship" in markdown and "User prefers green tea" in markdown
     with pytest.raises(ValidationError):
-        transfer.import_(memories, "alice", "{not json")
+        import_into(memories, "alice", "{not json")
     with pytest.raises(ValidationError, match="item 0"):
-        transfer.import_(memories, "alice", json.dumps({"memories": [{"content": 3}]}))
+        import_into(memories, "alice", json.dumps({"memories": [{"content": 3}]}))
 
 
 class RenamedEmbedder(LocalEmbedder):
@@ -359,6 +360,6 @@ def test_an_id_twice_in_one_import_is_stored_twice_under_two_ids(memories: Any) 
     # Found by schemathesis once the import body had a schema: a UNIQUE failure, a 503.
     first = {"id": "mem_same", "user_id": "x", "content": "User likes figs", "category": "context"}
     second = {**first, "content": "User likes dates"}
-    results = transfer.import_(memories, "alice", json.dumps({"memories": [first, second]}))
+    results = import_into(memories, "alice", json.dumps({"memories": [first, second]}))
     assert [r.success for r in results] == [True, True]
     assert len({r.memory_id for r in results}) == 2 and memories.count("alice") == 2
