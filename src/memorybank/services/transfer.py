@@ -1,8 +1,8 @@
-"""Moving a scope's memories out and in: :meth:`MemoryBank.export` and
-:meth:`MemoryBank.import_` (the formats themselves are :mod:`memorybank.rules.portability`).
+"""Moving a scope's memories out and in: :func:`export` and :func:`import_` over a bank (the
+formats themselves are :mod:`memorybank.rules.portability`).
 
->>> data = bank.export("u1")
->>> [r.success for r in bank.import_("u2", data)] == [True] * len(bank.list("u1"))
+>>> data = export(bank, "u1")
+>>> [r.success for r in import_(bank, "u2", data)] == [True] * len(bank.list("u1"))
 True
 """
 
