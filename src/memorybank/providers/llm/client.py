@@ -34,6 +34,7 @@ from memorybank.providers.httpretry import (
 )
 from memorybank.providers.json_schemas import strict_schema
 from memorybank.providers.netguard import AddressPolicy, AddressRefused, guarded_client
+from memorybank.rules.pydantic_errors import pydantic_message
 
 Message = Mapping[str, str]
 M = TypeVar("M", bound=BaseModel)
@@ -339,7 +340,7 @@ def complete_model(
                     check(value)
                 return value
             except PydanticValidationError as exc:
-                problem = _describe_errors(exc)
+                problem = pydantic_message(exc, most=5, nameless="answer")
             except ValueError as exc:
                 problem = str(exc)
         if attempt == 0:
@@ -352,14 +353,6 @@ def complete_model(
                 },
             ]
     raise ProviderError(f"the model's answer did not fit {output.__name__} twice: {problem}")
-
-
-def _describe_errors(exc: PydanticValidationError) -> str:
-    parts = []
-    for error in exc.errors()[:5]:
-        where = ".".join(str(p) for p in error["loc"]) or "answer"
-        parts.append(f"{where}: {error['msg']}")
-    return "; ".join(parts)
 
 
 __all__ = [
