@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,8 +17,15 @@ import numpy as np
 
 from memorybank.errors import ConfigurationError, ProviderError, ValidationError
 from memorybank.providers.embedders.base import Vectors, normalise
-from memorybank.providers.httpretry import RetryableError, retry_after, status_advice
-from memorybank.providers.netguard import AddressPolicy, AddressRefused, guarded_client
+from memorybank.providers.httpretry import (
+    RetryableError,
+    endpoint,
+    json_client,
+    retry_after,
+    status_advice,
+    with_retries,
+)
+from memorybank.providers.netguard import AddressPolicy, AddressRefused
 
 
 class OpenAIEmbedder:
@@ -63,27 +69,19 @@ class OpenAIEmbedder:
         backoff: float = 0.5,
         address_policy: AddressPolicy | None = None,
     ) -> None:
-        if not base_url.startswith(("http://", "https://")):
-            raise ConfigurationError(
-                f"embedding base_url must start with http:// or https://, got {base_url!r}"
-            )
-        if not model:
-            raise ConfigurationError("embedding model name must not be empty")
         if dimension is not None and dimension < 1:
             raise ConfigurationError(f"embedding dimension must be positive, got {dimension}")
         if batch_size < 1:
             raise ConfigurationError(f"batch_size must be at least 1, got {batch_size}")
-        if max_retries < 0:
-            raise ConfigurationError(f"max_retries must not be negative, got {max_retries}")
-        if timeout <= 0:
-            raise ConfigurationError(f"timeout must be positive, got {timeout}")
-        if backoff < 0:
-            raise ConfigurationError(f"backoff must not be negative, got {backoff}")
-        self._url = base_url.rstrip("/") + "/embeddings"
-        try:
-            httpx.URL(self._url)
-        except httpx.InvalidURL as exc:
-            raise ConfigurationError(f"invalid embedding base_url {base_url!r}: {exc}") from exc
+        self._url = endpoint(
+            "embedding",
+            base_url,
+            "/embeddings",
+            model,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+        )
         self._model = model
         self._api_key = api_key or None
         self._dimension = dimension
@@ -92,13 +90,7 @@ class OpenAIEmbedder:
         self._backoff = backoff
         self._lock = threading.Lock()
         self._closed = False
-        headers = {"Accept": "application/json"}
-        if self._api_key is not None:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        if address_policy is None:
-            self._client = httpx.Client(timeout=timeout, headers=headers)
-        else:
-            self._client = guarded_client(address_policy, timeout=timeout, headers=headers)
+        self._client = json_client(self._api_key, timeout, address_policy)
 
     @property
     def model_id(self) -> str:
@@ -157,21 +149,13 @@ class OpenAIEmbedder:
         return normalise(vectors)
 
     def _post(self, body: dict[str, Any]) -> Any:
-        attempts = self._max_retries + 1
-        last = ""
-        for attempt in range(attempts):
-            try:
-                return self._attempt(body)
-            except RetryableError as exc:
-                last = exc.message
-                if attempt + 1 == attempts:
-                    break
-                delay = self._backoff * (2**attempt)
-                if exc.retry_after is not None:
-                    delay = exc.retry_after
-                time.sleep(delay)
-        tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
-        raise ProviderError(f"{self._describe()} failed after {tries}: {self._redact(last)}")
+        return with_retries(
+            lambda: self._attempt(body),
+            max_retries=self._max_retries,
+            backoff=self._backoff,
+            provider=self._describe(),
+            redact=self._redact,
+        )
 
     def _attempt(self, body: dict[str, Any]) -> Any:
         if self._closed:
