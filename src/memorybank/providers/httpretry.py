@@ -16,7 +16,7 @@ from typing import TypeVar
 import httpx
 
 from memorybank.errors import ConfigurationError, ProviderError
-from memorybank.providers.netguard import AddressPolicy, guarded_client
+from memorybank.providers.netguard import AddressPolicy, AddressRefused, guarded_client
 
 T = TypeVar("T")
 
@@ -109,6 +109,36 @@ def with_retries(
             time.sleep(exc.retry_after if exc.retry_after is not None else backoff * 2**number)
     tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
     raise ProviderError(f"{provider} failed after {tries}: {redact(last)}")
+
+
+def post_once(
+    client: httpx.Client,
+    url: str,
+    body: dict[str, object],
+    *,
+    provider: str,
+    redact: Callable[[str], str],
+) -> httpx.Response:
+    """One POST of ``body`` as JSON. A timeout, a failed connection, HTTP 429 or a 5xx is a
+    :class:`RetryableError`; an address the guard refuses or any other HTTP failure is a
+    :class:`~memorybank.errors.ProviderError` naming ``provider``; any other status is the
+    caller's to judge."""
+    try:
+        response = client.post(url, json=body)
+    except AddressRefused as exc:
+        raise ProviderError(f"{provider} was not contacted: {exc}") from None
+    except httpx.TimeoutException as exc:
+        raise RetryableError(f"timed out ({type(exc).__name__})") from exc
+    except httpx.TransportError as exc:
+        raise RetryableError(f"connection failed: {type(exc).__name__}: {exc}") from exc
+    except (httpx.HTTPError, RuntimeError) as exc:  # closed client, redirect loop, ...
+        raise ProviderError(f"{provider} failed: {type(exc).__name__}: {redact(str(exc))}") from exc
+    status = response.status_code
+    if status == 429 or status >= 500:
+        raise RetryableError(
+            f"HTTP {status}: {status_advice(status)}", retry_after=retry_after(response)
+        )
+    return response
 
 
 def shorten(text: str) -> str:

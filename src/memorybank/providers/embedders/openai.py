@@ -12,20 +12,18 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-import httpx
 import numpy as np
 
-from memorybank.errors import ConfigurationError, ProviderError, ValidationError
-from memorybank.providers.embedders.base import Vectors, normalise
+from memorybank.errors import ConfigurationError, ProviderError
+from memorybank.providers.embedders.base import Vectors, normalise, text_list
 from memorybank.providers.httpretry import (
-    RetryableError,
     endpoint,
     json_client,
-    retry_after,
+    post_once,
     status_advice,
     with_retries,
 )
-from memorybank.providers.netguard import AddressPolicy, AddressRefused
+from memorybank.providers.netguard import AddressPolicy
 
 
 class OpenAIEmbedder:
@@ -109,16 +107,7 @@ class OpenAIEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Unit-length float32 vectors, one row per text, in the order given."""
-        if isinstance(texts, str):
-            raise ValidationError(
-                "texts must be a sequence of strings, not one string", field="texts"
-            )
-        items = list(texts)
-        for position, text in enumerate(items):
-            if not isinstance(text, str):
-                raise ValidationError(
-                    f"texts[{position}] is {type(text).__name__}, expected str", field="texts"
-                )
+        items = text_list(texts)
         if not items:
             return np.zeros((0, self.dimension), dtype=np.float32)
         parts = [
@@ -160,23 +149,10 @@ class OpenAIEmbedder:
     def _attempt(self, body: dict[str, Any]) -> Any:
         if self._closed:
             raise ProviderError(f"{self._describe()}: the embedder is closed")
-        try:
-            response = self._client.post(self._url, json=body)
-        except AddressRefused as exc:
-            raise ProviderError(f"{self._describe()} was not contacted: {exc}") from None
-        except httpx.TimeoutException as exc:
-            raise RetryableError(f"timed out ({type(exc).__name__})") from exc
-        except httpx.TransportError as exc:
-            raise RetryableError(f"connection failed: {type(exc).__name__}: {exc}") from exc
-        except httpx.HTTPError as exc:  # undecodable body, redirect loop, ...
-            raise ProviderError(
-                f"{self._describe()} failed: {type(exc).__name__}: {self._redact(str(exc))}"
-            ) from exc
+        response = post_once(
+            self._client, self._url, body, provider=self._describe(), redact=self._redact
+        )
         status = response.status_code
-        if status == 429 or status >= 500:
-            raise RetryableError(
-                f"HTTP {status}: {status_advice(status)}", retry_after=retry_after(response)
-            )
         if not 200 <= status < 300:  # other 4xx, or a redirect we do not follow
             raise ProviderError(
                 f"{self._describe()} answered HTTP {status}: {status_advice(status)}"

@@ -26,17 +26,16 @@ from memorybank.errors import ProviderError
 # The embedder and this client share settings checks and retry rules: same statuses, same
 # Retry-After cap.
 from memorybank.providers.httpretry import (
-    RetryableError,
     endpoint,
     json_client,
+    post_once,
     provider_message,
-    retry_after,
     shorten,
     status_advice,
     with_retries,
 )
 from memorybank.providers.json_schemas import strict_schema
-from memorybank.providers.netguard import AddressPolicy, AddressRefused
+from memorybank.providers.netguard import AddressPolicy
 from memorybank.rules.pydantic_errors import pydantic_message
 
 Message = Mapping[str, str]
@@ -195,23 +194,10 @@ class ChatClient:
         )
 
     def _attempt(self, body: dict[str, Any]) -> tuple[int, Any]:
-        try:
-            response = self._client.post(self._url, json=body)
-        except AddressRefused as exc:
-            raise ProviderError(f"{self._describe()} was not contacted: {exc}") from None
-        except httpx.TimeoutException as exc:
-            raise RetryableError(f"timed out ({type(exc).__name__})") from exc
-        except httpx.TransportError as exc:
-            raise RetryableError(f"connection failed: {type(exc).__name__}: {exc}") from exc
-        except (httpx.HTTPError, RuntimeError) as exc:  # closed client, redirect loop, ...
-            raise ProviderError(
-                f"{self._describe()} failed: {type(exc).__name__}: {self._redact(str(exc))}"
-            ) from exc
+        response = post_once(
+            self._client, self._url, body, provider=self._describe(), redact=self._redact
+        )
         status = response.status_code
-        if status == 429 or status >= 500:
-            raise RetryableError(
-                f"HTTP {status}: {status_advice(status)}", retry_after=retry_after(response)
-            )
         if status != 200:
             return status, self._error_text(response)
         try:
