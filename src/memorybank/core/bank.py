@@ -54,15 +54,11 @@ from memorybank.model.stored import PlanOutcome
 from memorybank.providers.embedders.base import Embedder, Vectors
 from memorybank.providers.embedders.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryVectorCache
 from memorybank.rules.filtering import memory_filter
-from memorybank.rules.intake import (
-    is_conversation,
-    prepare,
-    pydantic_message,
-    save_result,
-)
+from memorybank.rules.intake import is_conversation, prepare, save_result
 from memorybank.rules.limits import RateLimiter
 from memorybank.rules.permissions import Action, adding, require, require_org_admin
 from memorybank.rules.policy import PolicySettings, to_third_person, validate_memory
+from memorybank.rules.pydantic_errors import pydantic_message
 from memorybank.rules.ranking import RetrievalSettings
 from memorybank.rules.sessions import assign_sessions
 from memorybank.rules.verdicts import CANDIDATE_SIMILARITY, CANDIDATES

@@ -9,8 +9,16 @@ from __future__ import annotations
 
 import json
 import math
+import time
+from collections.abc import Callable
+from typing import TypeVar
 
 import httpx
+
+from memorybank.errors import ConfigurationError, ProviderError
+from memorybank.providers.netguard import AddressPolicy, AddressRefused, guarded_client
+
+T = TypeVar("T")
 
 #: Longest wait a ``Retry-After`` header can impose, in seconds.
 MAX_RETRY_AFTER = 10.0
@@ -24,6 +32,113 @@ class RetryableError(Exception):
         super().__init__(message)
         self.message = message
         self.retry_after = retry_after
+
+
+def endpoint(
+    kind: str,
+    base_url: str,
+    path: str,
+    model: str,
+    *,
+    timeout: float,
+    max_retries: int,
+    backoff: float,
+) -> str:
+    """``base_url`` + ``path``, once the settings every HTTP provider takes are sound; else a
+    :class:`~memorybank.errors.ConfigurationError` naming the bad one (``kind`` says which
+    provider: ``"embedding"``, ``"chat"``).
+
+    >>> endpoint("chat", "http://localhost:11434/v1/", "/chat/completions", "llama3.1",
+    ...          timeout=60, max_retries=3, backoff=0.5)
+    'http://localhost:11434/v1/chat/completions'
+    """
+    if not base_url.startswith(("http://", "https://")):
+        raise ConfigurationError(
+            f"{kind} base_url must start with http:// or https://, got {base_url!r}"
+        )
+    if not model:
+        raise ConfigurationError(f"{kind} model name must not be empty")
+    if max_retries < 0:
+        raise ConfigurationError(f"max_retries must not be negative, got {max_retries}")
+    if timeout <= 0:
+        raise ConfigurationError(f"timeout must be positive, got {timeout}")
+    if backoff < 0:
+        raise ConfigurationError(f"backoff must not be negative, got {backoff}")
+    url = base_url.rstrip("/") + path
+    try:
+        httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise ConfigurationError(f"invalid {kind} base_url {base_url!r}: {exc}") from exc
+    return url
+
+
+def json_client(
+    api_key: str | None, timeout: float, address_policy: AddressPolicy | None
+) -> httpx.Client:
+    """An HTTP client that asks for JSON and sends ``api_key`` as a bearer token (none for a
+    keyless local server); through ``address_policy``'s guard when one is given."""
+    headers = {"Accept": "application/json"}
+    if api_key is not None:
+        headers["Authorization"] = f"Bearer {api_key}"
+    if address_policy is None:
+        return httpx.Client(timeout=timeout, headers=headers)
+    return guarded_client(address_policy, timeout=timeout, headers=headers)
+
+
+def with_retries(
+    attempt: Callable[[], T],
+    *,
+    max_retries: int,
+    backoff: float,
+    provider: str,
+    redact: Callable[[str], str],
+) -> T:
+    """``attempt()``'s answer, trying again after each :class:`RetryableError` up to
+    ``max_retries`` times (exponential ``backoff``, or the wait the server asked for); then a
+    :class:`~memorybank.errors.ProviderError` naming ``provider``, the tries made and the
+    last failure (passed through ``redact``)."""
+    attempts = max_retries + 1
+    last = ""
+    for number in range(attempts):
+        try:
+            return attempt()
+        except RetryableError as exc:
+            last = exc.message
+            if number + 1 == attempts:
+                break
+            time.sleep(exc.retry_after if exc.retry_after is not None else backoff * 2**number)
+    tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
+    raise ProviderError(f"{provider} failed after {tries}: {redact(last)}")
+
+
+def post_once(
+    client: httpx.Client,
+    url: str,
+    body: dict[str, object],
+    *,
+    provider: str,
+    redact: Callable[[str], str],
+) -> httpx.Response:
+    """One POST of ``body`` as JSON. A timeout, a failed connection, HTTP 429 or a 5xx is a
+    :class:`RetryableError`; an address the guard refuses or any other HTTP failure is a
+    :class:`~memorybank.errors.ProviderError` naming ``provider``; any other status is the
+    caller's to judge."""
+    try:
+        response = client.post(url, json=body)
+    except AddressRefused as exc:
+        raise ProviderError(f"{provider} was not contacted: {exc}") from None
+    except httpx.TimeoutException as exc:
+        raise RetryableError(f"timed out ({type(exc).__name__})") from exc
+    except httpx.TransportError as exc:
+        raise RetryableError(f"connection failed: {type(exc).__name__}: {exc}") from exc
+    except (httpx.HTTPError, RuntimeError) as exc:  # closed client, redirect loop, ...
+        raise ProviderError(f"{provider} failed: {type(exc).__name__}: {redact(str(exc))}") from exc
+    status = response.status_code
+    if status == 429 or status >= 500:
+        raise RetryableError(
+            f"HTTP {status}: {status_advice(status)}", retry_after=retry_after(response)
+        )
+    return response
 
 
 def shorten(text: str) -> str:

@@ -15,8 +15,6 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
-from pydantic import ValidationError as PydanticValidationError
-
 from memorybank.errors import ValidationError
 from memorybank.model import (
     Category,
@@ -72,7 +70,14 @@ def chunk_text(text: str, limit: int) -> list[str]:
 
 
 def is_conversation(ring: Ring, source: Source) -> bool:
-    """Whether a memory is a conversation turn (stored as said) rather than a fact."""
+    """Whether a memory (or an input to save) with this ``ring`` and ``source`` is a
+    conversation turn, stored as said, rather than a fact: the one test every layer uses.
+
+    >>> is_conversation(Ring.EPISODIC, Source.CONVERSATION)
+    True
+    >>> is_conversation(Ring.EPISODIC, Source.AI)
+    False
+    """
     return ring == Ring.EPISODIC and source == Source.CONVERSATION
 
 
@@ -144,15 +149,6 @@ def prepare(
         )
         out.append((memory, not conversation, rephrased))
     return out
-
-
-def pydantic_message(exc: PydanticValidationError) -> str:
-    """A pydantic error as one line naming each bad field."""
-    parts = []
-    for error in exc.errors():
-        where = ".".join(str(p) for p in error["loc"]) or "input"
-        parts.append(f"{where}: {error['msg']}")
-    return "; ".join(parts)
 
 
 def stored(memory: Memory, rephrased: bool = False) -> SaveResult:
@@ -245,7 +241,6 @@ __all__ = [
     "is_conversation",
     "judge_pair",
     "prepare",
-    "pydantic_message",
     "save_result",
     "skipped",
     "stored",

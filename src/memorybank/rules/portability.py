@@ -12,6 +12,7 @@ from pydantic import ValidationError as PydanticValidationError
 from memorybank.errors import ValidationError
 from memorybank.model import Category, Memory, utcnow
 from memorybank.model.stored import from_us, to_us
+from memorybank.rules.pydantic_errors import pydantic_message
 
 FORMAT = "memorybank-export"
 VERSION = 1
@@ -84,11 +85,8 @@ def parse_export(data: str | bytes | Mapping[str, Any]) -> list[Memory]:
         try:
             memory = Memory.model_validate(item)
         except PydanticValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise ValidationError(
-                f"import item {index}: {where}: {first['msg']}", field="data"
-            ) from exc
+            problem = pydantic_message(exc, most=1)
+            raise ValidationError(f"import item {index}: {problem}", field="data") from exc
         if _depth(memory.metadata) > METADATA_MAX_DEPTH:
             raise ValidationError(
                 f"import item {index}: metadata: nested deeper than {METADATA_MAX_DEPTH} levels",

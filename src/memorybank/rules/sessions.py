@@ -21,7 +21,8 @@ import re
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
-from memorybank.model import Memory, Ring, Source
+from memorybank.model import Memory
+from memorybank.rules.intake import is_conversation
 
 SESSION_GAP = timedelta(minutes=30)
 """A longer silence between two turns starts a new implicit session."""
@@ -42,10 +43,6 @@ def speaker_prefix(text: str) -> str | None:
     """
     found = _SPEAKER.match(text)
     return found.group(1) if found else None
-
-
-def _is_turn(memory: Memory) -> bool:
-    return memory.ring == Ring.EPISODIC and memory.source == Source.CONVERSATION
 
 
 def _when(memory: Memory) -> datetime:
@@ -88,7 +85,7 @@ def assign_sessions(
     previous: Memory | None = None
     looked = False
     for memory in memories:
-        if not _is_turn(memory):
+        if not is_conversation(memory.ring, memory.source):
             out.append(memory)
             continue
         memory = _with_speaker(memory, previous)

@@ -43,6 +43,7 @@ from memorybank.model import (
 )
 from memorybank.rules.filtering import parse_since
 from memorybank.rules.policy import validate_memory
+from memorybank.rules.pydantic_errors import pydantic_message
 
 if TYPE_CHECKING:
     from memorybank.core.bank import MemoryBank
@@ -120,9 +121,9 @@ def _decision(
             memories_considered=tuple(memories_considered),
         )
     except PydanticValidationError as exc:
-        error = exc.errors()[0]
-        field = _CAMEL.get(str(error["loc"][0]), str(error["loc"][0]))
-        raise ValidationError(f"{field}: {error['msg']}", field=field) from exc
+        where = exc.errors()[0]["loc"]
+        field = _CAMEL.get(str(where[0]), str(where[0])) if where else None
+        raise ValidationError(pydantic_message(exc, most=1, names=_CAMEL), field=field) from exc
 
 
 def _domain(domain: Domain | str | None) -> Domain | None:

@@ -77,12 +77,11 @@ from memorybank.model import (
     ForgetPlan,
     ForgetStep,
     Memory,
-    Ring,
     SearchHit,
-    Source,
     utcnow,
 )
 from memorybank.providers.llm.client import JSONCompleter, complete_model
+from memorybank.rules.intake import is_conversation
 from memorybank.rules.policy import to_third_person, validate_memory
 from memorybank.rules.query import query_terms
 
@@ -441,7 +440,7 @@ def _checked_rewrite(bank: MemoryBank, memory: Memory, text: str | None) -> str:
     ``ValueError`` (shown to the model) if it breaks them."""
     if not text or not text.strip():
         raise ValueError(f"REWRITE of {memory.id} needs the rewritten text")
-    if memory.ring == Ring.EPISODIC and memory.source == Source.CONVERSATION:
+    if is_conversation(memory.ring, memory.source):
         clean = text.strip()
         if len(clean) > bank.policy.content_max:
             raise ValueError(f"rewritten {memory.id} is longer than {bank.policy.content_max}")

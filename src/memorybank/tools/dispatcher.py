@@ -47,6 +47,7 @@ from memorybank.errors import (
 )
 from memorybank.model import Channel, acting_through
 from memorybank.providers.json_schemas import TOOL_MESSAGE
+from memorybank.rules.pydantic_errors import problem
 from memorybank.tools.base import Profile, SafetyTier, Tool, ToolContext
 
 if TYPE_CHECKING:
@@ -171,7 +172,7 @@ def _validation_message(exc: PydanticValidationError, tool: Tool) -> str:
         elif kind == "extra_forbidden":
             parts.append(f"unknown argument {where!r} (allowed: {allowed})")
         else:
-            parts.append(f"{where or 'arguments'}: {item['msg']}")
+            parts.append(problem(item, nameless="arguments"))
     text = "; ".join(dict.fromkeys(parts))
     if all(item["type"] == TOOL_MESSAGE for item in exc.errors()):
         return text  # a seed's own wording, passed on exactly

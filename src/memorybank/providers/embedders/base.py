@@ -8,6 +8,8 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from memorybank.errors import ValidationError
+
 Vectors = npt.NDArray[np.float32]
 
 
@@ -28,6 +30,27 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Vectors: ...
 
     def close(self) -> None: ...
+
+
+def text_list(texts: Sequence[str]) -> list[str]:
+    """``texts`` as a list, checked: a :class:`~memorybank.errors.ValidationError` for one
+    string passed alone or an item that is not a string.
+
+    >>> text_list(("a", "b"))
+    ['a', 'b']
+    >>> text_list("ab")
+    Traceback (most recent call last):
+    memorybank.errors.ValidationError: texts must be a sequence of strings, not one string
+    """
+    if isinstance(texts, str):
+        raise ValidationError("texts must be a sequence of strings, not one string", field="texts")
+    items = list(texts)
+    for position, text in enumerate(items):
+        if not isinstance(text, str):
+            raise ValidationError(
+                f"texts[{position}] is {type(text).__name__}, expected str", field="texts"
+            )
+    return items
 
 
 def normalise(vectors: npt.NDArray[np.floating]) -> Vectors:

