@@ -3,8 +3,9 @@
 The SQLite and PostgreSQL stores keep accounts in the same tables (SQLite migration 3,
 PostgreSQL migration 2) with times as integer microseconds, so one set of statements, in the
 stores' shared dialect (:mod:`.sql`), serves both. :class:`SqlAccountStore` runs them in the
-store's own transactions (its :class:`~memorybank.stores.sql.SqlDatabase`), so accounts and memories share one
-database, one lock and one backup, and every replica of a server sees the same users and keys.
+store's own transactions (its :class:`~memorybank.stores.sql.SqlDatabase`), so accounts and
+memories share one database, one lock and one backup, and every replica of a server sees the
+same users and keys.
 """
 
 from __future__ import annotations
