@@ -5,12 +5,13 @@ Parametrized over backends; vectors are small hand-made ones so the expected ord
 
 from __future__ import annotations
 
+import inspect
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast, get_type_hints
 
 import numpy as np
 import pytest
@@ -37,6 +38,7 @@ from memorybank.model.stored import InsertOutcome, PlanOutcome
 from memorybank.providers.embedders.base import normalise
 from memorybank.stores.accounts_sql import sql_accounts
 from memorybank.stores.base import Store
+from memorybank.stores.search_index import SearchIndex
 from memorybank.stores.sqlite import SQLiteStore
 
 DIM = 8
@@ -1090,3 +1092,30 @@ def test_events_from_concurrent_writers_arrive_in_id_order(open_store: StoreFact
     done.set()
     reader.join()
     assert len(seen) == 30 and seen == sorted(seen)
+
+
+def _members(protocol: type) -> dict[str, inspect.Signature | None]:
+    """The methods of a protocol with their signatures, and its attributes (``None``)."""
+    own = {n: v for n, v in vars(protocol).items() if not n.startswith("_")}
+    found: dict[str, inspect.Signature | None] = {
+        name: inspect.signature(value) for name, value in own.items() if callable(value)
+    }
+    found.update(dict.fromkeys(vars(protocol).get("__annotations__", {})))
+    return found
+
+
+def test_the_backend_searches_through_a_search_index(store: Store) -> None:
+    """Each backend's index implements :class:`SearchIndex` as declared: every attribute, and
+    every method with the protocol's parameters, in order (what a new backend must match)."""
+    index = cast(Any, store).index
+    members = _members(SearchIndex)
+    assert {"vector_candidates", "text_candidates", "add", "remove", "delete_columns"} <= set(
+        members
+    )
+    for name, declared in members.items():
+        assert hasattr(index, name), f"{type(index).__name__} lacks {name}"
+        if declared is not None:
+            implemented = inspect.signature(getattr(index, name))
+            assert list(implemented.parameters) == list(declared.parameters)[1:], name
+    # The store's own attribute names the seam: the protocol, with the backend's transaction.
+    assert get_type_hints(type(store))["index"] is type(index)

@@ -82,7 +82,7 @@ def test_a_matrix_made_stale_by_another_process_is_patched_not_read_again(
     north = _save(writer, "north", _vec(1))
     _save(writer, "east", _vec(0, 1))
     assert _nearest(reader, _vec(1), 1) == ["north"]
-    assert (reader.vectors.loads, reader.vectors.patches) == (1, 0)
+    assert (reader.index.vectors.loads, reader.index.vectors.patches) == (1, 0)
 
     _save(writer, "north by east", _vec(1, 0.1))  # added
     writer.replace(  # moved: same row, new vector
@@ -94,7 +94,7 @@ def test_a_matrix_made_stale_by_another_process_is_patched_not_read_again(
     writer.delete([m.id for m in listed if m.content == "east"], ALICE, "alice")  # gone
     assert _nearest(reader, _vec(1), 10) == ["north by east", "south"]
     assert _nearest(reader, _vec(-1), 1) == ["south"]
-    assert (reader.vectors.loads, reader.vectors.patches) == (1, 1)
+    assert (reader.index.vectors.loads, reader.index.vectors.patches) == (1, 1)
 
 
 def test_changes_the_log_does_not_itemise_or_no_longer_holds_reload_the_scope(
@@ -106,13 +106,13 @@ def test_changes_the_log_does_not_itemise_or_no_longer_holds_reload_the_scope(
     # A reindex rewrites vectors without listing them: the reader reads the scope again.
     writer.set_vectors([first.id], _vec(0, 1), "other-model")
     assert reader.vector_search(ALICE, _vec(0, 1), 1, MemoryFilter())[0].score > 0.99
-    assert (reader.vectors.loads, reader.vectors.patches) == (2, 0)
+    assert (reader.index.vectors.loads, reader.index.vectors.patches) == (2, 0)
     # More revisions behind than the log keeps: read again too, and still right.
-    writer.vector_log_revisions = 2
+    writer.index.vector_log_revisions = 2
     for n in range(3):
         _save(writer, f"more {n}", _vec(1, n + 1))
     assert len(_nearest(reader, _vec(1))) == 4
-    assert (reader.vectors.loads, reader.vectors.patches) == (3, 0)
+    assert (reader.index.vectors.loads, reader.index.vectors.patches) == (3, 0)
     with reader.reading() as txn:
         logged = txn.fetch("SELECT count(*) FROM vector_changes")
     assert logged[0][0] == 2  # one row per revision, the newest two kept
@@ -133,4 +133,4 @@ def test_a_bulk_import_is_logged_as_a_whole_scope_change(
         logged = txn.fetch("SELECT row_id FROM vector_changes")
     assert len(logged) == 2 and (-1,) in logged  # first's row, then one marker for 1,001 rows
     assert len(reader.vector_search(ALICE, _vec(0, 1), 2000, MemoryFilter())) == 1002
-    assert (reader.vectors.loads, reader.vectors.patches) == (2, 0)
+    assert (reader.index.vectors.loads, reader.index.vectors.patches) == (2, 0)

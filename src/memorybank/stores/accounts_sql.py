@@ -3,9 +3,9 @@
 The SQLite and PostgreSQL stores keep accounts in the same tables (SQLite migration 3,
 PostgreSQL migration 2) with times as integer microseconds, so one set of statements, in the
 stores' shared dialect (:mod:`.sql`), serves both. :class:`SqlAccountStore` runs them in the
-store's own transactions (:meth:`~memorybank.stores.sql_store.SqlStore.reading`,
-:meth:`~memorybank.stores.sql_store.SqlStore.writing`), so accounts and memories share one
-database, one lock and one backup, and every replica of a server sees the same users and keys.
+store's own transactions (its :class:`~memorybank.stores.sql.SqlDatabase`), so accounts and
+memories share one database, one lock and one backup, and every replica of a server sees the
+same users and keys.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from memorybank.errors import ConfigurationError
 from memorybank.model.accounts import (
     ApiKey,
     Membership,
@@ -27,9 +26,8 @@ from memorybank.model.accounts import (
     User,
 )
 from memorybank.model.stored import from_us, to_us
-from memorybank.stores.base import Store
-from memorybank.stores.sql import Transactional, upsert
-from memorybank.stores.sql_store import SqlStore
+from memorybank.stores.base import Store, require_sql
+from memorybank.stores.sql import SqlDatabase, upsert
 
 _us = to_us
 _dt = from_us
@@ -92,26 +90,26 @@ class SqlAccountStore:
     dialect (``?`` placeholders) in a transaction of its own.
     """
 
-    def __init__(self, store: Transactional) -> None:
-        self.store = store
+    def __init__(self, database: SqlDatabase) -> None:
+        self.database = database
 
     def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """The rows of one query, read in one snapshot."""
-        with self.store.reading() as txn:
+        with self.database.reading() as txn:
             return txn.fetch(sql, params)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Run one statement in a write transaction; the number of rows it changed."""
-        with self.store.writing() as txn:
+        with self.database.writing() as txn:
             return txn.execute(sql, params)
 
     def execute_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         """Run one statement once per parameter row, all in one write transaction."""
-        with self.store.writing() as txn:
+        with self.database.writing() as txn:
             txn.execute_many(sql, rows)
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        with self.store.reading() as txn:
+        with self.database.reading() as txn:
             return txn.one(sql, params)
 
     # -- users ------------------------------------------------------------------------------
@@ -310,13 +308,9 @@ class SqlAccountStore:
 
 
 def sql_accounts(store: Store) -> SqlAccountStore:
-    """The account tables in the database of ``store`` (a SQLite or PostgreSQL store)."""
-    if isinstance(store, SqlStore):
-        return SqlAccountStore(store)
-    raise ConfigurationError(
-        f"accounts need a SQLite or PostgreSQL store, not {type(store).__name__}: "
-        "set MEMORYBANK_URL to sqlite:///… or postgresql://…"
-    )
+    """The account tables in the SQL database of ``store``; a
+    :class:`~memorybank.errors.ConfigurationError` for a store that has none."""
+    return SqlAccountStore(require_sql(store, "accounts"))
 
 
 __all__ = [

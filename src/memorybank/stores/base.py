@@ -4,6 +4,10 @@ A store persists memories, their vectors, a full-text index and history, and ans
 candidate queries hybrid retrieval fuses (vector and full text). Every read and write is
 filtered by owner and scope inside the store itself: a :class:`ScopeSet` comes with each call.
 Scoring (fusion, importance, recency) lives in :mod:`memorybank.rules.ranking`, not here.
+
+Services that keep tables of their own beside the memories (accounts, usage counters,
+webhooks) need a SQL database; a store declares whether it has one (:attr:`Store.sql`) and
+:func:`require_sql` turns a store without one into a clear configuration error.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Literal, Protocol
 
+from memorybank.errors import ConfigurationError
 from memorybank.model import (
     Event,
     ForgetPlan,
@@ -23,6 +28,7 @@ from memorybank.model import (
 )
 from memorybank.model.stored import Candidate, InsertOutcome, PlanOutcome
 from memorybank.providers.embedders.base import Vectors
+from memorybank.stores.sql import SqlDatabase
 
 Order = Literal["created_desc", "created_asc", "importance_desc"]
 
@@ -48,6 +54,13 @@ class Store(Protocol):
     #: Whether reads are round trips to a database server, so that a search gains by running
     #: its text and vector reads side by side (in-process SQLite would only pay the threads).
     remote_reads: bool
+
+    @property
+    def sql(self) -> SqlDatabase | None:
+        """The SQL database this store keeps its tables in, which accounts, usage counters
+        and webhooks keep theirs in too; ``None`` for a store without one (those services
+        then refuse it, see :func:`require_sql`)."""
+        ...
 
     def get_meta(self, key: str) -> str | None:
         """A value from the store's own settings table (e.g. the embedding model id)."""
@@ -255,3 +268,21 @@ class Store(Protocol):
     def org_users(self, org_id: str) -> list[str]:
         """The users of an org, sorted."""
         ...
+
+
+def require_sql(store: Store, needs: str) -> SqlDatabase:
+    """The SQL database of ``store``, which ``needs`` (e.g. ``"accounts"``) keep their
+    tables in; a :class:`~memorybank.errors.ConfigurationError` saying what to configure
+    when the store has none.
+
+    >>> require_sql(bank.store, "accounts") is bank.store
+    True
+    """
+    database = store.sql
+    if database is None:
+        raise ConfigurationError(
+            f"{needs} keep their tables in the store's SQL database, and "
+            f"{type(store).__name__} has none: set MEMORYBANK_URL to sqlite:///… or "
+            "postgresql://…"
+        )
+    return database

@@ -9,8 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memorybank.stores.base import Store
-from memorybank.stores.sql_store import SqlStore
+from memorybank.stores.base import Store, require_sql
 
 #: A usage counter's key: day (days since 1970-01-01, UTC), user id, counter name.
 Key = tuple[int, str, str]
@@ -26,14 +25,16 @@ _GONE = "('DELETE', 'CLEAR', 'FORGET')"
 
 
 def usage_sink(store: Store) -> Sink | None:
-    """A sink that adds counters to ``store``'s database (``None`` for a store without
-    SQL tables: the counts then stay in the process)."""
-    if not isinstance(store, SqlStore):
+    """A sink that adds counters to ``store``'s SQL database (``None`` for a store that
+    declares none, :attr:`~memorybank.stores.base.Store.sql`: the counts then stay in the
+    process, and only the success metrics, which read them, refuse such a store)."""
+    database = store.sql
+    if database is None:
         return None
 
     def add(counts: Mapping[Key, int]) -> None:
         rows = [(day, user, name, value) for (day, user, name), value in counts.items()]
-        with store.writing() as txn:
+        with database.writing() as txn:
             txn.execute_many(_ADD, rows)
 
     return add
@@ -64,11 +65,10 @@ class Facts:
 
 def read_facts(store: Store, since_us: int, since_day: int) -> Facts:
     """Every figure the metrics need since ``since_us`` (and day ``since_day``), in one
-    snapshot of the database."""
-    if not isinstance(store, SqlStore):
-        raise TypeError(f"success metrics need a SQL store, not {type(store).__name__}")
+    snapshot of the database; a :class:`~memorybank.errors.ConfigurationError` for a store
+    without a SQL database."""
     live = "superseded_by IS NULL AND source <> 'conversation'"
-    with store.reading() as txn:
+    with require_sql(store, "success metrics").reading() as txn:
         private = txn.fetch(
             f"SELECT user_id, count(*) FROM memories WHERE project_id IS NULL AND {live} "
             "GROUP BY user_id"

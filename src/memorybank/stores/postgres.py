@@ -1,8 +1,8 @@
 """The PostgreSQL store: psycopg 3 with a connection pool, pgvector and full-text search.
 
-Layout: one ``memories`` table holding each memory's ``vector(dim)`` (HNSW index,
-``vector_cosine_ops``) and a generated ``tsvector`` column (english configuration, GIN index);
-``history`` with tombstones; numbered migrations recorded in ``schema_migrations``
+Layout: one ``memories`` table holding each memory's ``vector(dim)`` and a generated
+``tsvector`` column, which its :class:`~memorybank.stores.postgres_index.PostgresIndex`
+searches; ``history`` with tombstones; numbered migrations recorded in ``schema_migrations``
 (:mod:`.postgres_schema`). Every query is filtered by scope inside SQL. The statements it
 shares with SQLite are :class:`~memorybank.stores.sql_store.SqlStore`'s.
 
@@ -11,13 +11,6 @@ Concurrency: writes run in READ COMMITTED transactions; :meth:`PostgresStore.ins
 and the insert are serialised per scope across threads, processes and replicas (the check runs
 after the lock is held, so its statement snapshot sees every earlier commit). Reads run in one
 REPEATABLE READ snapshot (:meth:`PostgresStore.reading`).
-
-Vector search compares every row of scopes holding at most :data:`EXACT_SCAN_MAX` memories
-(exact, through the scope index) and walks the HNSW index for larger ones, with
-``hnsw.iterative_scan = strict_order`` so scope and filter conditions do not starve it of rows.
-Text search ORs the query's content words (:func:`memorybank.rules.query.query_terms`) into a
-``to_tsquery`` and ranks with ``ts_rank_cd`` (≥ 0), as the SQLite store ORs them into an FTS5
-query ranked by BM25.
 
 Deletion: rows are deleted for real and history keeps only a tombstone; a forget plan's
 redacted history texts are overwritten with null. PostgreSQL keeps dead tuples (and so the old
@@ -30,53 +23,25 @@ background (memories and history after 1 % of their rows are dead) and
 
 from __future__ import annotations
 
-import json
 import re
-import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-import numpy as np
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from memorybank.errors import ConfigurationError, StoreError
-from memorybank.model import Memory, MemoryFilter
-from memorybank.model.stored import Candidate
-from memorybank.providers.embedders.base import Vectors
-from memorybank.rules.query import query_terms
+from memorybank.stores.postgres_index import EXACT_SCAN_MAX, PostgresIndex
 from memorybank.stores.postgres_schema import MIGRATIONS
-from memorybank.stores.sql import POSTGRES, Transaction, memory_values
+from memorybank.stores.postgres_txn import Conn, PostgresTxn
+from memorybank.stores.sql import POSTGRES
 from memorybank.stores.sql_store import INSERT_HISTORY, SqlStore
-
-Conn = psycopg.Connection[tuple[Any, ...]]
 
 # Any fixed key: concurrent migrations of one database wait for each other.
 _MIGRATION_LOCK = 0x6D656D62
 # Held from a transaction's event inserts to its commit (see PostgresStore.writing).
 _EVENTS_LOCK = 0x6D656D65
-_INSERT_MEMORY = POSTGRES.insert_memory(embedding="?::vector")
-_row_to_memory = POSTGRES.memory
-
-#: Vector searches over scopes holding at most this many memories compare every row exactly
-#: instead of walking the HNSW index (see ``PostgresStore._vector_candidates``).
-EXACT_SCAN_MAX = 20_000
-#: Seconds a scope's size class (small or not) is trusted before it is counted again.
-SCOPE_SIZE_TTL = 60.0
-
-
-def _vector_literal(vector: Vectors) -> str:
-    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector).reshape(-1)) + "]"
-
-
-_TERM_UNSAFE = re.compile(r"[\\'\s]")
-
-
-def _tsquery(terms: Sequence[str]) -> str:
-    """``'w1' | 'w2' | …`` for ``to_tsquery``: each word quoted, so no operator gets through."""
-    quoted = ["'" + _TERM_UNSAFE.sub("", term) + "'" for term in terms]
-    return " | ".join(q for q in quoted if q != "''")
 
 
 def _translate(exc: psycopg.Error) -> StoreError:
@@ -112,31 +77,6 @@ def _reachable(url: str, timeout: float) -> None:
         raise StoreError(f"cannot reach PostgreSQL at {redact_url(url)}: {reason}") from None
 
 
-class PostgresTxn(Transaction):
-    """A transaction on one pooled psycopg connection (:attr:`conn`), with the ids an insert
-    stored so far, with and without a duplicate check (see :meth:`PostgresStore._nearest`)."""
-
-    def __init__(self, conn: Conn) -> None:
-        self.conn = conn
-        self.checked: list[str] = []
-        self.unchecked: list[str] = []
-        #: History rows recorded in this transaction, inserted at its end (see writing()).
-        self.pending_events: list[Sequence[Any]] = []
-
-    def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self.conn.execute(POSTGRES.native(sql), params or None).fetchall()
-
-    def one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        return self.conn.execute(POSTGRES.native(sql), params or None).fetchone()
-
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        return self.conn.execute(POSTGRES.native(sql), params or None).rowcount
-
-    def execute_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        with self.conn.cursor() as cur:
-            cur.executemany(POSTGRES.native(sql), rows)
-
-
 class PostgresStore(SqlStore[PostgresTxn]):
     """Memories in a PostgreSQL database (with the ``vector`` extension). Thread-safe; any
     number of processes and replicas may share the database.
@@ -147,9 +87,8 @@ class PostgresStore(SqlStore[PostgresTxn]):
 
     dialect = POSTGRES
     migrations = MIGRATIONS
-    _delete_columns = "rid, id, user_id, project_id"
-    _update_sql = POSTGRES.update_memory(embedding="COALESCE(?::vector, embedding)")
     remote_reads = True
+    index: PostgresIndex
 
     def __init__(
         self,
@@ -167,8 +106,7 @@ class PostgresStore(SqlStore[PostgresTxn]):
         self.url = url
         self.dimension = dimension
         self.ef_search = ef_search
-        self.exact_scan_max = exact_scan_max
-        self._scope_sizes: dict[tuple[str, ...], tuple[bool, float]] = {}
+        self.index = PostgresIndex(exact_scan_max)
         self._closed = False
         self._pool: ConnectionPool[Conn] = ConnectionPool(
             url,
@@ -266,56 +204,10 @@ class PostgresStore(SqlStore[PostgresTxn]):
 
     # -- writes -----------------------------------------------------------------------------
 
-    def _bind_vector(self, vector: Vectors) -> str:
-        return _vector_literal(vector)
-
     def _lock_scopes(self, txn: PostgresTxn, keys: Sequence[str]) -> None:
         # Sorted, so two batches touching the same scopes cannot deadlock.
         for key in keys:
             txn.execute("SELECT pg_advisory_xact_lock(hashtext(?))", (key,))
-
-    def _duplicate(
-        self, txn: PostgresTxn, memory: Memory, vector: Vectors, bound: Any, threshold: float
-    ) -> tuple[Memory | None, float] | None:
-        found = self._nearest(txn, memory.scope.key, bound)
-        return found if found is not None and found[1] > threshold else None
-
-    def _lookalikes(
-        self, txn: PostgresTxn, memory: Memory, vector: Vectors, bound: Any, floor: float, k: int
-    ) -> list[tuple[Memory, float]]:
-        near = self._near(txn, memory.scope.key, bound, k)
-        return [(found, sim) for found, sim in near if sim >= floor]
-
-    def _nearest(self, txn: PostgresTxn, key: str, literal: str) -> tuple[Memory, float] | None:
-        """The stored memory of scope ``key`` nearest to the vector (see :meth:`_near`)."""
-        near = self._near(txn, key, literal, 1)
-        return near[0] if near else None
-
-    def _near(self, txn: PostgresTxn, key: str, literal: str, k: int) -> list[tuple[Memory, float]]:
-        """The ``k`` stored memories of scope ``key`` nearest to the vector: only memories
-        that were themselves checked for duplicates count (a fact is no duplicate of a chat
-        turn). Rows this insert stored count as they were checked or not, whatever their kind."""
-        rows = txn.fetch(
-            f"SELECT {POSTGRES.m_columns}, 1 - (m.embedding <=> ?::vector) FROM memories m "
-            "WHERE m.scope_key = ? AND m.id <> ALL(?::text[]) "
-            "AND (NOT (m.ring = 'episodic' AND m.source = 'conversation') "
-            "     OR m.id = ANY(?::text[])) "
-            "ORDER BY m.embedding <=> ?::vector LIMIT ?",
-            (literal, key, txn.unchecked, txn.checked, literal, k),
-        )
-        return [(_row_to_memory(row), float(row[22])) for row in rows]
-
-    def _insert_row(
-        self, txn: PostgresTxn, memory: Memory, vector: Vectors, bound: Any, checked: bool
-    ) -> None:
-        txn.execute(_INSERT_MEMORY, [*memory_values(memory), bound])
-        (txn.checked if checked else txn.unchecked).append(memory.id)
-
-    def _vector_params(self, vector: Vectors | None) -> list[Any]:
-        return [None if vector is None else _vector_literal(vector)]
-
-    def _remove_rows(self, txn: PostgresTxn, rows: Sequence[Sequence[Any]]) -> None:
-        txn.execute("DELETE FROM memories WHERE rid = ANY(?)", ([int(r[0]) for r in rows],))
 
     def vacuum(self) -> None:
         """Reclaim dead tuples now, so deleted text leaves table and index pages at once
@@ -325,27 +217,6 @@ class PostgresStore(SqlStore[PostgresTxn]):
             conn.execute("VACUUM history")
             conn.execute("VACUUM forget_plans")
 
-    def set_vectors(self, memory_ids: Sequence[str], vectors: Vectors, model_id: str) -> None:
-        """Replace stored vectors of existing memories (used by reindex)."""
-        vecs = self._check_vectors(vectors, len(memory_ids))
-        with self.writing() as txn:
-            for memory_id, vector in zip(memory_ids, vecs, strict=True):
-                txn.execute(
-                    "UPDATE memories SET embedding = ?::vector, embedding_model = ? WHERE id = ?",
-                    (_vector_literal(vector), model_id, memory_id),
-                )
-
-    # -- reads ------------------------------------------------------------------------------
-
-    def vectors_of(self, memory_ids: Sequence[str]) -> dict[str, Vectors]:
-        """The stored vectors of these memories (for migration and checks)."""
-        with self.reading() as txn:
-            rows = txn.fetch(
-                "SELECT id, embedding::text FROM memories WHERE id = ANY(?::text[])",
-                (list(memory_ids),),
-            )
-        return {str(r[0]): np.array(json.loads(r[1]), dtype=np.float32).reshape(-1) for r in rows}
-
     def _describe(self) -> dict[str, int | str]:
         return {"backend": "postgres", "url": redact_url(self.url)}
 
@@ -353,83 +224,5 @@ class PostgresStore(SqlStore[PostgresTxn]):
         row = txn.one("SELECT pg_database_size(current_database())")
         return {"database_bytes": 0 if row is None else int(row[0])}
 
-    # -- vector and full-text search --------------------------------------------------------
 
-    def _scope_is_small(self, txn: PostgresTxn, keys: Sequence[str]) -> bool:
-        """Whether the scopes hold at most :attr:`exact_scan_max` memories, counted at most
-        once a minute per process: scope sizes move slowly, and a scope just past the limit
-        is served well enough either way for that long."""
-        now = time.monotonic()
-        cache_key = tuple(keys)
-        cached = self._scope_sizes.get(cache_key)
-        if cached is not None and now - cached[1] < SCOPE_SIZE_TTL:
-            return cached[0]
-        limit = self.exact_scan_max + 1
-        counted = txn.one(
-            "SELECT count(*) FROM (SELECT 1 FROM memories WHERE scope_key = ANY(?::text[]) "
-            "LIMIT ?) AS s",
-            [list(keys), limit],
-        )
-        small = counted is not None and int(counted[0]) < limit
-        if len(self._scope_sizes) >= 10_000:  # bounded: forget them all now and then
-            self._scope_sizes.clear()
-        self._scope_sizes[cache_key] = (small, now)
-        return small
-
-    def _vector_candidates(
-        self, txn: PostgresTxn, keys: Sequence[str], query: Vectors, k: int, filters: MemoryFilter
-    ) -> list[Candidate]:
-        literal = _vector_literal(query)
-        where, params = POSTGRES.filter_sql(filters)
-        # Scopes are small next to the table (a user's 10,000 memories among 1,000,000), and
-        # an HNSW graph of the whole table filtered to 1 % of it finds 0.74 of the exact top 10
-        # in 70 ms; reading the scope's rows through the scope index and comparing them all
-        # finds every one in 15 ms. So small scopes are searched exactly ("+ 0" keeps the
-        # planner off the HNSW index) and the index serves scopes too large to read whole.
-        if self._scope_is_small(txn, keys):
-            # Rank by (rid, distance) alone, each distance computed once, then read the k
-            # winners' rows: sorting whole rows of the scope took twice as long.
-            sql = (
-                "WITH best AS ("
-                "  SELECT m.rid, (m.embedding <=> ?::vector) + 0 AS distance FROM memories m"
-                f"  WHERE m.scope_key = ANY(?::text[]) AND {where}"
-                "  ORDER BY distance, m.rid LIMIT ?"
-                f") SELECT {POSTGRES.m_columns}, 1 - best.distance FROM best "
-                "JOIN memories m ON m.rid = best.rid ORDER BY best.distance, m.rid"
-            )
-            args = [literal, list(keys), *params, k]
-        else:
-            sql = (
-                f"SELECT {POSTGRES.m_columns}, 1 - (m.embedding <=> ?::vector) FROM memories m "
-                f"WHERE m.scope_key = ANY(?::text[]) AND {where} "
-                "ORDER BY m.embedding <=> ?::vector, m.rid LIMIT ?"
-            )
-            args = [literal, list(keys), *params, literal, k]
-        return _candidates(txn.fetch(sql, args))
-
-    def _text_candidates(
-        self, txn: PostgresTxn, keys: Sequence[str], query: str, k: int, filters: MemoryFilter
-    ) -> list[Candidate]:
-        tsquery = _tsquery(query_terms(query))
-        if not tsquery:
-            return []
-        where, params = POSTGRES.filter_sql(filters)
-        # One equality per scope (not "= ANY"): only equalities reach the (scope_key, body) GIN
-        # index as conditions, so other scopes' matches never leave the index.
-        scoped = " OR ".join("m.scope_key = ?" for _ in keys)
-        rows = txn.fetch(
-            f"SELECT {POSTGRES.m_columns}, ts_rank_cd(m.body, q.q) AS score "
-            "FROM memories m, to_tsquery('english', ?) AS q(q) "
-            f"WHERE ({scoped}) AND m.body @@ q.q AND {where} "
-            "ORDER BY score DESC, m.rid LIMIT ?",
-            [tsquery, *keys, *params, k],
-        )
-        return _candidates(rows)
-
-
-def _candidates(rows: Sequence[tuple[Any, ...]]) -> list[Candidate]:
-    """Candidates of memory rows read with their score after the columns."""
-    return [Candidate(r, float(r[22]), _row_to_memory, POSTGRES.speaker(r[9])) for r in rows]
-
-
-__all__ = ["EXACT_SCAN_MAX", "SCOPE_SIZE_TTL", "PostgresStore", "PostgresTxn", "redact_url"]
+__all__ = ["PostgresStore", "redact_url"]

@@ -16,8 +16,8 @@ rows about to change      (writers are serialised)             ``FOR UPDATE``
 tags and metadata read    JSON text                            decoded by psycopg
 ========================  ===================================  ================================
 
-What is not a matter of spelling (connections, transactions, migrations, vector and full-text
-search) stays in each backend's module.
+What is not a matter of spelling (connections, transactions, migrations) stays in each
+backend's module, and vector and full-text search in its index (:mod:`.search_index`).
 
 >>> SQLITE.any_of("m.category", ["fact", "event"])
 ('m.category IN (?,?)', ['fact', 'event'])
@@ -100,9 +100,12 @@ class Transaction(ABC):
         """Run one statement once per row of parameters."""
 
 
-class Transactional(Protocol):
-    """Anything that opens :class:`Transaction` s: a SQL store
-    (:class:`~memorybank.stores.sql_store.SqlStore`)."""
+class SqlDatabase(Protocol):
+    """A SQL database that services may keep tables of their own in, beside the memories
+    (accounts, usage counters, webhooks), in its transactions: what a store offers as
+    :attr:`~memorybank.stores.base.Store.sql` (every
+    :class:`~memorybank.stores.sql_store.SqlStore` is one). Statements are in the shared
+    dialect (``?`` placeholders), and the tables are the store's migrations'."""
 
     def reading(self) -> AbstractContextManager[Transaction]:
         """A read-only transaction (one snapshot)."""
@@ -157,11 +160,10 @@ class Dialect(ABC):
         marks = [*(self.mark(c) for c in _INSERTED), *extra.values()]
         return f"INSERT INTO memories ({', '.join(names)}) VALUES ({', '.join(marks)})"
 
-    def update_memory(self, **extra: str) -> str:
-        """``UPDATE`` of the columns a replace changes (:func:`changed_values`), then
-        ``extra`` ones, of the row whose row id is the last parameter."""
+    def update_memory(self) -> str:
+        """``UPDATE`` of the columns a replace changes (:func:`changed_values`) of the row
+        whose row id is the last parameter."""
         sets = [f"{c} = {self.mark(c)}" for c in _UPDATED]
-        sets += [f"{name} = {expr}" for name, expr in extra.items()]
         return f"UPDATE memories SET {', '.join(sets)} WHERE {self.rowid} = ?"
 
     @abstractmethod
@@ -400,7 +402,7 @@ __all__ = [
     "PostgresDialect",
     "SQLiteDialect",
     "Transaction",
-    "Transactional",
+    "SqlDatabase",
     "changed_values",
     "chunks",
     "memory_values",

@@ -7,8 +7,9 @@ org members' in :class:`~memorybank.stores.sql_orgs.SqlOrgMembers`.
 A backend (:class:`~memorybank.stores.sqlite.SQLiteStore`,
 :class:`~memorybank.stores.postgres.PostgresStore`) subclasses :class:`SqlStore` and supplies
 what is not a matter of spelling: its connections and transactions (:meth:`SqlStore.reading`,
-:meth:`SqlStore.writing`), its migrations, where vectors live and how they are searched, the
-full-text search, and the few steps of a write that touch those (the ``_``-prefixed hooks).
+:meth:`SqlStore.writing`), its migrations, and its :attr:`SqlStore.index`, the
+:class:`~memorybank.stores.search_index.SearchIndex` that keeps and searches vectors and full
+text (docs/backends.md).
 
 Transactions are public so that code keeping other tables in the same database runs in the
 store's own transactions (the accounts, :mod:`memorybank.stores.accounts_sql`, through which
@@ -53,6 +54,7 @@ from memorybank.model import (
 from memorybank.model.stored import Candidate, InsertOutcome, Related, from_us, to_us
 from memorybank.providers.embedders.base import Vectors
 from memorybank.stores.base import Judge, Order
+from memorybank.stores.search_index import SearchIndex
 from memorybank.stores.sql import Dialect, Transaction, changed_values, chunks, scope_keys, upsert
 from memorybank.stores.sql_forget import SqlForgetPlans
 from memorybank.stores.sql_orgs import SqlOrgMembers
@@ -88,12 +90,10 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
     dialect: ClassVar[Dialect]
     #: The backend's schema migrations, oldest first.
     migrations: ClassVar[Sequence[Migration]]
-    #: What a delete reads of each row (row id, id, user_id, project_id first) to remove it.
-    _delete_columns: ClassVar[str]
-    #: :meth:`Dialect.update_memory` with the backend's extra columns.
-    _update_sql: ClassVar[str]
     remote_reads: bool
     dimension: int
+    #: Where vectors and full text live and how they are searched: the backend's seam.
+    index: SearchIndex[TxnT]
 
     # -- transactions (backend) -------------------------------------------------------------
 
@@ -112,6 +112,11 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
     @abstractmethod
     def close(self) -> None:
         """Release files and connections."""
+
+    @property
+    def sql(self) -> Self:
+        """This store: its database holds the other services' tables too."""
+        return self
 
     def __enter__(self) -> Self:
         return self
@@ -180,29 +185,9 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
             )
         return arr
 
-    def _bind_vector(self, vector: Vectors) -> Any:
-        """A vector as the insert hooks take it (computed once per memory)."""
-        return vector
-
     def _lock_scopes(self, txn: TxnT, keys: Sequence[str]) -> None:
         """Serialise this insert's duplicate checks with other writers of the scopes ``keys``
         (sorted); nothing by default, where a write transaction excludes every other."""
-
-    @abstractmethod
-    def _duplicate(
-        self, txn: TxnT, memory: Memory, vector: Vectors, bound: Any, threshold: float
-    ) -> tuple[Memory | None, float] | None:
-        """The stored memory of ``memory``'s scope (this transaction's inserts included) most
-        similar to ``vector`` above ``threshold``, with the similarity. Only memories that
-        were themselves checked for duplicates count: a fact is no duplicate of a chat turn."""
-
-    @abstractmethod
-    def _lookalikes(
-        self, txn: TxnT, memory: Memory, vector: Vectors, bound: Any, floor: float, k: int
-    ) -> list[tuple[Memory, float]]:
-        """Up to ``k`` stored memories of ``memory``'s scope (this transaction's inserts
-        included) with similarity to ``vector`` at least ``floor``, nearest first; only
-        memories that were themselves checked for duplicates count (as :meth:`_duplicate`)."""
 
     def _judged(
         self,
@@ -216,7 +201,7 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
     ) -> InsertOutcome | tuple[Related, ...]:
         """The judge's decision on ``memory``: a refusal (the duplicate), else its conflicts."""
         conflicts: list[Related] = []
-        for other, similarity in self._lookalikes(txn, memory, vector, bound, floor, k):
+        for other, similarity in self.index.lookalikes(txn, memory, vector, bound, floor, k):
             if other.superseded_by is not None:
                 continue  # an outdated fact: saying it again is no duplicate, no conflict
             verdict = judge(memory, other, similarity)
@@ -225,26 +210,6 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
             if verdict.relation == "conflict":
                 conflicts.append(Related(other, similarity, verdict.why))
         return tuple(conflicts)
-
-    @abstractmethod
-    def _insert_row(
-        self, txn: TxnT, memory: Memory, vector: Vectors, bound: Any, checked: bool
-    ) -> None:
-        """Store a new memory with its vector (``checked``: its duplicate check ran)."""
-
-    @abstractmethod
-    def _vector_params(self, vector: Vectors | None) -> list[Any]:
-        """Parameters of :attr:`_update_sql`'s extra columns for a new vector (or none)."""
-
-    def _replaced(
-        self, txn: TxnT, row: tuple[Any, ...], memory: Memory, vector: Vectors | None
-    ) -> None:
-        """Follow an overwritten memory row (``row``: its row id, scope key, content and tags
-        before); nothing by default."""
-
-    @abstractmethod
-    def _remove_rows(self, txn: TxnT, rows: Sequence[Sequence[Any]]) -> None:
-        """Delete memory rows (read with :attr:`_delete_columns`) and what hangs on them."""
 
     def _after_delete(self) -> None:
         """Runs after a committed delete (nothing by default)."""
@@ -273,7 +238,7 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
         with self.writing() as txn:
             self._lock_scopes(txn, sorted({m.scope.key for m in memories}))
             for memory, vector, check in zip(memories, vecs, dedup, strict=True):
-                bound = self._bind_vector(vector)
+                bound = self.index.bind(vector)
                 conflicts: tuple[Related, ...] = ()
                 if check and judge is not None:
                     floor = -1.0 if dedup_threshold is None else dedup_threshold
@@ -284,17 +249,23 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
                         continue
                     conflicts = decided
                 elif check and dedup_threshold is not None:
-                    found = self._duplicate(txn, memory, vector, bound, dedup_threshold)
+                    found = self.index.nearest(txn, memory, vector, bound, dedup_threshold)
                     if found is not None:
                         outcomes.append(InsertOutcome(memory, False, *found))
                         self._reinforced(txn, found[0], memory.created_at)
                         continue
-                self._insert_row(txn, memory, vector, bound, check)
+                self.index.add(txn, memory, vector, bound, check)
                 outcomes.append(InsertOutcome(memory, True, conflicts=conflicts))
             for outcome in outcomes if record else ():
                 if outcome.inserted:
                     self._record(txn, _added(outcome.memory, actor))
         return outcomes
+
+    def set_vectors(self, memory_ids: Sequence[str], vectors: Vectors, model_id: str) -> None:
+        """Replace the stored vectors of existing memories (reindex)."""
+        vecs = self._check_vectors(vectors, len(memory_ids))
+        with self.writing() as txn:
+            self.index.set_vectors(txn, memory_ids, vecs, model_id)
 
     def _reinforced(self, txn: TxnT, memory: Memory | None, at: datetime) -> None:
         """Saying a stored fact again reinforces it (its importance decays from now)."""
@@ -363,8 +334,8 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
         )
         if row is None or row[1] != memory.scope.key:
             raise StoreError(f"memory {memory.id} is not stored in that scope")
-        txn.execute(self._update_sql, [*changed_values(memory), *self._vector_params(vec), row[0]])
-        self._replaced(txn, row, memory, vec)
+        txn.execute(d.update_memory(), [*changed_values(memory), row[0]])
+        self.index.replaced(txn, row, memory, vec)
         self._record(txn, event)
 
     def delete(self, memory_ids: Sequence[str], scopes: ScopeSet, actor: str | None) -> list[str]:
@@ -391,7 +362,7 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
     ) -> list[tuple[Any, ...]]:
         with self.writing() as txn:
             rows = txn.fetch(
-                f"SELECT {self._delete_columns} FROM memories WHERE {where}"
+                f"SELECT {self.index.delete_columns} FROM memories WHERE {where}"
                 + self.dialect.lock_rows,
                 params,
             )
@@ -410,7 +381,7 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
         if not rows:
             return
         born = self._created_us(txn, [str(r[1]) for r in rows])
-        self._remove_rows(txn, rows)
+        self.index.remove(txn, rows)
         # History keeps a tombstone only: earlier events carried the text.
         for ids in chunks([str(r[1]) for r in rows], self.dialect.list_max):
             condition, params = self.dialect.any_of("memory_id", ids)
@@ -438,31 +409,6 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
         return born
 
     # -- reads (hooks) ----------------------------------------------------------------------
-
-    @abstractmethod
-    def _vector_candidates(
-        self, txn: TxnT, keys: Sequence[str], query: Vectors, k: int, filters: MemoryFilter
-    ) -> list[Candidate]:
-        """:meth:`vector_search` inside a read transaction (``query``: float32, 1-d)."""
-
-    @abstractmethod
-    def _text_candidates(
-        self, txn: TxnT, keys: Sequence[str], query: str, k: int, filters: MemoryFilter
-    ) -> list[Candidate]:
-        """:meth:`text_search` inside a read transaction."""
-
-    def _hybrid(
-        self,
-        txn: TxnT,
-        keys: Sequence[str],
-        vector: Vectors,
-        query: str,
-        k: int,
-        filters: MemoryFilter,
-    ) -> tuple[list[Candidate], list[Candidate]]:
-        """:meth:`hybrid_candidates` inside a read transaction."""
-        by_vector = self._vector_candidates(txn, keys, vector, k, filters)
-        return by_vector, self._text_candidates(txn, keys, query, k, filters)
 
     @abstractmethod
     def _describe(self) -> dict[str, int | str]:
@@ -542,7 +488,7 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
             return []
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         with self.reading() as txn:
-            return self._vector_candidates(txn, keys, q, k, filters)
+            return self.index.vector_candidates(txn, keys, q, k, filters)
 
     def text_search(
         self, scopes: ScopeSet, query: str, k: int, filters: MemoryFilter
@@ -552,7 +498,7 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
         if not keys or k <= 0:
             return []
         with self.reading() as txn:
-            return self._text_candidates(txn, keys, query, k, filters)
+            return self.index.text_candidates(txn, keys, query, k, filters)
 
     def hybrid_candidates(
         self, scopes: ScopeSet, vector: Vectors, query: str, k: int, filters: MemoryFilter
@@ -563,7 +509,14 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
             return [], []
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
         with self.reading() as txn:
-            return self._hybrid(txn, keys, q, query, k, filters)
+            return self.index.both_candidates(txn, keys, q, query, k, filters)
+
+    def vectors_of(self, memory_ids: Sequence[str]) -> dict[str, Vectors]:
+        """The stored vectors of these memories, by id (for migration and checks)."""
+        if not memory_ids:
+            return {}
+        with self.reading() as txn:
+            return self.index.vectors_of(txn, memory_ids)
 
     def _rows_by_rowid(
         self, txn: TxnT, rowids: Sequence[int], filters: MemoryFilter | None = None

@@ -5,17 +5,20 @@ logs which rows' vectors it changed (``vector_changes``, migration 4). The writi
 applies its own changes to its cached matrices once the transaction commits; another process
 whose cached matrix is a few revisions behind patches it from the log
 (:meth:`VectorSync.changed_since`) instead of reading the whole scope again.
+:class:`SQLiteTxn` is the SQLite store's transaction, which carries that book-keeping.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import apsw
 import numpy as np
 
 from memorybank.providers.embedders.base import Vectors
+from memorybank.stores.sql import Transaction
 from memorybank.stores.vector_index import ScopeMatrix, VectorCache
 
 #: How many of a scope's newest revisions keep their vector changes logged: a process whose
@@ -126,6 +129,24 @@ class VectorSync:
         return None if _WHOLE_SCOPE in changed else changed
 
 
+class SQLiteTxn(Transaction, VectorSync):
+    """A transaction on one apsw connection (:attr:`conn`, for SQLite's own statements), with
+    the book-keeping by which a write keeps the vector cache in step (:class:`VectorSync`)."""
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        VectorSync.__init__(self, conn)
+
+    def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return list(self.conn.execute(sql, params))
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        self.conn.execute(sql, params)
+        return int(self.conn.changes())
+
+    def execute_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        self.conn.executemany(sql, rows)
+
+
 def added(rowid: int, row: Vectors) -> Change:
     """The change that puts vector ``row`` (shape 1 × d) at ``rowid``."""
     ids = np.array([rowid], dtype=np.int64)
@@ -150,4 +171,12 @@ def _chain(changes: Sequence[Change]) -> Callable[[ScopeMatrix], None]:
     return apply
 
 
-__all__ = ["VECTOR_LOG_REVISIONS", "Change", "VectorSync", "added", "removed", "unchanged"]
+__all__ = [
+    "VECTOR_LOG_REVISIONS",
+    "Change",
+    "SQLiteTxn",
+    "VectorSync",
+    "added",
+    "removed",
+    "unchanged",
+]

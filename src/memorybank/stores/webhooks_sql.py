@@ -19,9 +19,8 @@ from typing import Any, Protocol
 from memorybank.errors import ConfigurationError
 from memorybank.model.stored import from_us, to_us
 from memorybank.model.webhooks import Delivery, DeliveryStatus, Webhook
-from memorybank.stores.base import Store
-from memorybank.stores.sql import Transaction, upsert
-from memorybank.stores.sql_store import SqlStore
+from memorybank.stores.base import Store, require_sql
+from memorybank.stores.sql import SqlDatabase, Transaction, upsert
 
 _HOOK_COLUMNS = "id, org_id, project_id, created_by, url, secret, event_types, active, created_us"
 _DELIVERY_COLUMNS = (
@@ -85,8 +84,8 @@ class SqlWebhookStore:
     server's master key) a webhook's signing secret is stored sealed, as provider keys are:
     the database alone cannot forge deliveries."""
 
-    def __init__(self, store: SqlStore[Any], cipher: Cipher | None = None) -> None:
-        self.store = store
+    def __init__(self, database: SqlDatabase, cipher: Cipher | None = None) -> None:
+        self.database = database
         self._cipher = cipher
 
     def _seal(self, secret: str) -> str:
@@ -109,7 +108,7 @@ class SqlWebhookStore:
 
     def add(self, hook: Webhook) -> None:
         """Store a new webhook."""
-        with self.store.writing() as txn:
+        with self.database.writing() as txn:
             txn.execute(
                 f"INSERT INTO webhooks ({_HOOK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -127,14 +126,14 @@ class SqlWebhookStore:
 
     def get(self, hook_id: str) -> Webhook | None:
         """One webhook."""
-        with self.store.reading() as txn:
+        with self.database.reading() as txn:
             row = txn.one(f"SELECT {_HOOK_COLUMNS} FROM webhooks WHERE id = ?", (hook_id,))
         return None if row is None else self._hook(row)
 
     def webhooks(self, *, active_only: bool = False) -> list[Webhook]:
         """Every webhook, oldest first."""
         where = " WHERE active = ?" if active_only else ""
-        with self.store.reading() as txn:
+        with self.database.reading() as txn:
             rows = txn.fetch(
                 f"SELECT {_HOOK_COLUMNS} FROM webhooks{where} ORDER BY created_us, id",
                 (True,) if active_only else (),
@@ -143,13 +142,13 @@ class SqlWebhookStore:
 
     def delete(self, hook_id: str) -> bool:
         """Remove a webhook and its delivery log; whether it existed."""
-        with self.store.writing() as txn:
+        with self.database.writing() as txn:
             txn.execute("DELETE FROM webhook_deliveries WHERE webhook_id = ?", (hook_id,))
             return bool(txn.execute("DELETE FROM webhooks WHERE id = ?", (hook_id,)) > 0)
 
     def org_projects(self, org_id: str) -> list[str]:
         """The ids of the projects of an org."""
-        with self.store.reading() as txn:
+        with self.database.reading() as txn:
             rows = txn.fetch("SELECT id FROM projects WHERE org_id = ? ORDER BY id", (org_id,))
         return [str(r[0]) for r in rows]
 
@@ -157,8 +156,9 @@ class SqlWebhookStore:
 
     def cursor(self) -> int | None:
         """The newest event id turned into deliveries (``None``: never started)."""
-        value = self.store.get_meta(CURSOR_KEY)
-        return None if value is None else int(value)
+        with self.database.reading() as txn:
+            row = txn.one("SELECT value FROM meta WHERE key = ?", (CURSOR_KEY,))
+        return None if row is None else int(row[0])
 
     def enqueue(
         self, deliveries: Sequence[Delivery], cursor: tuple[int | None, int] | None = None
@@ -166,7 +166,7 @@ class SqlWebhookStore:
         """Store new deliveries; with ``cursor`` (old, new), move the cursor from old to new
         in the same transaction, or raise :class:`CursorMoved` (storing nothing) when it is
         no longer at old."""
-        with self.store.writing() as txn:
+        with self.database.writing() as txn:
             if cursor is not None:
                 self._move_cursor(txn, *cursor)
             txn.execute_many(
@@ -190,7 +190,7 @@ class SqlWebhookStore:
 
     def due(self, now: datetime, limit: int) -> list[Delivery]:
         """Pending deliveries whose next attempt is due, oldest first."""
-        with self.store.reading() as txn:
+        with self.database.reading() as txn:
             rows = txn.fetch(
                 f"SELECT {_DELIVERY_COLUMNS} FROM webhook_deliveries WHERE status = 'pending' "
                 "AND next_attempt_us <= ? ORDER BY next_attempt_us, id LIMIT ?",
@@ -201,7 +201,7 @@ class SqlWebhookStore:
     def claim(self, delivery: Delivery, until: datetime) -> bool:
         """Take ``delivery`` for one attempt, leasing it until ``until``; false if another
         worker took it first."""
-        with self.store.writing() as txn:
+        with self.database.writing() as txn:
             return bool(
                 txn.execute(
                     "UPDATE webhook_deliveries SET next_attempt_us = ? WHERE id = ? "
@@ -222,7 +222,7 @@ class SqlWebhookStore:
         done_at: datetime | None,
     ) -> None:
         """Count one attempt of a delivery and its outcome."""
-        with self.store.writing() as txn:
+        with self.database.writing() as txn:
             txn.execute(
                 "UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, "
                 "next_attempt_us = ?, last_status = ?, last_error = ?, done_us = ? WHERE id = ?",
@@ -238,7 +238,7 @@ class SqlWebhookStore:
 
     def deliveries(self, hook_id: str, limit: int) -> list[Delivery]:
         """A webhook's deliveries, newest first."""
-        with self.store.reading() as txn:
+        with self.database.reading() as txn:
             rows = txn.fetch(
                 f"SELECT {_DELIVERY_COLUMNS} FROM webhook_deliveries WHERE webhook_id = ? "
                 "ORDER BY created_us DESC, id DESC LIMIT ?",
@@ -265,13 +265,9 @@ def _delivery_row(d: Delivery) -> tuple[Any, ...]:
 
 
 def sql_webhooks(store: Store, cipher: Cipher | None = None) -> SqlWebhookStore:
-    """The webhook tables in the database of ``store`` (a SQLite or PostgreSQL store),
-    secrets sealed with ``cipher`` when given."""
-    if isinstance(store, SqlStore):
-        return SqlWebhookStore(store, cipher)
-    raise ConfigurationError(
-        f"webhooks need a SQLite or PostgreSQL store, not {type(store).__name__}"
-    )
+    """The webhook tables in the SQL database of ``store``, secrets sealed with ``cipher``
+    when given; a :class:`~memorybank.errors.ConfigurationError` for a store that has none."""
+    return SqlWebhookStore(require_sql(store, "webhooks"), cipher)
 
 
 __all__ = ["CURSOR_KEY", "SEALED", "Cipher", "CursorMoved", "SqlWebhookStore", "sql_webhooks"]
