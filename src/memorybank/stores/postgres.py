@@ -114,7 +114,7 @@ def _reachable(url: str, timeout: float) -> None:
 
 class PostgresTxn(Transaction):
     """A transaction on one pooled psycopg connection (:attr:`conn`), with the ids an insert
-    stored so far, with and without a duplicate check (see :meth:`PostgresStore._nearest`)."""
+    stored so far, with and without a duplicate check (see :meth:`PostgresStore._near`)."""
 
     def __init__(self, conn: Conn) -> None:
         self.conn = conn
@@ -274,22 +274,11 @@ class PostgresStore(SqlStore[PostgresTxn]):
         for key in keys:
             txn.execute("SELECT pg_advisory_xact_lock(hashtext(?))", (key,))
 
-    def _duplicate(
-        self, txn: PostgresTxn, memory: Memory, vector: Vectors, bound: Any, threshold: float
-    ) -> tuple[Memory | None, float] | None:
-        found = self._nearest(txn, memory.scope.key, bound)
-        return found if found is not None and found[1] > threshold else None
-
     def _lookalikes(
         self, txn: PostgresTxn, memory: Memory, vector: Vectors, bound: Any, floor: float, k: int
     ) -> list[tuple[Memory, float]]:
         near = self._near(txn, memory.scope.key, bound, k)
         return [(found, sim) for found, sim in near if sim >= floor]
-
-    def _nearest(self, txn: PostgresTxn, key: str, literal: str) -> tuple[Memory, float] | None:
-        """The stored memory of scope ``key`` nearest to the vector (see :meth:`_near`)."""
-        near = self._near(txn, key, literal, 1)
-        return near[0] if near else None
 
     def _near(self, txn: PostgresTxn, key: str, literal: str, k: int) -> list[tuple[Memory, float]]:
         """The ``k`` stored memories of scope ``key`` nearest to the vector: only memories

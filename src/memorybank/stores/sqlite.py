@@ -26,7 +26,7 @@ import hashlib
 import json
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -301,19 +301,10 @@ class SQLiteStore(SqlStore[SQLiteTxn]):
 
     # -- writes -----------------------------------------------------------------------------
 
-    def _duplicate(
-        self, txn: SQLiteTxn, memory: Memory, vector: Vectors, bound: Any, threshold: float
-    ) -> tuple[Memory | None, float] | None:
-        found = self._nearest_in_txn(txn, memory.scope.key, vector, threshold)
-        if found is None:
-            return None
-        rows = txn.fetch(f"SELECT {SQLITE.columns} FROM memories WHERE rowid = ?", (found[0],))
-        return (_row_to_memory(rows[0]) if rows else None), float(found[1])
-
     def _lookalikes(
         self, txn: SQLiteTxn, memory: Memory, vector: Vectors, bound: Any, floor: float, k: int
     ) -> list[tuple[Memory, float]]:
-        near = self._near_in_txn(txn, memory.scope.key, vector, lambda sim: sim >= floor)[:k]
+        near = self._near_in_txn(txn, memory.scope.key, vector, floor)[:k]
         if not near:
             return []
         rows = {
@@ -326,20 +317,13 @@ class SQLiteStore(SqlStore[SQLiteTxn]):
         }
         return [(rows[i], sim) for i, sim in near if i in rows]
 
-    def _nearest_in_txn(
-        self, txn: SQLiteTxn, key: str, vector: Vectors, threshold: float
-    ) -> tuple[int, float] | None:
-        """The stored memory of scope ``key`` most similar to ``vector`` above ``threshold``,
-        as of this transaction (rows it added included). Only memories that were themselves
-        checked for duplicates count: a fact is no duplicate of a chat turn that said it."""
-        near = self._near_in_txn(txn, key, vector, lambda sim: sim > threshold)
-        return near[0] if near else None
-
     def _near_in_txn(
-        self, txn: SQLiteTxn, key: str, vector: Vectors, keep: Callable[[float], bool]
+        self, txn: SQLiteTxn, key: str, vector: Vectors, floor: float
     ) -> list[tuple[int, float]]:
         """Row ids and similarities of scope ``key``'s checked memories (this transaction's
-        rows included) near ``vector`` whose similarity ``keep`` accepts, nearest first."""
+        rows included) at least ``floor`` similar to ``vector``, nearest first. Only memories
+        that were themselves checked for duplicates count: a fact is no duplicate of a chat
+        turn that said it."""
         # Within the transaction the cache stays at the revision the scope had before it;
         # rows this transaction added are in ``txn.pending``.
         if key in txn.scopes:
@@ -348,7 +332,7 @@ class SQLiteStore(SqlStore[SQLiteTxn]):
             rev = VectorSync.revisions(txn.conn, [key])[key]
         matrix = self._fresh_matrix(txn.conn, key, rev)
         ids, sims = matrix.search(vector, _DEDUP_PROBE)
-        close = [(int(i), float(sim)) for i, sim in zip(ids, sims, strict=True) if keep(sim)]
+        close = [(int(i), float(sim)) for i, sim in zip(ids, sims, strict=True) if sim >= floor]
         found: list[tuple[int, float]] = []
         if close:
             facts = {
@@ -362,7 +346,7 @@ class SQLiteStore(SqlStore[SQLiteTxn]):
             found = [(i, sim) for i, sim in close if i in facts]
         for rowid, pending in txn.pending.get(key, []):
             sim = float(pending @ vector)
-            if keep(sim):
+            if sim >= floor:
                 found.append((rowid, sim))
         return sorted(found, key=lambda pair: -pair[1])
 
