@@ -58,7 +58,7 @@ def backdated_decision(bank: MemoryBank, action: str, days: int) -> Memory:
         decision=Decision(action=action, outcome="successful", rationale="An old one"),
     )
     vectors = bank.embedder.embed([memory.content])
-    bank.store.insert([memory], vectors, dedup_threshold=None, dedup=[False], actor="ana")
+    bank.store.insert([memory], vectors, dedup=[False], actor="ana")
     return memory
 
 

@@ -19,7 +19,6 @@ from memorybank.rules.policy import (
     PolicySettings,
     ThirdPersonResult,
     importance_reasons,
-    is_duplicate,
     is_first_person,
     parse_category,
     score_importance,
@@ -59,7 +58,6 @@ def test_doctests() -> None:
 def test_settings_defaults_follow_seed_000() -> None:
     assert S.content_min == 10 and S.content_max == 500
     assert S.reasoning_min == 10 and S.reasoning_max == 200
-    assert S.duplicate_threshold == 0.95
     assert (S.tag_max, S.tag_length_max, S.metadata_max_bytes) == (20, 64, 16384)
 
 
@@ -73,12 +71,6 @@ def test_settings_reject_min_above_max() -> None:
         PolicySettings(content_min=600)
     with pytest.raises(ValueError):
         PolicySettings(reasoning_min=300)
-
-
-def test_duplicate_is_strictly_above_threshold() -> None:
-    assert is_duplicate(0.951, S)
-    assert not is_duplicate(0.95, S)
-    assert not is_duplicate(0.5, S)
 
 
 # --- content ---------------------------------------------------------------------------------

@@ -15,7 +15,6 @@ from memorybank.errors import ValidationError
 from memorybank.model import Category, Domain, EventKind, Ring, Source
 from memorybank.providers.llm import ChatClient
 from memorybank.services.remember import (
-    ADD_BELOW,
     Message,
     RememberResult,
     explicit_statements,
@@ -303,7 +302,6 @@ def test_clear_cases_are_decided_by_similarity(
     assert [m.content for m in result.stored] == ["User is learning Rust"]
     assert [s.content for s in result.skipped] == ["User prefers dark mode"]
     assert len(chat.requests) == 1  # extraction only: no verdict was needed
-    assert ADD_BELOW < bank.policy.duplicate_threshold
 
 
 def test_first_person_from_the_llm_is_rejected_not_dropped(

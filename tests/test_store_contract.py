@@ -89,13 +89,21 @@ def mem(user: str, text: str, project: str | None = None, **kw: object) -> Memor
     )
 
 
-def put(store: Store, memories: list[Memory], vectors: list[np.ndarray], dedup: bool = False):
+def put(
+    store: Store,
+    memories: list[Memory],
+    vectors: list[np.ndarray],
+    judge: Judge | None = None,
+    floor: float | None = None,
+) -> list[InsertOutcome]:
+    """Insert, checking each memory for duplicates with ``judge`` when there is one."""
     return store.insert(
         memories,
         np.stack(vectors),
-        dedup_threshold=0.95 if dedup else None,
-        dedup=[dedup] * len(memories),
+        dedup=[judge is not None] * len(memories),
         actor="test",
+        judge=judge,
+        candidate_floor=floor,
     )
 
 
@@ -138,17 +146,21 @@ def test_round_trip_keeps_every_field(store: Store) -> None:
     assert store.get(m.id, ALICE) == m
 
 
-def test_duplicate_rejected_above_threshold_in_same_scope_only(store: Store) -> None:
+def test_duplicate_refused_above_the_floor_in_same_scope_only(store: Store) -> None:
+    same = Judge(default=Said("duplicate", "says nothing new"))
     first = mem("alice", "User prefers TypeScript")
-    put(store, [first], [vec(1, 0.01)], dedup=True)
-    again = put(store, [mem("alice", "User likes TypeScript")], [vec(1, 0.02)], dedup=True)
+    put(store, [first], [vec(1, 0.01)], same, floor=0.95)
+    again = put(store, [mem("alice", "User likes TypeScript")], [vec(1, 0.02)], same, floor=0.95)
     assert not again[0].inserted
     assert again[0].duplicate_of == first and again[0].similarity > 0.95
     # Another user, or the same text said as conversation (no dedup), is stored.
-    assert put(store, [mem("bob", "User likes TypeScript")], [vec(1, 0.02)], dedup=True)[0].inserted
-    assert put(store, [mem("alice", "TypeScript!")], [vec(1, 0.02)], dedup=False)[0].inserted
-    # Below the threshold is not a duplicate.
-    assert put(store, [mem("alice", "User prefers Rust")], [vec(1, 0.6)], dedup=True)[0].inserted
+    bobs = put(store, [mem("bob", "User likes TypeScript")], [vec(1, 0.02)], same, floor=0.95)
+    assert bobs[0].inserted
+    assert put(store, [mem("alice", "TypeScript!")], [vec(1, 0.02)])[0].inserted
+    # Below the floor is not a duplicate: the judge is not even asked.
+    asked = len(same.asked)
+    rust = put(store, [mem("alice", "User prefers Rust")], [vec(1, 0.6)], same, floor=0.95)
+    assert rust[0].inserted and len(same.asked) == asked
 
 
 def test_duplicate_within_one_batch(store: Store) -> None:
@@ -156,10 +168,17 @@ def test_duplicate_within_one_batch(store: Store) -> None:
         store,
         [mem("alice", "User prefers tea"), mem("alice", "User loves tea")],
         [vec(1), vec(1, 0.001)],
-        dedup=True,
+        Judge(default=Said("duplicate")),
     )
     assert [o.inserted for o in out] == [True, False]
     assert out[1].duplicate_of is not None and out[1].duplicate_of.id == out[0].memory.id
+
+
+def test_checking_for_duplicates_needs_a_judge(store: Store) -> None:
+    """What a duplicate is, is the judge's to say: the store has no threshold of its own."""
+    with pytest.raises(ValidationError):
+        store.insert([mem("alice", "User likes tea")], np.stack([vec(1)]), dedup=[True], actor="t")
+    assert store.count(ALICE, NONE) == 0
 
 
 @dataclass(frozen=True)
@@ -173,13 +192,14 @@ class Said:
 class Judge:
     """A judge for the contract: a verdict per stored text, and a log of what it was asked."""
 
-    def __init__(self, **verdicts: Said) -> None:
+    def __init__(self, default: Said = Said("distinct"), **verdicts: Said) -> None:
+        self.default = default
         self.verdicts = verdicts
         self.asked: list[tuple[str, str, float]] = []
 
     def __call__(self, new: Memory, old: Memory, similarity: float) -> Said:
         self.asked.append((new.content, old.content, similarity))
-        return self.verdicts.get(old.content.split()[-1], Said("distinct"))
+        return self.verdicts.get(old.content.split()[-1], self.default)
 
 
 def judged(
@@ -188,10 +208,10 @@ def judged(
     return store.insert(
         memories,
         np.stack(vectors),
-        dedup_threshold=0.5,
         dedup=[True] * len(memories),
         actor="test",
         judge=judge,
+        candidate_floor=0.5,
         candidates=k,
     )
 
@@ -200,9 +220,9 @@ def test_judge_sees_the_k_nearest_checked_facts_of_the_scope_above_the_floor(
     store: Store,
 ) -> None:
     olds = [mem("alice", f"fact {word}") for word in ("near", "mid", "far", "below")]
-    put(store, olds, [vec(1, 0.1), vec(1, 0.5), vec(1, 1), vec(1, 3)], dedup=True)
+    put(store, olds, [vec(1, 0.1), vec(1, 0.5), vec(1, 1), vec(1, 3)], Judge())
     put(store, [mem("alice", "turn said", ring=Ring.EPISODIC, source="conversation")], [vec(1)])
-    put(store, [mem("bob", "fact other")], [vec(1)], dedup=True)
+    put(store, [mem("bob", "fact other")], [vec(1)], Judge())
     judge = Judge()
     out = judged(store, [mem("alice", "fact new")], [vec(1)], judge, k=5)
     assert out[0].inserted and out[0].conflicts == ()
@@ -237,17 +257,17 @@ def test_judge_decides_duplicates_and_conflicts(store: Store) -> None:
     assert store.insert(
         [mem("alice", "tea tea")],
         np.stack([vec(1)]),
-        dedup_threshold=0.5,
         dedup=[False],
         actor="t",
         judge=judge,
+        candidate_floor=0.5,
     )[0].inserted
     assert judge.asked == []
 
 
 def test_judged_batch_counts_earlier_items_and_skips_superseded_facts(store: Store) -> None:
     old = mem("alice", "User lives in London")
-    put(store, [old], [vec(1, 0.1)], dedup=True)
+    put(store, [old], [vec(1, 0.1)], Judge())
     judge = Judge(Paris=Said("conflict", "another city"))
     out = judged(
         store,
@@ -451,7 +471,8 @@ def test_concurrent_duplicate_saves_store_one(open_store: StoreFactory) -> None:
 
     def save(store: Store) -> None:
         barrier.wait()
-        out = put(store, [mem("alice", "User prefers tea")], [vec(1, 0.1)], dedup=True)
+        same = Judge(default=Said("duplicate"))
+        out = put(store, [mem("alice", "User prefers tea")], [vec(1, 0.1)], same, floor=0.95)
         results.append(out[0].inserted)
 
     threads = [threading.Thread(target=save, args=(s,)) for s in stores]

@@ -55,7 +55,7 @@ def _vec(*hot: float) -> np.ndarray:
 
 def _save(store: SQLiteStore, text: str, vector: np.ndarray) -> Memory:
     memory = Memory(user_id="alice", content=text, category=Category.CONTEXT)
-    store.insert([memory], vector, dedup_threshold=None, dedup=[False], actor="alice")
+    store.insert([memory], vector, dedup=[False], actor="alice")
     return memory
 
 
@@ -128,7 +128,7 @@ def test_a_bulk_import_is_logged_as_a_whole_scope_change(
         Memory(user_id="alice", content=f"turn {n}", category=Category.CONTEXT) for n in range(1001)
     ]
     vectors = np.repeat(_vec(0, 1), len(many), axis=0)
-    writer.insert(many, vectors, dedup_threshold=None, dedup=[False] * len(many), actor="alice")
+    writer.insert(many, vectors, dedup=[False] * len(many), actor="alice")
     with reader.reading() as txn:
         logged = txn.fetch("SELECT row_id FROM vector_changes")
     assert len(logged) == 2 and (-1,) in logged  # first's row, then one marker for 1,001 rows

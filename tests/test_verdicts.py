@@ -3,17 +3,21 @@ file (other people, values and verbs than the benchmark's pairs)."""
 
 from __future__ import annotations
 
+import ast
+import re
 import time
+from pathlib import Path
 
 import pytest
 
 from memorybank.rules.verdicts import (
-    CANDIDATE_SIMILARITY,
-    CANDIDATES,
+    THRESHOLDS,
     Relation,
     Verdict,
     borderline,
+    is_candidate,
     judge,
+    needs_reconciling,
 )
 
 DUPLICATE, CONFLICT, DISTINCT = Relation.DUPLICATE, Relation.CONFLICT, Relation.DISTINCT
@@ -24,8 +28,8 @@ def relation(new: str, old: str, similarity: float = 0.9) -> Relation:
 
 
 def test_interface() -> None:
-    assert 0.0 < CANDIDATE_SIMILARITY < 0.95
-    assert CANDIDATES >= 1
+    assert 0.0 < THRESHOLDS.candidate < 0.95
+    assert THRESHOLDS.candidates >= 1
     verdict = judge("User enjoys hiking", "User enjoys hiking", 1.0)
     assert verdict == Verdict(DUPLICATE, verdict.why)
     assert verdict.why
@@ -190,20 +194,29 @@ def test_a_longer_difference_is_another_fact_not_a_conflict() -> None:
 def test_pairs_without_content_words_fall_back_on_similarity() -> None:
     assert relation("It is what it is", "It is what it is", 0.99) is DUPLICATE
     assert relation("It is what it is", "That is that", 0.6) is DISTINCT
+    # Seed 000's rule: strictly above 0.95 is the same.
+    assert THRESHOLDS.same == 0.95
+    assert relation("It is what it is", "That is that", 0.951) is DUPLICATE
+    assert relation("It is what it is", "That is that", 0.95) is DISTINCT
 
 
-def test_a_settler_is_asked_about_borderline_pairs_only() -> None:
-    asked: list[tuple[str, str]] = []
-
-    def settle(new: str, old: str, verdict: Verdict) -> Verdict:
-        asked.append((new, old))
-        return Verdict(DUPLICATE, "settled")
-
-    assert judge("User likes tea", "User likes tea", 1.0, settle=settle).why != "settled"
-    swapped = judge("User's car is a Tesla", "User's car is a Honda", 0.8, settle=settle)
-    assert swapped.why == "settled"
+def test_borderline_pairs_are_the_ones_the_rules_are_unsure_of() -> None:
+    assert not borderline(judge("User likes tea", "User likes tea", 1.0), 1.0)
+    swapped = judge("User's car is a Tesla", "User's car is a Honda", 0.8)
+    assert borderline(swapped, 0.8)  # a one-word "different value"
     assert borderline(Verdict(DISTINCT), 0.9) and not borderline(Verdict(DISTINCT), 0.5)
-    assert len(asked) == 1
+    assert borderline(Verdict(DISTINCT), THRESHOLDS.borderline)
+    negated = judge("User is not allergic to nuts", "User is allergic to nuts", 0.97)
+    assert negated.relation is CONFLICT and not borderline(negated, 0.97)  # the rules are sure
+
+
+def test_thresholds_choose_the_pairs_each_step_sees() -> None:
+    t = THRESHOLDS
+    assert 0.0 < t.candidate < t.reconcile < t.borderline < t.same <= 1.0
+    assert is_candidate(t.candidate) and not is_candidate(t.candidate - 0.01)
+    # remember asks its LLM from `reconcile` up to `same`, both included.
+    assert needs_reconciling(t.reconcile) and needs_reconciling(t.same)
+    assert not needs_reconciling(t.reconcile - 0.01) and not needs_reconciling(t.same + 0.001)
 
 
 def test_judging_is_cheap() -> None:
@@ -216,3 +229,194 @@ def test_judging_is_cheap() -> None:
         judge(new, old, 0.9)
     per_pair = (time.perf_counter() - started) / len(pairs)
     assert per_pair < 0.0005  # well under a millisecond, texts not seen before
+
+
+# -- one definition: no other place of src/ holds a similarity threshold ---------------------
+#
+# A threshold is a number a similarity is compared with. Outside ``Thresholds`` in verdicts.py,
+# src/ may compare a similarity only with a value it was handed (a parameter, such as the
+# store's ``floor``) or with ``THRESHOLDS``: never with a number, a constant of its own module
+# or a setting named like a threshold; and nothing named like a threshold is given a number.
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "memorybank"
+_SIMILARITY = re.compile(r"simil|cosine|(?:^|_)sims?(?:$|_)", re.IGNORECASE)
+_THRESHOLD = re.compile(r"threshold|dedup|duplicate|borderline|simil|cosine", re.IGNORECASE)
+# A name of a threshold: the old ones (duplicate_threshold, _BORDERLINE_SIMILARITY,
+# CANDIDATE_SIMILARITY) all said what they were about; ADD_BELOW is caught where it is used.
+_Scope = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+
+
+def _names(node: ast.AST) -> set[str]:
+    """The identifiers an expression mentions (names, attributes, parameters)."""
+    found: set[str] = set()
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name):
+            found.add(child.id)
+        elif isinstance(child, ast.Attribute):
+            found.add(child.attr)
+        elif isinstance(child, ast.arg):
+            found.add(child.arg)
+    return found
+
+
+def _similarities(scope: ast.AST) -> set[str]:
+    """The names in ``scope`` that hold a similarity: named so, or assigned from an expression
+    that mentions one (``best = max(h.vector_similarity …)``), to a fixed point."""
+    held = {n for n in _names(scope) if _SIMILARITY.search(n)}
+    while True:
+        more = set(held)
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign) and node.value:
+                if _names(node.value) & held:
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    more |= {n for t in targets for n in _names(t)}
+            elif isinstance(node, ast.For | ast.comprehension) and _names(node.iter) & held:
+                more |= _names(node.target)
+        if more == held:
+            return held
+        held = more
+
+
+def _fraction(node: ast.AST) -> bool:
+    """Whether ``node`` is a number a cosine could be compared with: a float in [-1, 1], not 0
+    (counts, codes and overflow guards are whole numbers or out of range)."""
+    if isinstance(node, ast.UnaryOp):
+        node = node.operand
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, float)
+        and 0.0 < abs(node.value) <= 1.0
+    )
+
+
+def _own_threshold(node: ast.AST, constants: set[str]) -> bool:
+    """Whether ``node`` is a threshold of the module's own: a fraction, a module constant that
+    is one, or a setting named like a threshold (``policy.duplicate_threshold``) that is not
+    one of ``THRESHOLDS``."""
+    if _fraction(node):
+        return True
+    if isinstance(node, ast.Name):
+        return node.id in constants
+    if isinstance(node, ast.Attribute):
+        root: ast.AST = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        ours = isinstance(root, ast.Name) and root.id == "THRESHOLDS"
+        return not ours and bool(_THRESHOLD.search(node.attr))
+    return False
+
+
+def _compare_sites(tree: ast.Module, skip: set[int]) -> list[tuple[int, str]]:
+    """Comparisons of a similarity with a threshold of the module's own."""
+    constants = {
+        target.id
+        for node in tree.body
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value and _fraction(node.value)
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name)
+    }
+    scope_of: dict[int, _Scope] = {}
+    for scope in ast.walk(tree):
+        if isinstance(scope, _Scope):
+            for child in ast.walk(scope):  # inner scopes come later in the walk and win
+                scope_of[id(child)] = scope
+    held: dict[int, set[str]] = {}
+    sites = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare) or id(node) in skip:
+            continue
+        if not all(isinstance(op, ast.Lt | ast.LtE | ast.Gt | ast.GtE) for op in node.ops):
+            continue  # a threshold orders; "is None" or "==" is no threshold
+        scope = scope_of[id(node)]
+        names = held.setdefault(id(scope), _similarities(scope))
+        sides = [node.left, *node.comparators]
+        similar = [s for s in sides if _names(s) & names]
+        if similar and any(_own_threshold(s, constants) for s in sides if s not in similar):
+            sites.append((node.lineno, f"compares a similarity: {ast.unparse(node)}"))
+    return sites
+
+
+def _definition_sites(tree: ast.Module, skip: set[int]) -> list[tuple[int, str]]:
+    """Names of thresholds given a number: variables, fields, parameters' defaults."""
+    sites = []
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            named = sorted(n for t in targets for n in _names(t) if _THRESHOLD.search(n))
+            value = node.value
+            if isinstance(value, ast.Call) and value.args:  # Field(0.95, ge=…)
+                value = value.args[0]
+            if named and _fraction(value):
+                sites.append((node.lineno, f"gives {named[0]} a number"))
+        elif isinstance(node, ast.arguments):
+            positional = [*node.posonlyargs, *node.args]
+            pairs = list(
+                zip(positional[len(positional) - len(node.defaults) :], node.defaults, strict=True)
+            )
+            pairs += [
+                (a, d)
+                for a, d in zip(node.kwonlyargs, node.kw_defaults, strict=True)
+                if d is not None
+            ]
+            for param, default in pairs:
+                if _fraction(default) and _THRESHOLD.search(param.arg):
+                    sites.append((param.lineno, f"gives the parameter {param.arg} a number"))
+    return sites
+
+
+def threshold_sites(source: str) -> list[tuple[int, str]]:
+    """(line, what) for each place in ``source`` that holds a similarity threshold of its own
+    (the body of a class named ``Thresholds``, the one definition, aside)."""
+    tree = ast.parse(source)
+    skip = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef) and node.name == "Thresholds"
+        for inner in ast.walk(node)
+    }
+    return sorted(_compare_sites(tree, skip) + _definition_sites(tree, skip))
+
+
+def test_the_threshold_scan_finds_the_old_sites() -> None:
+    """The kinds of site issue 24 removed, written as they were, and what replaced them."""
+    old = """
+ADD_BELOW = 0.55
+class PolicySettings:
+    duplicate_threshold: float = Field(0.95, ge=-1.0, le=1.0)
+def reconcile(hits, bank):
+    best = max((h.vector_similarity or 0.0 for h in hits), default=0.0)
+    return best < ADD_BELOW or best > bank.policy.duplicate_threshold
+def judge(new, old, similarity):
+    if similarity > 0.95:
+        return True
+def insert(memories, *, dedup_threshold=0.95):
+    pass
+"""
+    assert [line for line, _ in threshold_sites(old)] == [4, 7, 7, 9, 11]
+    now = """
+class Thresholds:
+    same: float = 0.95
+    borderline: float = 0.85
+def borderline(similarity):
+    return similarity >= THRESHOLDS.borderline
+def near(store, floor):
+    return [sim for sim in store.sims() if sim >= floor]
+def reconcile(hits):
+    best = max((h.vector_similarity or 0.0 for h in hits), default=0.0)
+    return needs_reconciling(best)
+"""
+    assert threshold_sites(now) == []
+
+
+def test_no_other_place_holds_a_similarity_threshold() -> None:
+    offenders = [
+        f"{path.relative_to(PACKAGE.parent).as_posix()}:{line} {what}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for line, what in threshold_sites(path.read_text(encoding="utf-8"))
+    ]
+    assert not offenders, (
+        "similarity thresholds outside memorybank.rules.verdicts.Thresholds (use THRESHOLDS):\n"
+        + "\n".join(offenders)
+    )

@@ -288,9 +288,7 @@ def _insert_chunk(
         for user, row, age in chunk
     ]
     vectors = pool.vectors[np.fromiter((row for _, row, _ in chunk), dtype=np.int64)]
-    outcomes = store.insert(
-        memories, vectors, dedup_threshold=None, dedup=[False] * len(memories), actor="bench"
-    )
+    outcomes = store.insert(memories, vectors, dedup=[False] * len(memories), actor="bench")
     return sum(1 for o in outcomes if o.inserted)
 
 

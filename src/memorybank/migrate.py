@@ -280,7 +280,6 @@ def _copy_memories(
             dst.insert(
                 todo,
                 _with_vectors(src, todo),
-                dedup_threshold=None,
                 dedup=[False] * len(todo),
                 actor=None,
                 record=False,

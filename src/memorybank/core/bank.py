@@ -61,7 +61,7 @@ from memorybank.rules.policy import PolicySettings, to_third_person, validate_me
 from memorybank.rules.pydantic_errors import pydantic_message
 from memorybank.rules.ranking import RetrievalSettings
 from memorybank.rules.sessions import assign_sessions
-from memorybank.rules.verdicts import CANDIDATE_SIMILARITY, CANDIDATES
+from memorybank.rules.verdicts import THRESHOLDS
 from memorybank.stores.base import Order, Store
 from memorybank.stores.insights_sql import usage_sink
 
@@ -287,11 +287,11 @@ class MemoryBank:
         outcomes = self.store.insert(
             memories,
             vectors,
-            dedup_threshold=CANDIDATE_SIMILARITY,
             dedup=checks,
             actor=user_id,
             judge=settled_judge(self.store, self.llm, memories, vectors, checks),
-            candidates=CANDIDATES,
+            candidate_floor=THRESHOLDS.candidate,
+            candidates=THRESHOLDS.candidates,
         )
         results = [
             save_result(outcome.memory, outcome, rephrased)
@@ -328,9 +328,7 @@ class MemoryBank:
         model = {"embedding_model": self.embedder.model_id}
         memories = [m.model_copy(update=model) for m in memories]
         vectors = self._embed([m.content for m in memories], progress)
-        outcomes = self.store.insert(
-            memories, vectors, dedup_threshold=None, dedup=[False] * len(memories), actor=actor
-        )
+        outcomes = self.store.insert(memories, vectors, dedup=[False] * len(memories), actor=actor)
         return [o.memory for o in outcomes]
 
     def _embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> Vectors:

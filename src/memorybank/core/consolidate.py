@@ -38,7 +38,7 @@ from memorybank.model.stored import from_us, to_us
 from memorybank.providers.embedders.base import Vectors
 from memorybank.rules.intake import is_conversation
 from memorybank.rules.permissions import Action, require
-from memorybank.rules.verdicts import CANDIDATE_SIMILARITY, Relation, judge, specificity
+from memorybank.rules.verdicts import THRESHOLDS, Relation, judge, specificity
 from memorybank.stores.base import Store
 
 if TYPE_CHECKING:
@@ -238,14 +238,15 @@ def plan(memories: Sequence[Memory], vectors: Vectors) -> list[Merge]:
 
 
 def _similar(vectors: Vectors) -> list[list[tuple[int, float]]]:
-    """For each row, the other rows at least :data:`CANDIDATE_SIMILARITY` similar to it."""
+    """For each row, the other rows similar enough to be judged against it (at least
+    :attr:`~memorybank.rules.verdicts.Thresholds.candidate`, as a save's candidates)."""
     matrix = np.asarray(vectors, dtype=np.float32)
     out: list[list[tuple[int, float]]] = []
     for start in range(0, len(matrix), _BLOCK):
         block = matrix[start : start + _BLOCK] @ matrix.T
         for row_index, row in enumerate(block):
             me = start + row_index
-            hits = np.nonzero(row >= CANDIDATE_SIMILARITY)[0]
+            hits = np.nonzero(row >= THRESHOLDS.candidate)[0]
             out.append([(int(j), float(row[j])) for j in hits if j != me])
     return out
 

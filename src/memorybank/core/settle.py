@@ -1,13 +1,14 @@
 """An LLM settles the pairs the duplicate rules are unsure of (issue 18: "better with one").
 
-:func:`~memorybank.rules.verdicts.judge` decides with word rules;
-:func:`~memorybank.rules.verdicts.borderline`
-names the pairs where they are weakest: a very similar pair they kept apart (a paraphrase in
-other words: "User is vegetarian" / "User follows a vegetarian diet") and a one-word "different
-value" (a synonym or a real change: "slicing" / "cutting", "Paris" / "Lyon"). When the bank has
-an LLM, those pairs are asked of it before the save's transaction opens (a model call never
-holds the database's write lock); inside the transaction the store's judge uses the settled
-verdict, and the rules for every other pair (or a pair that appeared in between).
+The one decider of duplicates, :mod:`memorybank.rules.verdicts`, judges with word rules
+(:func:`~memorybank.rules.verdicts.judge`) and names the pairs where they are weakest
+(:func:`~memorybank.rules.verdicts.borderline`): a very similar pair they kept apart (a
+paraphrase in other words: "User is vegetarian" / "User follows a vegetarian diet") and a
+one-word "different value" (a synonym or a real change: "slicing" / "cutting", "Paris" /
+"Lyon"). When the bank has an LLM, those pairs, and only those, are asked of it before the
+save's transaction opens (a model call never holds the database's write lock); inside the
+transaction the store's judge uses the settled verdict, and the rules for every other pair (or
+a pair that appeared in between).
 
 A failing or malformed model answer leaves the rules' verdict standing: saving never fails
 because the model did. The rules keep the last word on what they are sure of (numbers,
@@ -27,11 +28,11 @@ from memorybank.providers.embedders.base import Vectors
 from memorybank.providers.llm.client import JSONCompleter, complete_model
 from memorybank.rules.intake import judge_pair
 from memorybank.rules.verdicts import (
-    CANDIDATE_SIMILARITY,
-    CANDIDATES,
+    THRESHOLDS,
     Relation,
     Verdict,
     borderline,
+    is_candidate,
     judge,
 )
 from memorybank.stores.base import Judge, Judgement, Store
@@ -90,10 +91,10 @@ def settled_judge(
         if not check:
             continue
         nearest = store.vector_search(
-            ScopeSet.of(memory.scope), vector, CANDIDATES, MemoryFilter(superseded=False)
+            ScopeSet.of(memory.scope), vector, THRESHOLDS.candidates, MemoryFilter(superseded=False)
         )
         for candidate in nearest:
-            if candidate.score < CANDIDATE_SIMILARITY or candidate.memory.scope != memory.scope:
+            if not is_candidate(candidate.score) or candidate.memory.scope != memory.scope:
                 continue
             old = candidate.memory
             rules = judge(memory.content, old.content, candidate.score)

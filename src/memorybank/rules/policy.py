@@ -54,8 +54,6 @@ class PolicySettings(BaseModel):
     content_max: int = Field(500, ge=1)
     reasoning_min: int = Field(10, ge=0)
     reasoning_max: int = Field(200, ge=1)
-    duplicate_threshold: float = Field(0.95, ge=-1.0, le=1.0)
-    """Cosine similarity above which (strictly) a new memory duplicates an existing one."""
     tag_max: int = Field(20, ge=0)
     tag_length_max: int = Field(64, ge=1)
     metadata_max_bytes: int = Field(16384, ge=2)
@@ -67,15 +65,6 @@ class PolicySettings(BaseModel):
         if self.reasoning_min > self.reasoning_max:
             raise ValueError("reasoning_min must not exceed reasoning_max")
         return self
-
-
-def is_duplicate(similarity: float, settings: PolicySettings) -> bool:
-    """Whether a cosine ``similarity`` makes a new memory a duplicate (strictly above threshold).
-
-    >>> is_duplicate(0.96, PolicySettings()), is_duplicate(0.95, PolicySettings())
-    (True, False)
-    """
-    return similarity > settings.duplicate_threshold
 
 
 # --------------------------------------------------------------------------------------------
@@ -566,7 +555,6 @@ __all__ = [
     "ThirdPersonResult",
     "importance_reasons",
     "infer_category",
-    "is_duplicate",
     "is_first_person",
     "parse_category",
     "score_importance",

@@ -1,7 +1,19 @@
 """What a new fact is to a stored one that resembles it: the same fact (a duplicate, refused),
-a change of it (a conflict, surfaced), or another fact (distinct, stored quietly).
+a change of it (a conflict, surfaced: it may update the stored one), or another fact (distinct,
+stored quietly). This module is the one place that decides it, and :data:`THRESHOLDS` is the
+one set of similarities the decision uses: saving (the store's judge, through
+:func:`memorybank.rules.intake.judge_pair`), an LLM settling the unsure pairs
+(:mod:`memorybank.core.settle`), remembering a conversation (:mod:`memorybank.services.remember`)
+and consolidation (:mod:`memorybank.core.consolidate`) all ask it; ``tests/test_verdicts.py``
+checks that no other module of src/ holds a similarity threshold.
 
-Similarity only finds the candidates (:data:`CANDIDATE_SIMILARITY`); :func:`judge` decides,
+Why this module and not a new one: the relation, the word rules that decide it and the
+thresholds that choose which pairs reach those rules are one definition, measured together
+(docs/benchmarks.md); kept apart, a threshold could drift from the rules it was tuned with.
+The word lists are today's mechanism behind :func:`judge`; replacing them changes this module
+only.
+
+Similarity only finds the candidates (:attr:`Thresholds.candidate`); :func:`judge` decides,
 with cheap rules and no model (microseconds a pair):
 
 * the new fact is a **duplicate** only if it says nothing the stored one does not: every
@@ -15,9 +27,8 @@ with cheap rules and no model (microseconds a pair):
   attribute with one different value (a number, a name, one short phrase swapped);
 * otherwise it is **distinct**: both can be true at once.
 
-A later step may let an LLM settle borderline pairs: ``judge(..., settle=...)`` takes a
-:data:`Settler` and asks it only about the pairs :func:`borderline` names; nothing passes one
-today.
+The pairs the rules are least sure of are :func:`borderline`: with an LLM configured, the
+model settles those and only those (:mod:`memorybank.core.settle`).
 
 >>> judge("User likes tea", "User likes tea", 1.0).relation
 <Relation.DUPLICATE: 'duplicate'>
@@ -28,7 +39,6 @@ today.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
@@ -54,15 +64,35 @@ class Verdict:
     why: str = ""
 
 
-#: Stored facts at least this similar (cosine of the bundled model) to a new one are judged.
-CANDIDATE_SIMILARITY = 0.4
-#: How many of the most similar stored facts are judged, at most.
-CANDIDATES = 5
+@dataclass(frozen=True)
+class Thresholds:
+    """The cosine similarities (of the bundled embedding model) that take part in deciding
+    duplicates, and how many stored facts a new one is compared with. Where a fact has words,
+    similarity never decides alone: it chooses the pairs the word rules read, the pairs an LLM
+    settles, and whether remember asks its LLM at all.
 
-#: The seam for a later LLM step: given (new, old, rule verdict) it returns a final verdict.
-Settler = Callable[[str, str, Verdict], Verdict]
-#: A pair at least this similar that the rules call distinct is borderline (see borderline()).
-_BORDERLINE_SIMILARITY = 0.85
+    >>> THRESHOLDS.candidate < THRESHOLDS.reconcile < THRESHOLDS.borderline < THRESHOLDS.same
+    True
+    """
+
+    candidate: float = 0.4
+    """A stored fact at least this similar to a new one is judged; a less similar one is
+    distinct without being read."""
+    candidates: int = 5
+    """How many of the most similar stored facts a new one is compared with, at most."""
+    reconcile: float = 0.55
+    """From this similarity of the nearest stored fact (up to :attr:`same`), remember asks its
+    LLM what a new fact does to the stored ones (:func:`needs_reconciling`)."""
+    borderline: float = 0.85
+    """A pair at least this similar that the word rules call distinct is borderline
+    (:func:`borderline`)."""
+    same: float = 0.95
+    """Seed 000's duplicate cosine: above it (strictly), two facts without content words are
+    the same, and remember leaves a fact this close to the save's judge rather than its LLM."""
+
+
+#: The thresholds of every duplicate decision.
+THRESHOLDS = Thresholds()
 
 # --------------------------------------------------------------------------------------------
 # Word lists (general English, not tied to any data set)
@@ -493,16 +523,23 @@ def _rules(new: _Fact, old: _Fact) -> Verdict:
     return Verdict(Relation.DISTINCT)
 
 
-def judge(new: str, old: str, similarity: float, *, settle: Settler | None = None) -> Verdict:
+def judge(new: str, old: str, similarity: float) -> Verdict:
     """The relation of fact ``new`` to the stored fact ``old`` (cosine ``similarity``).
 
     ``similarity`` only chose the pair; the rules read the words. A pair of facts with no
-    content words at all falls back on similarity (above 0.95: the same). ``settle`` (none
-    today) would be asked about the pairs :func:`borderline` names, and have the last word.
+    content words at all falls back on similarity (above :attr:`Thresholds.same`: the same).
     """
-    verdict = _judge_words(new, old, similarity)
-    if settle is not None and borderline(verdict, similarity):
-        return settle(new, old, verdict)
+    new_fact, old_fact = _features(new), _features(old)
+    if not new_fact.content and not new_fact.numbers:
+        if similarity > THRESHOLDS.same:
+            return Verdict(Relation.DUPLICATE, "says the same")
+        return Verdict(Relation.DISTINCT)
+    verdict = _rules(new_fact, old_fact)
+    if verdict.relation is Relation.DUPLICATE:
+        if _order_differs(new_fact, old_fact) and not _copula_swap(new, old):
+            return Verdict(Relation.DISTINCT, "same words, other roles")
+        if _moved(new_fact, old_fact) and not _copula_swap(new, old):
+            return Verdict(Relation.DISTINCT, "a word describes something else")
     return verdict
 
 
@@ -516,36 +553,49 @@ def specificity(text: str) -> int:
     return len(fact.content) + len(fact.numbers)
 
 
+def is_candidate(similarity: float) -> bool:
+    """Whether a stored fact this similar to a new one is judged at all.
+
+    >>> is_candidate(THRESHOLDS.candidate), is_candidate(0.2)
+    (True, False)
+    """
+    return similarity >= THRESHOLDS.candidate
+
+
 def borderline(verdict: Verdict, similarity: float) -> bool:
-    """Whether the rules' ``verdict`` is unsure enough for a later LLM step to settle: a
-    very similar pair the rules kept apart, or a "different value" the words alone suggest."""
+    """Whether the rules' ``verdict`` is unsure enough for an LLM to settle: a very similar
+    pair the rules kept apart, or a "different value" the words alone suggest.
+
+    >>> borderline(judge("User's car is a Tesla", "User's car is a Honda", 0.8), 0.8)
+    True
+    >>> borderline(Verdict(Relation.DISTINCT), 0.5)
+    False
+    """
     if verdict.relation is Relation.DISTINCT:
-        return similarity >= _BORDERLINE_SIMILARITY
+        return similarity >= THRESHOLDS.borderline
     return verdict.why.startswith("a different value")
 
 
-def _judge_words(new: str, old: str, similarity: float) -> Verdict:
-    new_fact, old_fact = _features(new), _features(old)
-    if not new_fact.content and not new_fact.numbers:
-        if similarity > 0.95:
-            return Verdict(Relation.DUPLICATE, "says the same")
-        return Verdict(Relation.DISTINCT)
-    verdict = _rules(new_fact, old_fact)
-    if verdict.relation is Relation.DUPLICATE:
-        if _order_differs(new_fact, old_fact) and not _copula_swap(new, old):
-            return Verdict(Relation.DISTINCT, "same words, other roles")
-        if _moved(new_fact, old_fact) and not _copula_swap(new, old):
-            return Verdict(Relation.DISTINCT, "a word describes something else")
-    return verdict
+def needs_reconciling(nearest: float) -> bool:
+    """Whether remember asks its LLM what a new fact does to the stored ones (adds to,
+    updates, replaces or repeats them), given the similarity of the ``nearest``. Less
+    similar, it is about something else and is saved; more than :attr:`Thresholds.same`, it is
+    a near copy, which the save's judge refuses or relates like any other.
+
+    >>> needs_reconciling(0.7), needs_reconciling(0.3), needs_reconciling(0.99)
+    (True, False, False)
+    """
+    return THRESHOLDS.reconcile <= nearest <= THRESHOLDS.same
 
 
 __all__ = [
-    "CANDIDATES",
-    "CANDIDATE_SIMILARITY",
+    "THRESHOLDS",
     "Relation",
-    "Settler",
+    "Thresholds",
     "Verdict",
     "borderline",
+    "is_candidate",
     "judge",
+    "needs_reconciling",
     "specificity",
 ]

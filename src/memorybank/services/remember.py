@@ -11,7 +11,9 @@
    * with an LLM, the model extracts third-person facts with category and importance (its
      JSON is validated, and a bad answer is retried once with the error), then each fact is
      reconciled with the closest stored memories: ADD, UPDATE (merge into the old one),
-     SUPERSEDE (store the new one, keep the old one marked ``superseded_by``) or NOOP.
+     SUPERSEDE (store the new one, keep the old one marked ``superseded_by``) or NOOP. The
+     model is asked only when :func:`~memorybank.rules.verdicts.needs_reconciling` says the
+     closest is near enough; every fact saved meets the save's duplicate judge.
 
 No fact is dropped silently: :class:`RememberResult` lists what was stored, updated,
 superseded, skipped (with why) and rejected by the policy (with why).
@@ -53,14 +55,10 @@ from memorybank.model import (
 from memorybank.providers.llm.client import JSONCompleter, complete_model
 from memorybank.rules.permissions import Action, allowed, require
 from memorybank.rules.policy import strip_lead_in
+from memorybank.rules.verdicts import THRESHOLDS, needs_reconciling
 
 if TYPE_CHECKING:
     from memorybank.core.bank import MemoryBank
-
-#: Below this cosine similarity to every stored fact, a new fact is added without asking.
-ADD_BELOW = 0.55
-#: How many stored facts a new fact is compared with.
-NEIGHBOURS = 5
 
 
 class Message(BaseModel):
@@ -401,7 +399,7 @@ def _neighbours(bank: MemoryBank, ctx: Caller, fact: ExtractedFact) -> list[Sear
         ctx.user_id,
         fact.content,
         project_id=ctx.project_id,
-        limit=NEIGHBOURS,
+        limit=THRESHOLDS.candidates,
         ring=[Ring.SEMANTIC, Ring.PROCEDURAL],
     )
     return [h for h in hits if h.memory.superseded_by is None and h.memory.decision is None]
@@ -416,9 +414,9 @@ def _reconcile(
 ) -> None:
     hits = _neighbours(bank, ctx, fact)
     best = max((h.vector_similarity or 0.0 for h in hits), default=0.0)
-    # Clear cases need no model: nothing close (ADD); a near-copy is left to the bank's
-    # duplicate check, which reports it as skipped.
-    if best < ADD_BELOW or best > bank.policy.duplicate_threshold:
+    # Clear cases need no model: nothing close is added, and a near copy is left to the
+    # save's duplicate judge, which reports it as skipped (or as a conflict).
+    if not needs_reconciling(best):
         verdict = Reconciliation(action="ADD", target_id=None, content=None, reason="")
     else:
         try:
@@ -581,7 +579,6 @@ def render_remember(result: RememberResult) -> str:
 
 
 __all__ = [
-    "ADD_BELOW",
     "ExtractedFact",
     "Extraction",
     "Message",

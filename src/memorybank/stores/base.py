@@ -75,22 +75,22 @@ class Store(Protocol):
         memories: Sequence[Memory],
         vectors: Vectors,
         *,
-        dedup_threshold: float | None,
         dedup: Sequence[bool],
         actor: str | None,
         record: bool = True,
         judge: Judge | None = None,
+        candidate_floor: float | None = None,
         candidates: int = 5,
     ) -> list[InsertOutcome]:
         """Insert memories with their vectors in one transaction.
 
-        Without a ``judge``, items whose ``dedup`` flag is set are skipped when an existing
-        memory of the same scope (or an earlier item of this batch) has cosine similarity above
-        ``dedup_threshold``. With a ``judge``, ``dedup_threshold`` is the candidates' floor: up
-        to ``candidates`` stored facts of the scope with cosine at least ``dedup_threshold``
-        are judged, nearest first; any ``"duplicate"`` keeps the item out (``duplicate_of``),
-        else it is stored with the ``"conflict"`` ones in ``conflicts``. The check and the
-        insert are serialised per scope so concurrent writers cannot both insert.
+        The items whose ``dedup`` flag is set are judged (they need a ``judge``): up to
+        ``candidates`` stored facts of the scope with cosine similarity at least
+        ``candidate_floor`` (``None``: any), nearest first, earlier items of this batch
+        included, are shown to the judge; any ``"duplicate"`` keeps the item out
+        (``duplicate_of``), else it is stored with the ``"conflict"`` ones in ``conflicts``.
+        What is a duplicate is the judge's to say; the store only finds the candidates. The
+        check and the insert are serialised per scope so concurrent writers cannot both insert.
         Each inserted memory gets an ADD history event unless ``record`` is false (a migration,
         which copies the history as it was).
         """

@@ -68,13 +68,6 @@ class PostgresIndex:
         """The vector's pgvector literal (made once per new memory)."""
         return vector_literal(vector)
 
-    def nearest(
-        self, txn: PostgresTxn, memory: Memory, vector: Vectors, bound: Any, threshold: float
-    ) -> tuple[Memory | None, float] | None:
-        """The closest checked memory of the scope above ``threshold`` (see the protocol)."""
-        near = self._near(txn, memory.scope.key, bound, 1)
-        return near[0] if near and near[0][1] > threshold else None
-
     def lookalikes(
         self, txn: PostgresTxn, memory: Memory, vector: Vectors, bound: Any, floor: float, k: int
     ) -> list[tuple[Memory, float]]:

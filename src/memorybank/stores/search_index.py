@@ -47,24 +47,17 @@ class SearchIndex(Protocol[TxnT_contra]):
 
     def bind(self, vector: Vectors) -> Any:
         """``vector`` in the form this index writes and compares it in, computed once per new
-        memory and handed to :meth:`nearest`, :meth:`lookalikes` and :meth:`add` as ``bound``
+        memory and handed to :meth:`lookalikes` and :meth:`add` as ``bound``
         (the vector itself when there is nothing to convert)."""
-        ...
-
-    def nearest(
-        self, txn: TxnT_contra, memory: Memory, vector: Vectors, bound: Any, threshold: float
-    ) -> tuple[Memory | None, float] | None:
-        """The stored memory of ``memory``'s scope most similar to ``vector`` with cosine
-        above ``threshold``, and that similarity; ``None`` when there is none. Memories this
-        transaction added count. Only memories that were themselves checked for duplicates
-        count (:meth:`add`'s ``checked``): a fact is no duplicate of a chat turn."""
         ...
 
     def lookalikes(
         self, txn: TxnT_contra, memory: Memory, vector: Vectors, bound: Any, floor: float, k: int
     ) -> list[tuple[Memory, float]]:
         """Up to ``k`` stored memories of ``memory``'s scope with cosine at least ``floor``,
-        nearest first, counted as :meth:`nearest` counts them (for a judge to decide)."""
+        nearest first, for a judge to decide. Memories this transaction added count. Only
+        memories that were themselves checked for duplicates count (:meth:`add`'s
+        ``checked``): a fact is no duplicate of a chat turn."""
         ...
 
     def add(

@@ -221,39 +221,35 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
         memories: Sequence[Memory],
         vectors: Vectors,
         *,
-        dedup_threshold: float | None,
         dedup: Sequence[bool],
         actor: str | None,
         record: bool = True,
         judge: Judge | None = None,
+        candidate_floor: float | None = None,
         candidates: int = 5,
     ) -> list[InsertOutcome]:
         """Insert memories with their vectors in one transaction (see :class:`Store`)."""
         vecs = self._check_vectors(vectors, len(memories))
         if len(dedup) != len(memories):
             raise ValidationError("dedup flags must match memories one to one", field="dedup")
+        if judge is None and any(dedup):
+            raise ValidationError("memories to check for duplicates need a judge", field="judge")
         outcomes: list[InsertOutcome] = []
         if not memories:
             return outcomes
+        floor = -1.0 if candidate_floor is None else candidate_floor
         with self.writing() as txn:
             self._lock_scopes(txn, sorted({m.scope.key for m in memories}))
             for memory, vector, check in zip(memories, vecs, dedup, strict=True):
                 bound = self.index.bind(vector)
                 conflicts: tuple[Related, ...] = ()
                 if check and judge is not None:
-                    floor = -1.0 if dedup_threshold is None else dedup_threshold
                     decided = self._judged(txn, memory, vector, bound, floor, candidates, judge)
                     if isinstance(decided, InsertOutcome):
                         outcomes.append(decided)
                         self._reinforced(txn, decided.duplicate_of, memory.created_at)
                         continue
                     conflicts = decided
-                elif check and dedup_threshold is not None:
-                    found = self.index.nearest(txn, memory, vector, bound, dedup_threshold)
-                    if found is not None:
-                        outcomes.append(InsertOutcome(memory, False, *found))
-                        self._reinforced(txn, found[0], memory.created_at)
-                        continue
                 self.index.add(txn, memory, vector, bound, check)
                 outcomes.append(InsertOutcome(memory, True, conflicts=conflicts))
             for outcome in outcomes if record else ():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import apsw
@@ -122,22 +122,11 @@ class SQLiteIndex:
         """The vector itself: the cache compares float32 arrays."""
         return vector
 
-    def nearest(
-        self, txn: SQLiteTxn, memory: Memory, vector: Vectors, bound: Any, threshold: float
-    ) -> tuple[Memory | None, float] | None:
-        """The closest checked memory of the scope above ``threshold`` (see the protocol)."""
-        near = self._near_in_txn(txn, memory.scope.key, vector, lambda sim: sim > threshold)
-        if not near:
-            return None
-        rowid, similarity = near[0]
-        rows = txn.fetch(f"SELECT {SQLITE.columns} FROM memories WHERE rowid = ?", (rowid,))
-        return (_row_to_memory(rows[0]) if rows else None), similarity
-
     def lookalikes(
         self, txn: SQLiteTxn, memory: Memory, vector: Vectors, bound: Any, floor: float, k: int
     ) -> list[tuple[Memory, float]]:
         """Up to ``k`` checked memories of the scope at least ``floor`` similar, nearest first."""
-        near = self._near_in_txn(txn, memory.scope.key, vector, lambda sim: sim >= floor)[:k]
+        near = self._near_in_txn(txn, memory.scope.key, vector, floor)[:k]
         if not near:
             return []
         rows = {
@@ -150,10 +139,10 @@ class SQLiteIndex:
         return [(rows[i], sim) for i, sim in near if i in rows]
 
     def _near_in_txn(
-        self, txn: SQLiteTxn, key: str, vector: Vectors, keep: Callable[[float], bool]
+        self, txn: SQLiteTxn, key: str, vector: Vectors, floor: float
     ) -> list[tuple[int, float]]:
         """Row ids and similarities of scope ``key``'s checked memories (this transaction's
-        rows included) near ``vector`` whose similarity ``keep`` accepts, nearest first."""
+        rows included) at least ``floor`` similar to ``vector``, nearest first."""
         # Within the transaction the cache stays at the revision the scope had before it;
         # rows this transaction added are in ``txn.pending``.
         if key in txn.scopes:
@@ -162,7 +151,7 @@ class SQLiteIndex:
             rev = VectorSync.revisions(txn.conn, [key])[key]
         matrix = self._fresh_matrix(txn.conn, key, rev)
         ids, sims = matrix.search(vector, _DEDUP_PROBE)
-        close = [(int(i), float(sim)) for i, sim in zip(ids, sims, strict=True) if keep(sim)]
+        close = [(int(i), float(sim)) for i, sim in zip(ids, sims, strict=True) if sim >= floor]
         found: list[tuple[int, float]] = []
         if close:
             facts = {
@@ -176,7 +165,7 @@ class SQLiteIndex:
             found = [(i, sim) for i, sim in close if i in facts]
         for rowid, pending in txn.pending.get(key, []):
             sim = float(pending @ vector)
-            if keep(sim):
+            if sim >= floor:
                 found.append((rowid, sim))
         return sorted(found, key=lambda pair: -pair[1])
 
