@@ -25,7 +25,7 @@ from memorybank import (
     ValidationError,
 )
 from memorybank.errors import RateLimited
-from memorybank.services.prompt import context_for
+from memorybank.services.prompt import auto_recall
 from server_helpers import free_port
 
 
@@ -127,9 +127,9 @@ def test_the_ai_side_over_http(bank: MemoryBank) -> None:
         prompt = client.system_prompt("local", "default", 1000)
         assert "User prefers dark mode in every editor" in prompt
         client.save("local", "User's sister Ana lives in Madrid", "context", importance=3)
-        ctx = Caller(user_id="local")
-        recalled = client.context_for(ctx, "Where does my sister live?", 500)
-        assert recalled == context_for(bank, ctx, "Where does my sister live?", 500)
+        caller = Caller(user_id="local")
+        recalled = client.auto_recall(caller, "Where does my sister live?", 500)
+        assert recalled == auto_recall(bank, caller, "Where does my sister live?", 500)
         assert "Madrid" in recalled
         with pytest.raises(ValidationError) as err:
             client.save("local", "short", "preference")

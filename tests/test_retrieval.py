@@ -321,7 +321,7 @@ def test_hybrid_beats_either_signal_alone(tmp_path: Path, embedder: LocalEmbedde
     # The turns are saved without sessions, so they now share an implicit one
     # (memorybank.rules.sessions); this fixture of eight people telling the same stories side by
     # side is about fusing the two signals, so the neighbour step is left out of all three.
-    alone = {"context_weight": 0.0}
+    alone = {"neighbour_weight": 0.0}
     for name, settings in {
         "vector": RetrievalSettings(text_weight=0, **alone),
         "text": RetrievalSettings(vector_weight=0, **alone),

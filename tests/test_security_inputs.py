@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 
 from memorybank import MemoryBank, NotFound
 from memorybank.model import new_id
-from memorybank.tools import ToolContext, profile
+from memorybank.tools import Caller, profile
 from memorybank.tools import call as tool_call
 from server_helpers import World, make_world, stored_bytes
 
@@ -178,7 +178,7 @@ def test_an_unknown_category_is_echoed_cut_short(client: TestClient, world: Worl
 
 
 def tool(bank: MemoryBank, name: str, tool_name: str, args: dict[str, Any]) -> Any:
-    return tool_call(bank, profile(name), tool_name, args, ToolContext(user_id="alice"))
+    return tool_call(bank, profile(name), tool_name, args, Caller(user_id="alice"))
 
 
 @pytest.mark.parametrize(
