@@ -1,5 +1,5 @@
 """Auto-recall: the memory block for the message at hand, through the library, the tool
-profiles' system prompt, REST (``POST /api/context``) and the MCP prompt."""
+profiles' system prompt, REST (``POST /api/auto-recall``) and the MCP prompt."""
 
 from __future__ import annotations
 
@@ -76,31 +76,52 @@ def test_system_prompt_with_message(bank: MemoryBank) -> None:
     assert ALLERGY not in system_prompt(bank, caller, "default", 500)
 
 
-def test_rest_context(bank: MemoryBank) -> None:
+def test_rest_auto_recall(bank: MemoryBank) -> None:
     world = make_world(bank)
     _kim(bank, "member")
     h = world.auth("member")
     with TestClient(world.app, client=LOOPBACK_PEER) as client:
-        r = client.post("/api/context", json={"message": "marathon training tips?"}, headers=h)
+        r = client.post("/api/auto-recall", json={"message": "marathon training tips?"}, headers=h)
         assert r.status_code == 200, r.text
         body = r.json()
-        assert MARATHON in body["context"] and body["tokens"] == count_tokens(body["context"])
+        assert MARATHON in body["prompt"] and body["tokens"] == count_tokens(body["prompt"])
         none = client.post(
-            "/api/context", json={"message": "marathon", "min_relevance": 1.0}, headers=h
+            "/api/auto-recall", json={"message": "marathon", "min_relevance": 1.0}, headers=h
         ).json()
-        assert MARATHON not in none["context"] and ALWAYS in none["context"]
+        assert MARATHON not in none["prompt"] and ALWAYS in none["prompt"]
         guided = client.post(
-            "/api/context", json={"message": "marathon", "profile": "default"}, headers=h
+            "/api/auto-recall", json={"message": "marathon", "profile": "default"}, headers=h
         ).json()
-        assert guided["context"].startswith("You have a long-term memory")
-        assert MARATHON in guided["context"]
+        assert guided["prompt"].startswith("You have a long-term memory")
+        assert MARATHON in guided["prompt"]
         other = client.post(
-            "/api/context", json={"message": "marathon training"}, headers=world.auth("owner")
+            "/api/auto-recall", json={"message": "marathon training"}, headers=world.auth("owner")
         ).json()
-        assert MARATHON not in other["context"]
+        assert MARATHON not in other["prompt"]
         for bad in ({"message": "x", "budget": 10}, {"message": "x", "min_relevance": 2}, {}):
+            assert client.post("/api/auto-recall", json=bad, headers=h).status_code == 422
+        assert client.post("/api/auto-recall", json={"message": "x"}).status_code == 401
+
+
+def test_rest_context_is_the_deprecated_path_of_auto_recall(bank: MemoryBank) -> None:
+    """``POST /api/context`` answers as before (``context``, not ``prompt``) for one more
+    release, and the OpenAPI schema marks it deprecated (the new path is not)."""
+    world = make_world(bank)
+    _kim(bank, "member")
+    h = world.auth("member")
+    asked = {"message": "marathon training tips?", "profile": "default"}
+    with TestClient(world.app, client=LOOPBACK_PEER) as client:
+        old = client.post("/api/context", json=asked, headers=h)
+        new = client.post("/api/auto-recall", json=asked, headers=h).json()
+        assert old.status_code == 200, old.text
+        assert old.json() == {"context": new["prompt"], "tokens": new["tokens"]}
+        assert MARATHON in old.json()["context"]
+        for bad in ({"message": "x", "budget": 10}, {}):
             assert client.post("/api/context", json=bad, headers=h).status_code == 422
         assert client.post("/api/context", json={"message": "x"}).status_code == 401
+        paths = client.get("/openapi.json").json()["paths"]
+    assert paths["/api/context"]["post"]["deprecated"] is True
+    assert "deprecated" not in paths["/api/auto-recall"]["post"]
 
 
 def test_mcp_prompt(bank: MemoryBank) -> None:

@@ -127,7 +127,7 @@ BOUNDED_REQUESTS: list[tuple[str, str, dict[str, Any]]] = [
     ("POST", "/api/forget/preview", {"json": {"query": "tea", "project_id": "p" * 201}}),
     ("POST", "/api/threads", {"json": {"project_id": "p" * 201}}),
     ("POST", "/api/memory/user", {"json": {"fact": "User likes tea a lot", "category": "c" * 201}}),
-    ("POST", "/api/memory/user/clear", {"json": {"confirm_token": "ct_" + "t" * 300}}),
+    ("POST", "/api/memories/clear", {"json": {"confirm_token": "ct_" + "t" * 300}}),
     ("POST", "/api/tools/default/call", {"json": {"name": "n" * 201}}),
     ("POST", "/api/tools/default/call", {"json": {"name": "recall", "thread_id": "t" * 201}}),
     (
