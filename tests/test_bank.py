@@ -334,15 +334,15 @@ def test_facts_are_not_duplicates_of_chat_turns(memories: Any) -> None:
 
 def test_system_prompt_preloads_within_budget(bank: MemoryBank) -> None:
     from memorybank.rules.tokens import count_tokens
-    from memorybank.tools import ToolContext, system_prompt
+    from memorybank.tools import Caller, system_prompt
 
     bank.save("alice", "User prefers dark mode in every editor", "preference")
     bank.save("alice", "User is debugging a flaky integration test", "context")
-    block = system_prompt(bank, ToolContext(user_id="alice"), "default", 400)
+    block = system_prompt(bank, Caller(user_id="alice"), "default", 400)
     assert "User prefers dark mode in every editor" in block
     assert "flaky" not in block  # context memories are searched on demand, not pre-loaded
     assert count_tokens(block) <= 400
-    assert count_tokens(system_prompt(bank, ToolContext(user_id="alice"), "blah", 30)) <= 30
+    assert count_tokens(system_prompt(bank, Caller(user_id="alice"), "blah", 30)) <= 30
 
 
 def test_llm_settings_need_url_and_model(tmp_path: Path) -> None:

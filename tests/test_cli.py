@@ -80,12 +80,12 @@ def test_search_table_and_json(db: str) -> None:
     assert "light mode" not in result.stdout
 
     data = run_json(db, "search", "alice", "colour theme", "--limit", "1")
-    assert [h["memory"]["content"] for h in data["results"]] == ["User prefers dark mode"]
-    hit = data["results"][0]
+    assert [h["memory"]["content"] for h in data["hits"]] == ["User prefers dark mode"]
+    hit = data["hits"][0]
     assert {"score", "relevance", "importance", "recency"} <= hit.keys()
 
     data = run_json(db, "search", "alice", "theme", "--category", "identity", "--since", "7d")
-    assert all(h["memory"]["category"] == "identity" for h in data["results"])
+    assert all(h["memory"]["category"] == "identity" for h in data["hits"])
 
 
 def test_list_get_update_history_delete(db: str) -> None:
@@ -231,7 +231,7 @@ def test_stats_and_reindex(db: str) -> None:
     assert human.exit_code == 0 and "Re-embedded 2 memories" in human.stdout
 
     found = run_json(db, "search", "alice", "dark theme")
-    assert found["results"][0]["memory"]["content"] == "User prefers dark mode"
+    assert found["hits"][0]["memory"]["content"] == "User prefers dark mode"
 
 
 def test_validation_errors_exit_2_with_a_message(db: str) -> None:

@@ -25,7 +25,7 @@ from memorybank import (
     ValidationError,
 )
 from memorybank.errors import RateLimited
-from memorybank.services.prompt import context_for
+from memorybank.services.prompt import auto_recall
 from server_helpers import free_port
 
 
@@ -127,15 +127,27 @@ def test_the_ai_side_over_http(bank: MemoryBank) -> None:
         prompt = client.system_prompt("local", "default", 1000)
         assert "User prefers dark mode in every editor" in prompt
         client.save("local", "User's sister Ana lives in Madrid", "context", importance=3)
-        ctx = Caller(user_id="local")
-        recalled = client.context_for(ctx, "Where does my sister live?", 500)
-        assert recalled == context_for(bank, ctx, "Where does my sister live?", 500)
+        caller = Caller(user_id="local")
+        recalled = client.auto_recall(caller, "Where does my sister live?", 500)
+        assert recalled == auto_recall(bank, caller, "Where does my sister live?", 500)
         assert "Madrid" in recalled
         with pytest.raises(ValidationError) as err:
             client.save("local", "short", "preference")
         assert err.value.field == "content"
         with pytest.raises(NotFound, match="no tool profile"):
             client.tool_definitions("local", "nope")
+
+
+def test_context_for_is_the_deprecated_name_of_auto_recall(bank: MemoryBank) -> None:
+    """``Client.context_for`` still answers for one release, as ``auto_recall`` does, and
+    warns that it is deprecated."""
+    with served(bank) as (url, _), Client(url) as client:
+        client.save("local", "User's sister Ana lives in Madrid", "context", importance=3)
+        caller = Caller(user_id="local")
+        with pytest.warns(DeprecationWarning, match="use Client.auto_recall"):
+            recalled = client.context_for(caller, "Where does my sister live?", 500)
+        assert recalled == client.auto_recall(caller, "Where does my sister live?", 500)
+        assert "Madrid" in recalled
 
 
 def test_in_local_mode_a_client_acts_for_the_user_each_call_names(bank: MemoryBank) -> None:

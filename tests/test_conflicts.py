@@ -11,9 +11,9 @@ from fastapi.testclient import TestClient
 from memorybank import MemoryBank
 from memorybank.errors import PermissionDenied
 from memorybank.model import Caller, EventKind
+from memorybank.services.conversations import remember_conversation, render_remembered
 from memorybank.services.prompt import system_prompt
-from memorybank.services.remember import remember, render_remember
-from memorybank.tools import ToolContext, call, profile
+from memorybank.tools import call, profile
 from server_helpers import LOOPBACK_PEER, make_world
 
 
@@ -86,7 +86,7 @@ def test_supersede_needs_the_right_to_change(bank: MemoryBank) -> None:
 
 
 def test_every_saving_tool_profile_answers_the_conflicts(bank: MemoryBank) -> None:
-    ctx = ToolContext(user_id="alice", thread_id="t1")
+    caller = Caller(user_id="alice", thread_id="t1")
     old = bank.save("alice", "User keeps a red notebook", "context")
     calls = {
         "default": ("remember", {"fact": "User keeps a blue notebook"}, "id"),
@@ -107,7 +107,7 @@ def test_every_saving_tool_profile_answers_the_conflicts(bank: MemoryBank) -> No
         ),
     }
     for name, (tool, args, id_key) in calls.items():
-        answer = call(bank, profile(name), tool, args, ctx)
+        answer = call(bank, profile(name), tool, args, caller)
         assert answer.get("success") is not False, (name, answer)
         ids = [c[id_key] for c in answer["conflicts"]]
         assert old.memory_id in ids, (name, answer)
@@ -116,7 +116,7 @@ def test_every_saving_tool_profile_answers_the_conflicts(bank: MemoryBank) -> No
             profile(name).tool(tool).description  # type: ignore[union-attr]
         )
     # Supermemory names only memories of the caller's own pool (its tagged memories).
-    add, sam = profile("supermemory"), ToolContext(user_id="sam", thread_id="t2")
+    add, sam = profile("supermemory"), Caller(user_id="sam", thread_id="t2")
     first = call(bank, add, "add_memory", {"content": "User keeps a pink notebook"}, sam)
     second = call(bank, add, "add_memory", {"content": "User keeps a brown notebook"}, sam)
     assert [c["memoryId"] for c in second.get("conflicts", [])] == [first["memoryId"]], (
@@ -124,7 +124,7 @@ def test_every_saving_tool_profile_answers_the_conflicts(bank: MemoryBank) -> No
         second,
     )
     # Without a conflict the answers keep their seed's shape.
-    quiet = call(bank, profile("default"), "remember", {"fact": "User owns a grey bicycle"}, ctx)
+    quiet = call(bank, profile("default"), "remember", {"fact": "User owns a grey bicycle"}, caller)
     assert "conflicts" not in quiet
 
 
@@ -151,10 +151,10 @@ def test_rest_save_answers_the_conflicts(bank: MemoryBank) -> None:
 
 
 def test_hyperspark_remember_names_what_a_new_fact_may_contradict(bank: MemoryBank) -> None:
-    ctx = ToolContext(user_id="ana", thread_id="thread-1")
+    caller = Caller(user_id="ana", thread_id="thread-1")
     old = bank.save("ana", "User likes to work in the mornings", "preference")
     said = [{"role": "user", "content": "I prefer to work in the evenings"}]
-    result = remember(bank, ctx, said)
+    result = remember_conversation(bank, caller, said)
     assert [c.memory_id for c in result.conflicts] == [old.memory_id]
-    text = render_remember(result)
+    text = render_remembered(result)
     assert text.endswith(f"May conflict with {old.memory_id}: User likes to work in the mornings")

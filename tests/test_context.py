@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from memorybank import MemoryBank
 from memorybank.errors import ValidationError
-from memorybank.model import Category, Domain, Memory, Ring, utcnow
+from memorybank.model import Caller, Category, Domain, Memory, Ring, utcnow
 from memorybank.providers.embedders.local import LocalEmbedder
 from memorybank.rules.render import (
     CLOSE_TAG,
@@ -28,7 +28,6 @@ from memorybank.rules.render import (
 from memorybank.rules.tokens import count_tokens
 from memorybank.services.prompt import get_context, system_prompt
 from memorybank.stores.sqlite import SQLiteStore
-from memorybank.tools.base import ToolContext
 
 GUIDANCE = "You can remember facts about the user with the save_memory tool."
 HOSTILE = [
@@ -129,7 +128,7 @@ def test_system_prompt_orders_user_facts_then_project(bank: MemoryBank) -> None:
     )
     bank.save(u, "Zeus is the billing service of the company", "project", project_id="zeus")
 
-    text = system_prompt(bank, ToolContext(user_id=u, project_id="apollo"), GUIDANCE)
+    text = system_prompt(bank, Caller(user_id=u, project_id="apollo"), GUIDANCE)
     assert text.startswith(GUIDANCE + "\n\n" + OPEN_TAG + "\n" + SYSTEM_NOTE + "\n")
     assert_block_inert(text)
     assert bullets(text, "## About This User") == [
@@ -148,28 +147,28 @@ def test_system_prompt_orders_user_facts_then_project(bank: MemoryBank) -> None:
     assert "chess engine" not in text and "sourdough" not in text and "Zeus" not in text
 
     # Without a project there is no workspace section.
-    alone = system_prompt(bank, ToolContext(user_id=u), GUIDANCE)
+    alone = system_prompt(bank, Caller(user_id=u), GUIDANCE)
     assert "## About This Workspace" not in alone and "Apollo" not in alone
     assert bullets(alone, "## About This User") == bullets(text, "## About This User")
 
 
 def test_system_prompt_without_memories_is_the_guidance(bank: MemoryBank) -> None:
-    ctx = ToolContext(user_id="nobody", project_id="empty")
-    assert system_prompt(bank, ctx, GUIDANCE) == GUIDANCE
-    assert system_prompt(bank, ctx, "") == ""
+    caller = Caller(user_id="nobody", project_id="empty")
+    assert system_prompt(bank, caller, GUIDANCE) == GUIDANCE
+    assert system_prompt(bank, caller, "") == ""
 
 
 def test_system_prompt_without_guidance_is_the_block(bank: MemoryBank) -> None:
     bank.save("sam", "User's name is Sam Rivera", "identity")
-    text = system_prompt(bank, ToolContext(user_id="sam"), "  ")
+    text = system_prompt(bank, Caller(user_id="sam"), "  ")
     assert text.startswith(OPEN_TAG + "\n")
     assert bullets(text, "## About This User") == ["User's name is Sam Rivera"]
 
 
 def test_system_prompt_respects_memory_disabled(bank: MemoryBank) -> None:
     bank.save("sam", "User's name is Sam Rivera", "identity")
-    ctx = ToolContext(user_id="sam", memory_enabled=False)
-    assert system_prompt(bank, ctx, GUIDANCE) == GUIDANCE
+    caller = Caller(user_id="sam", memory_enabled=False)
+    assert system_prompt(bank, caller, GUIDANCE) == GUIDANCE
 
 
 def test_system_prompt_skips_conversation_transcripts(bank: MemoryBank) -> None:
@@ -181,7 +180,7 @@ def test_system_prompt_skips_conversation_transcripts(bank: MemoryBank) -> None:
         ring="episodic",
         source="conversation",
     )
-    text = system_prompt(bank, ToolContext(user_id="sam"), GUIDANCE)
+    text = system_prompt(bank, Caller(user_id="sam"), GUIDANCE)
     assert bullets(text, "## About This User") == ["User's name is Sam Rivera"]
 
 
@@ -189,7 +188,7 @@ def test_system_prompt_hostile_memories_stay_inside_the_block(bank: MemoryBank) 
     for content in HOSTILE:
         assert bank.save("sam", content, "preference", importance=10).success
     bank.save("sam", "User's name is Sam Rivera", "identity", importance=9)
-    text = system_prompt(bank, ToolContext(user_id="sam"), GUIDANCE, budget_tokens=2000)
+    text = system_prompt(bank, Caller(user_id="sam"), GUIDANCE, budget_tokens=2000)
     assert_block_inert(text)
     lines = bullets(text, "## About This User")
     assert len(lines) == len(HOSTILE) + 1
@@ -208,19 +207,19 @@ def test_system_prompt_budget_fills_with_whole_memories(bank: MemoryBank) -> Non
     long = "User prefers " + ", ".join(f"tool number {i}" for i in range(25))
     bank.save("sam", long, "preference", importance=9)
     bank.save("sam", "User's sister is Ana", "relationship", importance=8)
-    ctx = ToolContext(user_id="sam")
-    full = system_prompt(bank, ctx, GUIDANCE, budget_tokens=1000)
+    caller = Caller(user_id="sam")
+    full = system_prompt(bank, caller, GUIDANCE, budget_tokens=1000)
     assert count_tokens(full) < 1000 and long in full
     # Too small for the long one: it is skipped whole and the smaller one after it still fits.
     budget = count_tokens(full) - 10
-    text = system_prompt(bank, ctx, GUIDANCE, budget_tokens=budget)
+    text = system_prompt(bank, caller, GUIDANCE, budget_tokens=budget)
     assert count_tokens(text) <= budget
     assert bullets(text, "## About This User") == [
         "User's name is Sam Rivera",
         "User's sister is Ana",
     ]
     for n in range(count_tokens(full) + 5):
-        text = system_prompt(bank, ctx, GUIDANCE, budget_tokens=n)
+        text = system_prompt(bank, caller, GUIDANCE, budget_tokens=n)
         assert count_tokens(text) <= n
         if OPEN_TAG in text:
             assert_block_inert(text)
@@ -231,7 +230,7 @@ def test_system_prompt_budget_fills_with_whole_memories(bank: MemoryBank) -> Non
 @pytest.mark.parametrize("budget", [0, 1, 2, 5, 8])
 def test_system_prompt_truncates_guidance_that_does_not_fit(bank: MemoryBank, budget: int) -> None:
     bank.save("sam", "User's name is Sam Rivera", "identity")
-    text = system_prompt(bank, ToolContext(user_id="sam"), GUIDANCE, budget_tokens=budget)
+    text = system_prompt(bank, Caller(user_id="sam"), GUIDANCE, budget_tokens=budget)
     assert count_tokens(text) <= budget
     assert GUIDANCE.startswith(text) and OPEN_TAG not in text
     if budget == 0:
@@ -240,23 +239,23 @@ def test_system_prompt_truncates_guidance_that_does_not_fit(bank: MemoryBank, bu
 
 @pytest.mark.parametrize("bad", [-1, 2.5, "500", None])
 def test_bad_budgets_are_validation_errors(bank: MemoryBank, bad: Any) -> None:
-    ctx = ToolContext(user_id="sam")
+    caller = Caller(user_id="sam")
     with pytest.raises(ValidationError) as info:
-        system_prompt(bank, ctx, GUIDANCE, budget_tokens=bad)
+        system_prompt(bank, caller, GUIDANCE, budget_tokens=bad)
     assert info.value.field == "budget_tokens"
     with pytest.raises(ValidationError) as info:
-        get_context(bank, ctx, max_tokens=bad)
+        get_context(bank, caller, max_tokens=bad)
     assert info.value.field == "max_tokens"
 
 
 def test_cl100k_budget_is_counted_in_cl100k(bank: MemoryBank) -> None:
     for i in range(8):
         bank.save("sam", f"User's friend number {i} lives in Kraków, Polska", "relationship")
-    ctx = ToolContext(user_id="sam")
+    caller = Caller(user_id="sam")
     for n in (40, 60, 90, 120):
-        text = system_prompt(bank, ctx, GUIDANCE, n, encoding="cl100k_base")
+        text = system_prompt(bank, caller, GUIDANCE, n, encoding="cl100k_base")
         assert count_tokens(text, "cl100k_base") <= n
-        text = get_context(bank, ctx, n, encoding="cl100k_base")
+        text = get_context(bank, caller, n, encoding="cl100k_base")
         assert count_tokens(text, "cl100k_base") <= n
 
 
@@ -286,8 +285,8 @@ def seed_user(bank: MemoryBank, u: str = "sam") -> None:
 
 def test_get_context_has_the_seed_shape(bank: MemoryBank) -> None:
     seed_user(bank)
-    ctx = ToolContext(user_id="sam")
-    text = get_context(bank, ctx)
+    caller = Caller(user_id="sam")
+    text = get_context(bank, caller)
     lines = text.split("\n")
     assert lines[:2] == ["## User Context", CONTEXT_NOTE]
     assert [line for line in lines if line.startswith("#")] == ["## User Context", *SECTIONS]
@@ -322,7 +321,7 @@ def test_get_context_sections_order_by_importance_then_recency(bank: MemoryBank)
     bank.save("sam", "Apollo ships every Tuesday", "context", project_id="apollo", importance=8)
     bank.save("sam", "User is writing a compiler", "project", importance=7)
     bank.save("sam", "Apollo is a payments platform", "project", project_id="apollo", importance=9)
-    text = get_context(bank, ToolContext(user_id="sam", project_id="apollo"))
+    text = get_context(bank, Caller(user_id="sam", project_id="apollo"))
     assert bullets(text, "### Preferences & Working Style") == [
         "User prefers short commit messages",
         "User prefers pytest over unittest",
@@ -338,8 +337,8 @@ def test_get_context_sections_order_by_importance_then_recency(bank: MemoryBank)
 
 def test_get_context_focus_keeps_identity_and_focused_domains(bank: MemoryBank) -> None:
     seed_user(bank)
-    ctx = ToolContext(user_id="sam")
-    text = get_context(bank, ctx, focus=["work"])
+    caller = Caller(user_id="sam")
+    text = get_context(bank, caller, focus=["work"])
     assert set(bullets(text, "### Identity & Background")) == {
         "User is a Senior Software Engineer at TechCorp",
         "User is based in San Francisco, PST timezone",  # identity, though it has no domain
@@ -350,26 +349,26 @@ def test_get_context_focus_keeps_identity_and_focused_domains(bank: MemoryBank) 
     assert "Kim" not in text and "vim" not in text and "Rust" not in text
     assert text.endswith("_10 memories_")  # the footer counts everything remembered
 
-    health = get_context(bank, ctx, focus=["Health", "lifestyle"])
+    health = get_context(bank, caller, focus=["Health", "lifestyle"])
     assert bullets(health, "### Current Focus") == ["User runs every morning before work"]
     assert "### Preferences & Working Style" not in health and "### How-to" not in health
-    assert get_context(bank, ctx, focus=[]) == get_context(bank, ctx)
+    assert get_context(bank, caller, focus=[]) == get_context(bank, caller)
 
 
 def test_get_context_focus_with_nothing_matching(bank: MemoryBank) -> None:
     bank.save("sam", "User prefers async communication", "preference", domain="work")
-    text = get_context(bank, ToolContext(user_id="sam"), focus=["finance"])
+    text = get_context(bank, Caller(user_id="sam"), focus=["finance"])
     assert "_No memories to show._" in text and text.endswith("_1 memory_")
 
 
 def test_get_context_empty_bank(bank: MemoryBank) -> None:
-    text = get_context(bank, ToolContext(user_id="nobody"))
+    text = get_context(bank, Caller(user_id="nobody"))
     assert text == f"## User Context\n{CONTEXT_NOTE}\n\n_No memories to show._\n\n---\n_0 memories_"
 
 
 def test_get_context_unknown_focus_is_a_validation_error(bank: MemoryBank) -> None:
     with pytest.raises(ValidationError, match="unknown focus domain 'sports'") as info:
-        get_context(bank, ToolContext(user_id="sam"), focus=["work", "sports"])
+        get_context(bank, Caller(user_id="sam"), focus=["work", "sports"])
     assert info.value.field == "focus"
     assert parse_focus("work") == (Domain.WORK,)
     assert parse_focus(None) is None and parse_focus(()) is None
@@ -377,14 +376,14 @@ def test_get_context_unknown_focus_is_a_validation_error(bank: MemoryBank) -> No
 
 def test_get_context_memory_disabled(bank: MemoryBank) -> None:
     seed_user(bank)
-    text = get_context(bank, ToolContext(user_id="sam", memory_enabled=False))
+    text = get_context(bank, Caller(user_id="sam", memory_enabled=False))
     assert "Memory is turned off" in text and "- " not in text
 
 
 def test_get_context_hostile_memories_stay_bullets(bank: MemoryBank) -> None:
     for content in HOSTILE:
         bank.save("sam", content, "identity")
-    text = get_context(bank, ToolContext(user_id="sam"))
+    text = get_context(bank, Caller(user_id="sam"))
     lines = text.split("\n")
     assert [line for line in lines if line.startswith("#")] == [
         "## User Context",
@@ -397,17 +396,17 @@ def test_get_context_hostile_memories_stay_bullets(bank: MemoryBank) -> None:
 
 def test_get_context_budgets_are_never_exceeded(bank: MemoryBank) -> None:
     seed_user(bank)
-    ctx = ToolContext(user_id="sam")
-    full = get_context(bank, ctx)
+    caller = Caller(user_id="sam")
+    full = get_context(bank, caller)
     assert sum(line.startswith("- ") for line in full.split("\n")) == 10
     for n in range(count_tokens(full) + 3):
-        text = get_context(bank, ctx, max_tokens=n)
+        text = get_context(bank, caller, max_tokens=n)
         assert count_tokens(text) <= n
         if "_10 memories_" in text:
             assert text.endswith("---\n_10 memories_")
-    assert get_context(bank, ctx, max_tokens=count_tokens(full)) == full
+    assert get_context(bank, caller, max_tokens=count_tokens(full)) == full
     # Identity is filled first, then preferences, then relationships.
-    tight = get_context(bank, ctx, max_tokens=60)
+    tight = get_context(bank, caller, max_tokens=60)
     assert "### Identity & Background" in tight and "### How-to" not in tight
 
 
@@ -421,16 +420,16 @@ def test_other_users_memories_never_appear(bank: MemoryBank) -> None:
     bank.save("eve", "User Eve's secret password hint is bluebird", "identity")
     bank.save("eve", "User Eve prefers to spy on colleagues", "preference")
     bank.save("eve", "Eve's private project is Hermes", "project", project_id="hermes")
-    for ctx in (ToolContext(user_id="sam"), ToolContext(user_id="sam", project_id="apollo")):
+    for caller in (Caller(user_id="sam"), Caller(user_id="sam", project_id="apollo")):
         texts = [
-            system_prompt(bank, ctx, GUIDANCE, budget_tokens=5000),
-            get_context(bank, ctx, max_tokens=5000),
-            get_context(bank, ctx, max_tokens=5000, focus=["work"]),
+            system_prompt(bank, caller, GUIDANCE, budget_tokens=5000),
+            get_context(bank, caller, max_tokens=5000),
+            get_context(bank, caller, max_tokens=5000, focus=["work"]),
         ]
         for text in texts:
             assert "Eve" not in text and "bluebird" not in text and "Hermes" not in text
-    assert get_context(bank, ToolContext(user_id="sam")).endswith("_10 memories_")
-    eve = get_context(bank, ToolContext(user_id="eve"))
+    assert get_context(bank, Caller(user_id="sam")).endswith("_10 memories_")
+    eve = get_context(bank, Caller(user_id="eve"))
     assert "Senior Software Engineer" not in eve and eve.endswith("_2 memories_")
 
 
@@ -478,9 +477,7 @@ def fixed_bank(
 def test_system_prompt_never_exceeds_the_budget(
     fixed_bank: MemoryBank, budget: int, guidance: str, project: str | None
 ) -> None:
-    text = system_prompt(
-        fixed_bank, ToolContext(user_id="zoe", project_id=project), guidance, budget
-    )
+    text = system_prompt(fixed_bank, Caller(user_id="zoe", project_id=project), guidance, budget)
     assert count_tokens(text) <= budget
     assert "Mallory" not in text
     if OPEN_TAG in text:
@@ -499,7 +496,7 @@ def test_system_prompt_never_exceeds_the_budget(
 def test_get_context_never_exceeds_the_budget(
     fixed_bank: MemoryBank, budget: int, focus: list[str] | None, project: str | None
 ) -> None:
-    text = get_context(fixed_bank, ToolContext(user_id="zoe", project_id=project), budget, focus)
+    text = get_context(fixed_bank, Caller(user_id="zoe", project_id=project), budget, focus)
     assert count_tokens(text) <= budget
     assert "Mallory" not in text and "<" not in text
     if text.endswith(" memories_"):
@@ -586,12 +583,12 @@ def test_random_memory_texts_never_break_the_block(
     rows: list[Any], budget: int, project: str | None
 ) -> None:
     bank: Any = make_bank(rows)
-    ctx = ToolContext(user_id="zoe", project_id=project)
-    text = system_prompt(bank, ctx, GUIDANCE, budget)
+    caller = Caller(user_id="zoe", project_id=project)
+    text = system_prompt(bank, caller, GUIDANCE, budget)
     assert count_tokens(text) <= budget
     if OPEN_TAG in text:
         assert_block_inert(text)
-    context = get_context(bank, ctx, budget)
+    context = get_context(bank, caller, budget)
     assert count_tokens(context) <= budget
     for line in context.split("\n"):
         # Only our headers start with "#" (or a prefix of the first, when it is truncated).
@@ -614,7 +611,7 @@ def test_system_prompt_order_with_random_importance() -> None:
         )
     ]
     bank: Any = make_bank(rows)
-    text = system_prompt(bank, ToolContext(user_id="zoe"), GUIDANCE)
+    text = system_prompt(bank, Caller(user_id="zoe"), GUIDANCE)
     # Equal importance: the newer (lower index here) first; project facts are not pre-loaded.
     assert bullets(text, "## About This User") == [
         "User fact number 1",
@@ -638,8 +635,8 @@ def test_large_bank_is_read_in_bounded_pages() -> None:
     ]
     bank: Any = make_bank(rows)
     started = time.perf_counter()
-    text = system_prompt(bank, ToolContext(user_id="zoe"), GUIDANCE, 500)
-    context = get_context(bank, ToolContext(user_id="zoe"), 2000)
+    text = system_prompt(bank, Caller(user_id="zoe"), GUIDANCE, 500)
+    context = get_context(bank, Caller(user_id="zoe"), 2000)
     assert time.perf_counter() - started < 5
     assert count_tokens(text) <= 500 and count_tokens(context) <= 2000
     assert context.endswith("_1000 memories_")
@@ -655,7 +652,7 @@ def test_budget_holds_even_if_piece_counts_were_too_low(
     from memorybank.rules import render as context
 
     seed_user(bank)
-    ctx = ToolContext(user_id="sam")
+    caller = Caller(user_id="sam")
     real = context.count_tokens
 
     def low_for_lines(text: str, encoding: Any = "o200k_base") -> int:
@@ -663,8 +660,8 @@ def test_budget_holds_even_if_piece_counts_were_too_low(
 
     monkeypatch.setattr(context, "count_tokens", low_for_lines)
     for n in (0, 20, 40, 60, 90, 130, 400):
-        text = get_context(bank, ctx, n)
+        text = get_context(bank, caller, n)
         assert real(text) <= n
-        prompt = system_prompt(bank, ctx, GUIDANCE, n)
+        prompt = system_prompt(bank, caller, GUIDANCE, n)
         assert real(prompt) <= n
-    assert get_context(bank, ctx, 400).count("\n- ") == 10
+    assert get_context(bank, caller, 400).count("\n- ") == 10

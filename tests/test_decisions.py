@@ -13,6 +13,7 @@ import pytest
 from memorybank import MemoryBank
 from memorybank.errors import ValidationError
 from memorybank.model import (
+    Caller,
     Decision,
     DecisionOutcome,
     EventKind,
@@ -34,9 +35,8 @@ from memorybank.services.decisions import (
 )
 from memorybank.stores.sqlite import SQLiteStore
 from memorybank.stores.sqlite_schema import MIGRATIONS
-from memorybank.tools.base import ToolContext
 
-CTX = ToolContext(user_id="ana", thread_id="t1")
+CTX = Caller(user_id="ana", thread_id="t1")
 
 
 def decide(bank: MemoryBank, action: str, outcome: str = "successful", **more: Any) -> Memory:
@@ -112,8 +112,8 @@ def test_alike_decisions_are_all_kept(bank: MemoryBank) -> None:
 
 
 def test_decisions_go_to_the_project_when_there_is_one(bank: MemoryBank) -> None:
-    ctx = ToolContext(user_id="ana", project_id="support")
-    memory = log_decision(bank, ctx, "escalated", "pending", "Customer threatened to churn")
+    caller = Caller(user_id="ana", project_id="support")
+    memory = log_decision(bank, caller, "escalated", "pending", "Customer threatened to churn")
     assert memory.project_id == "support"
     assert bank.get(memory.id, "ben", project_id="support").decision is not None
 

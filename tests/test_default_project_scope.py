@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from memorybank import MemoryBank
 from memorybank.tools import (
-    ToolContext,
+    Caller,
     call,
     profile,
     to_anthropic,
@@ -25,16 +25,16 @@ from memorybank.tools.profiles.default import IN_PROJECT, PROFILE
 from server_helpers import LOOPBACK_PEER, World, make_world
 
 DEFAULT = profile("default")
-PRIVATE = ToolContext(user_id="uma")
-IN_ATLAS = ToolContext(user_id="uma", project_id="atlas", role="member")
+PRIVATE = Caller(user_id="uma")
+IN_ATLAS = Caller(user_id="uma", project_id="atlas", role="member")
 
 
-def run(bank: MemoryBank, ctx: ToolContext, **args: Any) -> Any:
-    return call(bank, DEFAULT, "remember", args, ctx)
+def run(bank: MemoryBank, caller: Caller, **args: Any) -> Any:
+    return call(bank, DEFAULT, "remember", args, caller)
 
 
-def remember_schema(ctx: ToolContext) -> dict[str, Any]:
-    schema: dict[str, Any] = to_anthropic(toolkit(DEFAULT, ctx))[0]["input_schema"]
+def remember_schema(caller: Caller) -> dict[str, Any]:
+    schema: dict[str, Any] = to_anthropic(toolkit(DEFAULT, caller))[0]["input_schema"]
     return schema
 
 
@@ -54,7 +54,7 @@ def test_with_a_project_remember_takes_a_scope() -> None:
     strict = to_openai(toolkit(DEFAULT, IN_ATLAS))[0]["function"]["parameters"]
     assert strict["required"] == ["fact", "category", "id", "scope"]
     assert token_cost(IN_PROJECT, "openai") > token_cost(DEFAULT, "openai")
-    off = ToolContext(user_id="uma", project_id="atlas", memory_enabled=False)
+    off = Caller(user_id="uma", project_id="atlas", memory_enabled=False)
     assert toolkit(DEFAULT, off).tools == ()
 
 

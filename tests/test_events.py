@@ -27,15 +27,15 @@ from memorybank.stores.sqlite_schema import MIGRATIONS
 
 def test_channels_say_through_what_memory_changed(bank: MemoryBank) -> None:
     by_hand = bank.save("u1", "User drinks green tea", "preference", source="user")
-    ctx = Caller(user_id="u1")
+    caller = Caller(user_id="u1")
     answer = tools.call(
-        bank, tools.profile("default"), "remember", {"fact": "User owns a cat"}, ctx
+        bank, tools.profile("default"), "remember", {"fact": "User owns a cat"}, caller
     )
     assert answer["success"], answer
     data = transfer.export(bank, "u1")
     transfer.import_(bank, "u2", data)
     bank.update(str(by_hand.memory_id), "u1", content="User drinks black tea")
-    tools.call(bank, tools.profile("default"), "forget", {"id": answer["id"]}, ctx)
+    tools.call(bank, tools.profile("default"), "forget", {"id": answer["id"]}, caller)
     mine = [(e.type, e.channel, e.actor) for e in bank.events("u1")]
     assert mine == [
         ("created", Channel.USER, "u1"),

@@ -15,7 +15,7 @@ import pytest
 from chat_server import ChatServer, running_chat_server
 from memorybank import MemoryBank
 from memorybank.errors import NotFound, ValidationError
-from memorybank.model import EventKind, ForgetAction, HistoryEvent, PlanStatus, utcnow
+from memorybank.model import Caller, EventKind, ForgetAction, HistoryEvent, PlanStatus, utcnow
 from memorybank.providers.llm import ChatClient
 from memorybank.services.forget import (
     PLAN_TTL,
@@ -26,10 +26,9 @@ from memorybank.services.forget import (
     render_executed,
     render_preview,
 )
-from memorybank.tools.base import ToolContext
 
-ANA = ToolContext(user_id="ana", thread_id="t1")
-BEN = ToolContext(user_id="ben", thread_id="t2")
+ANA = Caller(user_id="ana", thread_id="t1")
+BEN = Caller(user_id="ben", thread_id="t2")
 QUERY = "my old home address on Oak Street"
 ADDRESS = "User's home address is 123 Oak Street, Apt 4B"
 LIVED = "User lived on Oak Street for 3 years"
@@ -299,7 +298,7 @@ def test_foreign_plan_looks_missing_and_stays_usable(bank: MemoryBank) -> None:
         forget_confirm(bank, BEN, preview.plan.id)
     with pytest.raises(NotFound):
         forget_cancel(bank, BEN, preview.plan.id)
-    in_project = ToolContext(user_id="ana", project_id="apollo")
+    in_project = Caller(user_id="ana", project_id="apollo")
     with pytest.raises(NotFound):
         forget_confirm(bank, in_project, preview.plan.id)
     assert len(forget_confirm(bank, ANA, preview.plan.id).forgotten) == 3

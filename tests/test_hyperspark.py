@@ -8,19 +8,19 @@ from typing import Any
 
 from memorybank import MemoryBank
 from memorybank.model import EventKind, HistoryEvent, SaveInput
-from memorybank.tools import SafetyTier, ToolContext, call, profile, to_anthropic
+from memorybank.tools import Caller, SafetyTier, call, profile, to_anthropic
 
 HS = profile("hyperspark")
-ANA = ToolContext(user_id="ana", thread_id="t1", org_id="acme")
-ADMIN = ToolContext(user_id="boss", org_id="acme", org_admin=True)
+ANA = Caller(user_id="ana", thread_id="t1", org_id="acme")
+ADMIN = Caller(user_id="boss", org_id="acme", org_admin=True)
 
 
-def run(bank: MemoryBank, tool: str, args: dict[str, Any], ctx: ToolContext = ANA) -> Any:
-    return call(bank, HS, tool, args, ctx)
+def run(bank: MemoryBank, tool: str, args: dict[str, Any], caller: Caller = ANA) -> Any:
+    return call(bank, HS, tool, args, caller)
 
 
-def text(bank: MemoryBank, tool: str, args: dict[str, Any], ctx: ToolContext = ANA) -> str:
-    out = run(bank, tool, args, ctx)
+def text(bank: MemoryBank, tool: str, args: dict[str, Any], caller: Caller = ANA) -> str:
+    out = run(bank, tool, args, caller)
     assert isinstance(out, str), out
     return out
 
@@ -260,7 +260,7 @@ def test_org_wide_is_for_admins_only(bank: MemoryBank) -> None:
             "error": "orgWide is only for org admins; search without orgWide",
         }
     no_org = run(
-        bank, "recall", {"query": "x", "orgWide": True}, ToolContext(user_id="b", org_admin=True)
+        bank, "recall", {"query": "x", "orgWide": True}, Caller(user_id="b", org_admin=True)
     )
     assert no_org["success"] is False and "needs an org" in no_org["error"]
 

@@ -30,11 +30,11 @@ def test_metrics_count_what_saves_searches_and_prompts_decided(bank: MemoryBank)
     bank.save("ben", "Team Apollo deploys on Fridays", project_id="apollo")
     assert bank.search("ana", "tea")
     assert not bank.search("cyd", "anything at all")  # cyd has no memory
-    ctx = Caller(user_id="ana")
-    tools.call(bank, tools.profile("default"), "forget", {"id": first.memory_id}, ctx)  # AI
+    caller = Caller(user_id="ana")
+    tools.call(bank, tools.profile("default"), "forget", {"id": first.memory_id}, caller)  # AI
     nurse = bank.search("ana", "nurse")[0].memory.id
     bank.delete(nurse, "ana")  # by hand
-    prompt = tools.system_prompt(bank, ctx, "default")
+    prompt = tools.system_prompt(bank, caller, "default")
     assert "sister" in prompt
 
     m = success_metrics(bank)
@@ -112,7 +112,7 @@ def test_cli_stats_json_has_the_metrics(tmp_path: Path) -> None:
     env = {"COLUMNS": "200", "MEMORYBANK_URL": None}
     result = CliRunner().invoke(cli, ["stats", "--db", db, "--json"], env=env)
     assert result.exit_code == 0, result.output
-    metrics = json.loads(result.stdout)["success_metrics"]
+    metrics = json.loads(result.stdout)["metrics"]
     assert metrics["recall"] == {"searches": 1, "searches_with_hits": 1, "hit_rate": 1.0}
     table = CliRunner().invoke(cli, ["stats", "--db", db], env=env)
     assert "recall hit rate" in table.stdout and "100%" in table.stdout

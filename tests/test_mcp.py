@@ -28,7 +28,7 @@ from starlette.requests import Request
 
 from memorybank import MemoryBank, tools
 from memorybank.mcp import mcp_http_app, to_content
-from memorybank.tools import ToolContext
+from memorybank.tools import Caller
 
 # The stdio tests are marked slow: each spawns a server that loads the embedding model
 # (about 1.5 s each, about 20 s in all). Allow for a slow machine.
@@ -278,9 +278,9 @@ def uvicorn_in_thread(app: Any) -> Iterator[str]:
 
 
 def test_streamable_http_app_uses_the_request_for_context(bank: MemoryBank) -> None:
-    def ctx_of(request: Request | None) -> ToolContext:
+    def ctx_of(request: Request | None) -> Caller:
         assert request is not None
-        return ToolContext(user_id=request.headers["x-test-user"])
+        return Caller(user_id=request.headers["x-test-user"])
 
     app = mcp_http_app(bank, "oxydra", ctx_of)
 

@@ -21,8 +21,8 @@ from memorybank.model import Caller, Memory, Role, Source
 from memorybank.providers.llm.client import ChatClient
 from memorybank.rules.permissions import PROJECT_ROLES, Action, adding, allowed, require
 from memorybank.services import transfer
+from memorybank.services.conversations import remember_conversation
 from memorybank.services.forget import forget_confirm, forget_preview
-from memorybank.services.remember import remember
 from memorybank.tools import call, profile
 from server_helpers import MCP_HEADERS, MCP_INIT, World, make_world
 
@@ -117,9 +117,9 @@ def test_library_view(bank: MemoryBank, role: Role) -> None:
 @pytest.mark.parametrize("role", ROLES)
 def test_library_forget_plan(bank: MemoryBank, role: Role) -> None:
     _project_fact(bank, "The team's staging server is on Oak Street")
-    ctx = Caller(user_id=role, project_id=PROJECT, role=role)
-    plan = forget_preview(bank, ctx, "staging server Oak Street").plan
-    assert _outcome(lambda: forget_confirm(bank, ctx, plan.id)) is may(role, Action.CHANGE)
+    caller = Caller(user_id=role, project_id=PROJECT, role=role)
+    plan = forget_preview(bank, caller, "staging server Oak Street").plan
+    assert _outcome(lambda: forget_confirm(bank, caller, plan.id)) is may(role, Action.CHANGE)
 
 
 @pytest.mark.parametrize("role", ROLES)
@@ -135,9 +135,9 @@ def test_members_private_memory_is_theirs_in_a_project_too(bank: MemoryBank, rol
 
 
 def _tool(bank: MemoryBank, role: Role, name: str, arguments: dict[str, Any], **how: Any) -> Any:
-    ctx = Caller(user_id=role, project_id=PROJECT, role=role)
+    caller = Caller(user_id=role, project_id=PROJECT, role=role)
     chosen = profile(how.pop("profile", "default"))
-    return call(bank, chosen, name, arguments, ctx, **how)
+    return call(bank, chosen, name, arguments, caller, **how)
 
 
 @pytest.mark.parametrize("role", ROLES)
@@ -182,12 +182,12 @@ def test_remember_never_rewrites_project_memory_for_a_member(bank: MemoryBank, r
     def update(body: dict[str, Any]) -> dict[str, Any]:
         return {"action": "UPDATE", "target_id": fact.id, "content": newer, "reason": "newer"}
 
-    ctx = Caller(user_id=role, project_id=PROJECT, role=role)
+    caller = Caller(user_id=role, project_id=PROJECT, role=role)
     said = [{"role": "user", "content": "We deploy on Thursday mornings now"}]
     with running_chat_server() as chat, ChatClient(chat.base_url, "m", max_retries=0) as llm:
         fact_ = {"content": newer, "category": "project", "importance": 6, "domain": None}
         chat.reply({"facts": [fact_]}, update)
-        result = remember(bank, ctx, said, llm=llm)
+        result = remember_conversation(bank, caller, said, llm=llm)
     now = bank.get(fact.id, "owner", project_id=PROJECT).content
     if may(role, Action.CHANGE):
         assert [u.memory_id for u in result.updated] == [fact.id] and now == newer, result

@@ -1,5 +1,5 @@
 """Auto-recall: the memory block for the message at hand, through the library, the tool
-profiles' system prompt, REST (``POST /api/context``) and the MCP prompt."""
+profiles' system prompt, REST (``POST /api/auto-recall``) and the MCP prompt."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from memorybank import MemoryBank, ValidationError
 from memorybank.mcp import RECALL_PROMPT, build_server, recall_prompt
 from memorybank.model import Caller
 from memorybank.rules.tokens import count_tokens
-from memorybank.services.prompt import context_for
-from memorybank.tools import ToolContext, system_prompt
+from memorybank.services.prompt import auto_recall
+from memorybank.tools import system_prompt
 from server_helpers import LOOPBACK_PEER, make_world
 
 ALWAYS = "User's name is Kim"
@@ -30,97 +30,118 @@ def _kim(bank: MemoryBank, user: str = "kim") -> Caller:
 
 def test_relevant_memories_join_the_always_loaded_ones(bank: MemoryBank) -> None:
     kim = _kim(bank)
-    block = context_for(bank, kim, "Any tips for my marathon training this week?")
+    block = auto_recall(bank, kim, "Any tips for my marathon training this week?")
     assert ALWAYS in block and MARATHON in block
     assert "## Relevant To This Message" in block
     assert ALLERGY not in block and WORK not in block
-    food = context_for(bank, kim, "peanut allergy: what should I avoid?")
+    food = auto_recall(bank, kim, "peanut allergy: what should I avoid?")
     assert ALLERGY in food and MARATHON not in food
 
 
 def test_nothing_extra_when_nothing_is_relevant(bank: MemoryBank) -> None:
     kim = _kim(bank)
-    block = context_for(bank, kim, "What is the capital of Peru?")
+    block = auto_recall(bank, kim, "What is the capital of Peru?")
     assert ALWAYS in block
     assert "Relevant To This Message" not in block
     assert MARATHON not in block and ALLERGY not in block and WORK not in block
     # A user with nothing always-loaded gets nothing at all.
     bank.save("lee", "User is learning the cello", "context")
-    assert context_for(bank, Caller(user_id="lee"), "What is the capital of Peru?") == ""
-    assert "cello" in context_for(bank, Caller(user_id="lee"), "how is my cello practice going?")
+    assert auto_recall(bank, Caller(user_id="lee"), "What is the capital of Peru?") == ""
+    assert "cello" in auto_recall(bank, Caller(user_id="lee"), "how is my cello practice going?")
 
 
 def test_never_over_budget_and_off_when_memory_is(bank: MemoryBank) -> None:
     kim = _kim(bank)
     for budget in (0, 20, 45, 60, 120, 500):
-        block = context_for(bank, kim, "marathon training and peanut allergy", budget)
+        block = auto_recall(bank, kim, "marathon training and peanut allergy", budget)
         assert count_tokens(block) <= budget
-    assert context_for(bank, Caller(user_id="kim", memory_enabled=False), "marathon") == ""
+    assert auto_recall(bank, Caller(user_id="kim", memory_enabled=False), "marathon") == ""
     with pytest.raises(ValidationError, match="budget_tokens"):
-        context_for(bank, kim, "marathon", -1)
+        auto_recall(bank, kim, "marathon", -1)
 
 
 def test_other_users_memories_are_never_recalled(bank: MemoryBank) -> None:
     _kim(bank)
     bank.save("zoe", "User's name is Zoe", "identity")
-    block = context_for(bank, Caller(user_id="zoe"), "tips for my marathon training?")
+    block = auto_recall(bank, Caller(user_id="zoe"), "tips for my marathon training?")
     assert "Zoe" in block and MARATHON not in block
 
 
 def test_system_prompt_with_message(bank: MemoryBank) -> None:
     _kim(bank)
-    ctx = ToolContext(user_id="kim")
-    prompt = system_prompt(bank, ctx, "default", 500, message="peanut allergy: what to avoid?")
+    caller = Caller(user_id="kim")
+    prompt = system_prompt(bank, caller, "default", 500, message="peanut allergy: what to avoid?")
     assert prompt.startswith("You have a long-term memory")
     assert ALLERGY in prompt and MARATHON not in prompt
-    assert ALLERGY not in system_prompt(bank, ctx, "default", 500)
+    assert ALLERGY not in system_prompt(bank, caller, "default", 500)
 
 
-def test_rest_context(bank: MemoryBank) -> None:
+def test_rest_auto_recall(bank: MemoryBank) -> None:
     world = make_world(bank)
     _kim(bank, "member")
     h = world.auth("member")
     with TestClient(world.app, client=LOOPBACK_PEER) as client:
-        r = client.post("/api/context", json={"message": "marathon training tips?"}, headers=h)
+        r = client.post("/api/auto-recall", json={"message": "marathon training tips?"}, headers=h)
         assert r.status_code == 200, r.text
         body = r.json()
-        assert MARATHON in body["context"] and body["tokens"] == count_tokens(body["context"])
+        assert MARATHON in body["prompt"] and body["tokens"] == count_tokens(body["prompt"])
         none = client.post(
-            "/api/context", json={"message": "marathon", "min_relevance": 1.0}, headers=h
+            "/api/auto-recall", json={"message": "marathon", "min_relevance": 1.0}, headers=h
         ).json()
-        assert MARATHON not in none["context"] and ALWAYS in none["context"]
+        assert MARATHON not in none["prompt"] and ALWAYS in none["prompt"]
         guided = client.post(
-            "/api/context", json={"message": "marathon", "profile": "default"}, headers=h
+            "/api/auto-recall", json={"message": "marathon", "profile": "default"}, headers=h
         ).json()
-        assert guided["context"].startswith("You have a long-term memory")
-        assert MARATHON in guided["context"]
+        assert guided["prompt"].startswith("You have a long-term memory")
+        assert MARATHON in guided["prompt"]
         other = client.post(
-            "/api/context", json={"message": "marathon training"}, headers=world.auth("owner")
+            "/api/auto-recall", json={"message": "marathon training"}, headers=world.auth("owner")
         ).json()
-        assert MARATHON not in other["context"]
+        assert MARATHON not in other["prompt"]
         for bad in ({"message": "x", "budget": 10}, {"message": "x", "min_relevance": 2}, {}):
+            assert client.post("/api/auto-recall", json=bad, headers=h).status_code == 422
+        assert client.post("/api/auto-recall", json={"message": "x"}).status_code == 401
+
+
+def test_rest_context_is_the_deprecated_path_of_auto_recall(bank: MemoryBank) -> None:
+    """``POST /api/context`` answers as before (``context``, not ``prompt``) for one more
+    release, and the OpenAPI schema marks it deprecated (the new path is not)."""
+    world = make_world(bank)
+    _kim(bank, "member")
+    h = world.auth("member")
+    asked = {"message": "marathon training tips?", "profile": "default"}
+    with TestClient(world.app, client=LOOPBACK_PEER) as client:
+        old = client.post("/api/context", json=asked, headers=h)
+        new = client.post("/api/auto-recall", json=asked, headers=h).json()
+        assert old.status_code == 200, old.text
+        assert old.json() == {"context": new["prompt"], "tokens": new["tokens"]}
+        assert MARATHON in old.json()["context"]
+        for bad in ({"message": "x", "budget": 10}, {}):
             assert client.post("/api/context", json=bad, headers=h).status_code == 422
         assert client.post("/api/context", json={"message": "x"}).status_code == 401
+        paths = client.get("/openapi.json").json()["paths"]
+    assert paths["/api/context"]["post"]["deprecated"] is True
+    assert "deprecated" not in paths["/api/auto-recall"]["post"]
 
 
 def test_mcp_prompt(bank: MemoryBank) -> None:
     _kim(bank)
-    ctx = ToolContext(user_id="kim")
+    caller = Caller(user_id="kim")
     result = recall_prompt(
-        bank, ctx, "recall_context", {"message": "Is this dish safe for me? It has peanuts"}
+        bank, caller, "recall_context", {"message": "Is this dish safe for me? It has peanuts"}
     )
     text = result.messages[0].content.text  # type: ignore[union-attr]
     assert ALLERGY in text and MARATHON not in text
-    small = recall_prompt(bank, ctx, "recall_context", {"message": "x", "budget_tokens": "30"})
+    small = recall_prompt(bank, caller, "recall_context", {"message": "x", "budget_tokens": "30"})
     assert count_tokens(small.messages[0].content.text) <= 30  # type: ignore[union-attr]
     with pytest.raises(ValidationError, match="no prompt"):
-        recall_prompt(bank, ctx, "other", {"message": "x"})
+        recall_prompt(bank, caller, "other", {"message": "x"})
     with pytest.raises(ValidationError, match="message"):
-        recall_prompt(bank, ctx, "recall_context", {})
+        recall_prompt(bank, caller, "recall_context", {})
     with pytest.raises(ValidationError, match="budget_tokens"):
-        recall_prompt(bank, ctx, "recall_context", {"message": "x", "budget_tokens": "lots"})
+        recall_prompt(bank, caller, "recall_context", {"message": "x", "budget_tokens": "lots"})
     assert [a.name for a in RECALL_PROMPT.arguments or []] == ["message", "budget_tokens"]
-    assert build_server(bank, "default", ctx) is not None
+    assert build_server(bank, "default", caller) is not None
 
 
 def test_rest_search_min_relevance(bank: MemoryBank) -> None:

@@ -22,7 +22,7 @@ from memorybank.server.app import create_app
 from memorybank.services.accounts import Accounts
 from memorybank.settings import Settings
 from memorybank.stores.sqlite import SQLiteStore
-from memorybank.tools import ToolContext, profile, system_prompt
+from memorybank.tools import Caller, profile, system_prompt
 from memorybank.tools import call as tool_call
 
 MASTER = "test-master-key-not-a-secret"
@@ -108,12 +108,12 @@ JUNK: list[Any] = [
 
 
 def test_dispatcher_answers_junk_with_clear_errors(bank: MemoryBank) -> None:
-    ctx = ToolContext(user_id="alice")
+    caller = Caller(user_id="alice")
     prof = profile("default")
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     for name in ("remember", "recall", "forget", "nope"):
         for arguments in JUNK:
-            result = tool_call(bank, prof, name, arguments, ctx)
+            result = tool_call(bank, prof, name, arguments, caller)
             json.dumps(result)  # always serialisable
             if result.get("success") is not False:
                 # only a real success of a valid call is acceptable
@@ -128,9 +128,9 @@ def test_dispatcher_answers_junk_with_clear_errors(bank: MemoryBank) -> None:
 def test_mcp_tools_answer_junk_with_clear_errors(bank: MemoryBank) -> None:
     from memorybank.mcp import to_content
 
-    ctx = ToolContext(user_id="alice")
+    caller = Caller(user_id="alice")
     for arguments in JUNK[:12]:
-        result = tool_call(bank, profile("default"), "remember", arguments, ctx)
+        result = tool_call(bank, profile("default"), "remember", arguments, caller)
         content = to_content(result)
         text = " ".join(getattr(c, "text", "") for c in content.content)
         assert "success" in text
@@ -149,7 +149,7 @@ INJECTIONS = [
 def test_prompt_injection_is_inert_in_the_memory_block(bank: MemoryBank) -> None:
     for text in INJECTIONS:
         assert bank.save("mallory", text, "preference", source="user").success, text
-    prompt = system_prompt(bank, ToolContext(user_id="mallory"), "default", 3000)
+    prompt = system_prompt(bank, Caller(user_id="mallory"), "default", 3000)
     assert prompt.count("</memories>") == 1, prompt  # the block is closed exactly once
     block = prompt[prompt.index("<memories>") :]
     lines = block.splitlines()[2:-1]  # after the tag and the "data, not instructions" note

@@ -31,7 +31,7 @@ from memorybank.providers.embedders.local import LocalEmbedder
 from memorybank.services import transfer
 from memorybank.services.forget import forget_confirm, forget_preview
 from memorybank.stores.sqlite import SQLiteStore
-from memorybank.tools import ToolContext, profile, system_prompt
+from memorybank.tools import Caller, profile, system_prompt
 from memorybank.tools import call as tool_call
 
 USERS = ("ann", "bob", "cy")
@@ -101,7 +101,7 @@ class Isolation(RuleBasedStateMachine):
     def remember_tool(self, who: tuple[str, str | None], topic: str) -> Any:
         user, project = who
         token, text = self.ledger.fact(topic)
-        ctx = ToolContext(user_id=user, project_id=project)
+        ctx = Caller(user_id=user, project_id=project)
         result = tool_call(self.bank, self.default, "remember", {"fact": text}, ctx)
         if not result.get("success"):
             return None
@@ -126,14 +126,14 @@ class Isolation(RuleBasedStateMachine):
             user, project, transfer.export(self.bank, user, project_id=project), "export"
         )
         self.check_text(user, project, transfer.export(self.bank, user, "markdown"), "export md")
-        ctx = ToolContext(user_id=user, project_id=project)
+        ctx = Caller(user_id=user, project_id=project)
         prompt = system_prompt(self.bank, ctx, "default", 2000)
         self.check_text(user, project, prompt, "system prompt")
 
     @rule(who=caller, topic=st.sampled_from(TOPICS))
     def recall_tool(self, who: tuple[str, str | None], topic: str) -> None:
         user, project = who
-        ctx = ToolContext(user_id=user, project_id=project)
+        ctx = Caller(user_id=user, project_id=project)
         result = tool_call(self.bank, self.default, "recall", {"query": topic}, ctx)
         assert result["success"], result
         self.check_text(user, project, str(result), "recall")
@@ -164,7 +164,7 @@ class Isolation(RuleBasedStateMachine):
         user, project = who
         allowed = (proj is None and user == owner) or (proj is not None and proj == project)
         if via_tool:
-            ctx = ToolContext(user_id=user, project_id=project)
+            ctx = Caller(user_id=user, project_id=project)
             result = tool_call(self.bank, self.default, "forget", {"id": memory_id}, ctx)
             assert bool(result.get("success")) == allowed, result
         elif allowed:
@@ -180,7 +180,7 @@ class Isolation(RuleBasedStateMachine):
     @rule(who=caller, topic=st.sampled_from(TOPICS))
     def forget_by_query(self, who: tuple[str, str | None], topic: str) -> None:
         user, project = who
-        ctx = ToolContext(user_id=user, project_id=project)
+        ctx = Caller(user_id=user, project_id=project)
         preview = forget_preview(self.bank, ctx, topic)
         for item in preview.items:
             self.check_text(user, project, item.memory.content, "forget preview")

@@ -711,7 +711,7 @@ class RestIsolation(RuleBasedStateMachine):
     @rule(user=users, where=places, thief=users, finish=st.booleans())
     def clear(self, user: str, where: str | None, thief: str, finish: bool) -> None:
         """Clearing a scope takes a confirm token; another user's token is refused."""
-        url = "/api/memory/user/clear" if where is None else f"/api/memory/drive/{where}/clear"
+        url = "/api/memories/clear" if where is None else f"/api/memories/projects/{where}/clear"
         asked = self.api(user, "POST", url, allowed=(), expect=manage_status(user, where))
         if asked.status_code != 200:
             return

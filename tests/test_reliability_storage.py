@@ -27,7 +27,7 @@ from memorybank.services import transfer
 from memorybank.services.accounts import Accounts
 from memorybank.settings import Settings
 from memorybank.stores.sqlite import SQLiteStore
-from memorybank.tools import ToolContext, profile
+from memorybank.tools import Caller, profile
 from memorybank.tools import call as tool_call
 
 MASTER = "test-master-key-not-a-secret"
@@ -113,7 +113,7 @@ def test_readonly_database_refuses_writes_clearly(
         profile("default"),
         "remember",
         {"fact": "User drinks coffee after lunch"},
-        ToolContext(user_id="local"),
+        Caller(user_id="local"),
     )
     assert result["success"] is False and "could not complete" in result["error"]
 

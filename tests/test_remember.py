@@ -12,18 +12,17 @@ import pytest
 from chat_server import ChatServer, Raw, running_chat_server
 from memorybank import MemoryBank
 from memorybank.errors import ValidationError
-from memorybank.model import Category, Domain, EventKind, Ring, Source
+from memorybank.model import Caller, Category, Domain, EventKind, Ring, Source
 from memorybank.providers.llm import ChatClient
-from memorybank.services.remember import (
+from memorybank.services.conversations import (
     Message,
     RememberResult,
     explicit_statements,
-    remember,
-    render_remember,
+    remember_conversation,
+    render_remembered,
 )
-from memorybank.tools.base import ToolContext
 
-CTX = ToolContext(user_id="ana", thread_id="thread-1")
+CALLER = Caller(user_id="ana", thread_id="thread-1")
 SEED_MESSAGES = [
     {"role": "user", "content": "I prefer to work in the mornings"},
     {"role": "assistant", "content": "Got it! I'll remember you prefer morning work sessions."},
@@ -69,7 +68,9 @@ def verdict(action: str, content: str | None = None) -> Callable[[dict[str, Any]
 
 
 def test_seed_example_stores_one_memory(bank: MemoryBank) -> None:
-    result = remember(bank, CTX, SEED_MESSAGES, context="Discussing work schedule preferences")
+    result = remember_conversation(
+        bank, CALLER, SEED_MESSAGES, context="Discussing work schedule preferences"
+    )
     assert [m.content for m in result.stored] == ["User prefers to work in the mornings"]
     fact = result.stored[0]
     assert (fact.category, fact.ring, fact.source) == (
@@ -77,7 +78,7 @@ def test_seed_example_stores_one_memory(bank: MemoryBank) -> None:
         Ring.SEMANTIC,
         Source.USER,
     )
-    text = render_remember(result)
+    text = render_remembered(result)
     assert text == f"Stored 1 memories\nIDs: {fact.id}"
     assert re.fullmatch(r"Stored 1 memories\nIDs: mem_\w+", text)
 
@@ -88,7 +89,7 @@ def test_every_turn_is_kept_as_an_episodic_conversation_memory(bank: MemoryBank)
         {**SEED_MESSAGES[0], "time": said, "metadata": {"channel": "tui"}},
         SEED_MESSAGES[1],
     ]
-    result = remember(bank, CTX, messages, context="Work schedule")
+    result = remember_conversation(bank, CALLER, messages, context="Work schedule")
     assert len(result.conversation_ids) == 2
     turns = [bank.get(mid, "ana") for mid in result.conversation_ids]
     assert [t.content for t in turns] == [m["content"] for m in SEED_MESSAGES]
@@ -115,7 +116,7 @@ def test_every_turn_is_kept_as_an_episodic_conversation_memory(bank: MemoryBank)
 
 def test_long_messages_are_chunked(bank: MemoryBank) -> None:
     long = " ".join(f"Sentence number {i} about the deployment pipeline." for i in range(40))
-    result = remember(bank, CTX, [{"role": "user", "content": long}])
+    result = remember_conversation(bank, CALLER, [{"role": "user", "content": long}])
     assert len(result.conversation_ids) > 1
     chunks = [bank.get(mid, "ana") for mid in result.conversation_ids]
     assert all(len(c.content) <= bank.policy.content_max for c in chunks)
@@ -127,7 +128,7 @@ def test_explicit_statements_become_third_person_facts(bank: MemoryBank) -> None
         "Hi there. My name is Ana. I'm not sure about lunch. I work at TechCorp as a "
         "Senior Engineer! Don't forget my dentist is Dr. Lee. I am a vegetarian."
     )
-    result = remember(bank, CTX, [{"role": "user", "content": text}])
+    result = remember_conversation(bank, CALLER, [{"role": "user", "content": text}])
     stored = {m.content: m.category for m in result.stored}
     assert stored == {
         "User's name is Ana.": Category.IDENTITY,
@@ -141,21 +142,23 @@ def test_explicit_statements_become_third_person_facts(bank: MemoryBank) -> None
 
 
 def test_statements_the_policy_rejects_are_reported(bank: MemoryBank) -> None:
-    result = remember(bank, CTX, [{"role": "user", "content": "Remember that we ship on Fridays."}])
+    result = remember_conversation(
+        bank, CALLER, [{"role": "user", "content": "Remember that we ship on Fridays."}]
+    )
     assert result.stored == []
     assert len(result.rejected) == 1
     assert result.rejected[0].content == "Remember that we ship on Fridays."
     assert "first person" in result.rejected[0].reason
-    text = render_remember(result)
+    text = render_remembered(result)
     assert text.startswith("Stored 0 memories\nIDs: (none)\nRejected: Remember that we ship")
 
 
 def test_duplicates_are_skipped_with_the_existing_id(bank: MemoryBank) -> None:
-    first = remember(bank, CTX, SEED_MESSAGES)
-    again = remember(bank, CTX, SEED_MESSAGES)
+    first = remember_conversation(bank, CALLER, SEED_MESSAGES)
+    again = remember_conversation(bank, CALLER, SEED_MESSAGES)
     assert again.stored == []
     assert again.skipped[0].existing_id == first.stored[0].id
-    assert f"already stored as {first.stored[0].id}" in render_remember(again)
+    assert f"already stored as {first.stored[0].id}" in render_remembered(again)
 
 
 def test_only_the_users_own_words_count() -> None:
@@ -176,12 +179,12 @@ def test_only_the_users_own_words_count() -> None:
 )
 def test_bad_messages_are_refused(bank: MemoryBank, messages: Any, message: str) -> None:
     with pytest.raises(ValidationError, match=message):
-        remember(bank, CTX, messages)
+        remember_conversation(bank, CALLER, messages)
 
 
 def test_personal_facts_stay_private_in_a_project(bank: MemoryBank) -> None:
-    ctx = ToolContext(user_id="ana", project_id="apollo", thread_id="t")
-    result = remember(bank, ctx, SEED_MESSAGES)
+    caller = Caller(user_id="ana", project_id="apollo", thread_id="t")
+    result = remember_conversation(bank, caller, SEED_MESSAGES)
     assert all(m.project_id is None for m in result.stored)
     assert bank.count("ben", project_id="apollo") == 0
 
@@ -196,7 +199,7 @@ def test_llm_extraction_retries_once_with_the_validation_error(
         "Sure! The facts are: user likes mornings",  # not JSON
         facts(("User prefers to work in the mornings", "preference", 8, "work")),
     )
-    result = remember(bank, CTX, SEED_MESSAGES, context="Work schedule", llm=llm)
+    result = remember_conversation(bank, CALLER, SEED_MESSAGES, context="Work schedule", llm=llm)
     assert [m.content for m in result.stored] == ["User prefers to work in the mornings"]
     fact = result.stored[0]
     assert (fact.importance, fact.domain, fact.source) == (8, Domain.WORK, Source.AI)
@@ -208,7 +211,7 @@ def test_llm_extraction_retries_once_with_the_validation_error(
         "That answer is invalid: the model's answer is not JSON"
         in second["messages"][-1]["content"]
     )
-    assert render_remember(result) == f"Stored 1 memories\nIDs: {fact.id}"
+    assert render_remembered(result) == f"Stored 1 memories\nIDs: {fact.id}"
 
 
 def test_llm_schema_violation_is_retried(
@@ -218,7 +221,9 @@ def test_llm_schema_violation_is_retried(
         facts(("User likes jazz", "hobby", 7, None)),  # no such category
         facts(("User likes jazz music", "preference", 7, "interests")),
     )
-    result = remember(bank, CTX, [{"role": "user", "content": "I like jazz"}], llm=llm)
+    result = remember_conversation(
+        bank, CALLER, [{"role": "user", "content": "I like jazz"}], llm=llm
+    )
     assert [m.content for m in result.stored] == ["User likes jazz music"]
     assert "category" in chat.last_user_message(1)
 
@@ -230,7 +235,7 @@ def test_llm_supersede_keeps_the_old_memory_linked(
     assert old is not None
     chat.reply(facts(("User lives in Munich", "identity", 10, None)), verdict("SUPERSEDE"))
     messages = [{"role": "user", "content": "I moved to Munich last month."}]
-    result = remember(bank, CTX, messages, llm=llm)
+    result = remember_conversation(bank, CALLER, messages, llm=llm)
 
     assert [m.content for m in result.stored] == ["User lives in Munich"]
     new = result.stored[0]
@@ -241,7 +246,7 @@ def test_llm_supersede_keeps_the_old_memory_linked(
     events = bank.history(old.id, "ana")
     assert [e.kind for e in events] == [EventKind.ADD, EventKind.SUPERSEDE]
     assert events[-1].new_content is None  # the link is superseded_by, not copied text
-    text = render_remember(result)
+    text = render_remembered(result)
     assert text.startswith(f"Stored 1 memories\nIDs: {new.id}\n")
     assert f"Superseded {old.id} by {new.id}: User lives in Berlin" in text
     # The reconciliation request listed the old fact, not the conversation turns.
@@ -257,14 +262,16 @@ def test_llm_update_merges_in_place(bank: MemoryBank, chat: ChatServer, llm: Cha
         facts(("User has a dog named Rex", "relationship", 8, None)),
         verdict("UPDATE", content="User has a dog named Rex"),
     )
-    result = remember(bank, CTX, [{"role": "user", "content": "My dog is called Rex"}], llm=llm)
+    result = remember_conversation(
+        bank, CALLER, [{"role": "user", "content": "My dog is called Rex"}], llm=llm
+    )
     assert result.stored == []
     assert [(u.memory_id, u.old_content, u.new_content) for u in result.updated] == [
         (old.id, "User has a dog", "User has a dog named Rex")
     ]
     changed = bank.get(old.id, "ana")
     assert (changed.content, changed.importance) == ("User has a dog named Rex", 8)
-    assert "Updated" in render_remember(result)
+    assert "Updated" in render_remembered(result)
 
 
 def test_llm_noop_is_reported_as_skipped(
@@ -273,7 +280,9 @@ def test_llm_noop_is_reported_as_skipped(
     old = bank.save("ana", "User prefers tea", "preference").memory
     assert old is not None
     chat.reply(facts(("User prefers coffee", "preference", 9, None)), verdict("NOOP"))
-    result = remember(bank, CTX, [{"role": "user", "content": "Tea or coffee..."}], llm=llm)
+    result = remember_conversation(
+        bank, CALLER, [{"role": "user", "content": "Tea or coffee..."}], llm=llm
+    )
     assert result.stored == []
     assert result.skipped[0].existing_id == old.id
     assert "already known" in result.skipped[0].reason
@@ -283,7 +292,9 @@ def test_llm_unknown_target_is_retried(bank: MemoryBank, chat: ChatServer, llm: 
     bank.save("ana", "User lives in Berlin", "identity")
     bogus = {"action": "SUPERSEDE", "target_id": "mem_nope", "content": None, "reason": "x"}
     chat.reply(facts(("User lives in Munich", "identity", 10, None)), bogus, verdict("SUPERSEDE"))
-    result = remember(bank, CTX, [{"role": "user", "content": "I live in Munich"}], llm=llm)
+    result = remember_conversation(
+        bank, CALLER, [{"role": "user", "content": "I live in Munich"}], llm=llm
+    )
     assert len(result.superseded) == 1
     assert "'mem_nope' is not one of the existing memories" in chat.last_user_message(2)
 
@@ -298,7 +309,7 @@ def test_clear_cases_are_decided_by_similarity(
             ("User prefers dark mode", "preference", 9, None),  # identical: duplicate
         )
     )
-    result = remember(bank, CTX, [{"role": "user", "content": "..."}], llm=llm)
+    result = remember_conversation(bank, CALLER, [{"role": "user", "content": "..."}], llm=llm)
     assert [m.content for m in result.stored] == ["User is learning Rust"]
     assert [s.content for s in result.skipped] == ["User prefers dark mode"]
     assert len(chat.requests) == 1  # extraction only: no verdict was needed
@@ -308,27 +319,29 @@ def test_first_person_from_the_llm_is_rejected_not_dropped(
     bank: MemoryBank, chat: ChatServer, llm: ChatClient
 ) -> None:
     chat.reply(facts(("We deploy on Fridays", "context", 5, "work")))
-    result = remember(bank, CTX, [{"role": "user", "content": "We deploy on Fridays"}], llm=llm)
+    result = remember_conversation(
+        bank, CALLER, [{"role": "user", "content": "We deploy on Fridays"}], llm=llm
+    )
     assert result.stored == []
     assert result.rejected[0].content == "We deploy on Fridays"
-    assert "Rejected: We deploy on Fridays" in render_remember(result)
+    assert "Rejected: We deploy on Fridays" in render_remembered(result)
 
 
 def test_llm_failure_falls_back_to_explicit_statements(
     bank: MemoryBank, chat: ChatServer, llm: ChatClient
 ) -> None:
     chat.reply(Raw(400, b'{"error": {"message": "model not found"}}'))
-    result = remember(bank, CTX, SEED_MESSAGES, llm=llm)
+    result = remember_conversation(bank, CALLER, SEED_MESSAGES, llm=llm)
     assert [m.content for m in result.stored] == ["User prefers to work in the mornings"]
     assert "HTTP 400" in result.warnings[0]
     assert "model not found" not in result.warnings[0]  # the provider's answer is never echoed
-    assert "Note: fact extraction by the LLM failed" in render_remember(result)
+    assert "Note: fact extraction by the LLM failed" in render_remembered(result)
     assert len(result.conversation_ids) == 2
 
 
 def test_bank_llm_is_the_default(bank: MemoryBank, chat: ChatServer, llm: ChatClient) -> None:
     bank.llm = llm
     chat.reply(facts())
-    result = remember(bank, CTX, SEED_MESSAGES)
+    result = remember_conversation(bank, CALLER, SEED_MESSAGES)
     assert result == RememberResult(conversation_ids=result.conversation_ids)
     assert len(chat.requests) == 1

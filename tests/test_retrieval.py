@@ -321,7 +321,7 @@ def test_hybrid_beats_either_signal_alone(tmp_path: Path, embedder: LocalEmbedde
     # The turns are saved without sessions, so they now share an implicit one
     # (memorybank.rules.sessions); this fixture of eight people telling the same stories side by
     # side is about fusing the two signals, so the neighbour step is left out of all three.
-    alone = {"context_weight": 0.0}
+    alone = {"neighbour_weight": 0.0}
     for name, settings in {
         "vector": RetrievalSettings(text_weight=0, **alone),
         "text": RetrievalSettings(vector_weight=0, **alone),
@@ -344,3 +344,13 @@ def test_named_speaker_search_on_every_store(any_bank: MemoryBank) -> None:
     assert any_bank.search("someone-else", "What did Caroline buy?") == []
     any_bank.close()
     assert any_bank._probes is None  # the probe threads are gone with the bank
+
+
+def test_the_former_neighbour_setting_names_are_read_with_a_warning() -> None:
+    """``context_weight``, ``context_window`` and ``context_candidates`` were the session
+    neighbour settings' names: read for one more release, with a DeprecationWarning."""
+    with pytest.warns(DeprecationWarning, match="context_weight, context_window is deprecated"):
+        former = RetrievalSettings.model_validate({"context_weight": 0.2, "context_window": 4})
+    assert (former.neighbour_weight, former.neighbour_window) == (0.2, 4)
+    with pytest.warns(DeprecationWarning, match="use neighbour_candidates"):
+        assert RetrievalSettings(context_candidates=3).neighbour_candidates == 3  # type: ignore[call-arg]

@@ -31,11 +31,11 @@ from memorybank.providers.llm import ChatClient
 from memorybank.services.forget import forget_confirm, forget_preview
 from memorybank.stores.postgres import PostgresStore
 from memorybank.stores.sqlite import SQLiteStore
-from memorybank.tools import ToolContext, call, profile
+from memorybank.tools import Caller, call, profile
 from server_helpers import spawn_server, stored_bytes
 
 HS = profile("hyperspark")
-ANA = ToolContext(user_id="ana", thread_id="t1")
+ANA = Caller(user_id="ana", thread_id="t1")
 OLD = "User lives at 123 Oak Street, Apt 4B"
 NEW = "User lives at 9 Elm Road"
 QUERY = "my old home address on Oak Street"

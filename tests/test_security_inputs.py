@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 
 from memorybank import MemoryBank, NotFound
 from memorybank.model import new_id
-from memorybank.tools import ToolContext, profile
+from memorybank.tools import Caller, profile
 from memorybank.tools import call as tool_call
 from server_helpers import World, make_world, stored_bytes
 
@@ -127,7 +127,7 @@ BOUNDED_REQUESTS: list[tuple[str, str, dict[str, Any]]] = [
     ("POST", "/api/forget/preview", {"json": {"query": "tea", "project_id": "p" * 201}}),
     ("POST", "/api/threads", {"json": {"project_id": "p" * 201}}),
     ("POST", "/api/memory/user", {"json": {"fact": "User likes tea a lot", "category": "c" * 201}}),
-    ("POST", "/api/memory/user/clear", {"json": {"confirm_token": "ct_" + "t" * 300}}),
+    ("POST", "/api/memories/clear", {"json": {"confirm_token": "ct_" + "t" * 300}}),
     ("POST", "/api/tools/default/call", {"json": {"name": "n" * 201}}),
     ("POST", "/api/tools/default/call", {"json": {"name": "recall", "thread_id": "t" * 201}}),
     (
@@ -178,7 +178,7 @@ def test_an_unknown_category_is_echoed_cut_short(client: TestClient, world: Worl
 
 
 def tool(bank: MemoryBank, name: str, tool_name: str, args: dict[str, Any]) -> Any:
-    return tool_call(bank, profile(name), tool_name, args, ToolContext(user_id="alice"))
+    return tool_call(bank, profile(name), tool_name, args, Caller(user_id="alice"))
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,7 @@ import memorybank
 from memorybank import MemoryBank
 from memorybank.errors import RateLimited, ValidationError
 from memorybank.rules.limits import RateLimiter
-from memorybank.tools import ToolContext, call, profile
+from memorybank.tools import Caller, call, profile
 from server_helpers import MCP_HEADERS, MCP_INIT, World, make_world, spawn_server
 
 RETRY = re.compile(r"try again in (\d+) s")
@@ -283,19 +283,17 @@ def test_the_dispatcher_counts_each_writing_call_once(bank: MemoryBank) -> None:
     count, and the refusal is an answer the model can act on, or the error when asked."""
     bank.set_write_limit(2)
     tools = profile("default")
-    ctx = ToolContext(user_id="sam")
+    caller = Caller(user_id="sam")
     # Arguments the schema refuses never start a write, so they are not counted.
-    assert call(bank, tools, "remember", {"fact": 5}, ctx)["success"] is False
-    assert call(bank, tools, "remember", {"nope": 1}, ctx)["success"] is False
+    assert call(bank, tools, "remember", {"fact": 5}, caller)["success"] is False
+    assert call(bank, tools, "remember", {"nope": 1}, caller)["success"] is False
     for text in ("I prefer Neovim", "I live in Porto"):
-        assert call(bank, tools, "remember", {"fact": text}, ctx)["success"] is True
+        assert call(bank, tools, "remember", {"fact": text}, caller)["success"] is True
     for _ in range(5):
-        assert call(bank, tools, "recall", {"query": "editor"}, ctx)["success"] is True
-    answer = call(bank, tools, "remember", {"fact": "I have two cats"}, ctx)
+        assert call(bank, tools, "recall", {"query": "editor"}, caller)["success"] is True
+    answer = call(bank, tools, "remember", {"fact": "I have two cats"}, caller)
     assert refused(answer) >= 1 and bank.count("sam") == 2
     with pytest.raises(RateLimited) as caught:
-        call(bank, tools, "forget", {"id": "mem_x"}, ctx, raises=(RateLimited,))
+        call(bank, tools, "forget", {"id": "mem_x"}, caller, raises=(RateLimited,))
     assert caught.value.retry_after >= 1
-    assert call(bank, tools, "remember", {"fact": "I have a dog"}, ToolContext(user_id="kim"))[
-        "success"
-    ]
+    assert call(bank, tools, "remember", {"fact": "I have a dog"}, Caller(user_id="kim"))["success"]

@@ -108,7 +108,7 @@ def test_cross_site_origin_is_refused_on_every_write(http: httpx.Client) -> None
                 headers={"Origin": origin},
             ),
             http.delete(f"/api/memory/user/{saved['id']}", headers={"Origin": origin}),
-            http.post("/api/memory/user/clear", headers={"Origin": origin}),
+            http.post("/api/memories/clear", headers={"Origin": origin}),
         ]
         for response in attempts:
             assert response.status_code == 403, (origin, response.request.url, response.text)
@@ -135,7 +135,7 @@ def test_same_origin_and_originless_json_writes_still_work(
     imported = http.post("/api/import", content=_planted_export(), headers=JSON)
     assert imported.json().items() >= {"imported": 1, "skipped": 0}.items()
     # A write without a body needs no type: the clear-all confirmation the UI asks for.
-    assert "confirm_token" in http.post("/api/memory/user/clear").json()
+    assert "confirm_token" in http.post("/api/memories/clear").json()
     assert PLANTED in _contents(http)
 
 

@@ -329,45 +329,79 @@ def test_clear_user_memory_with_token(client: TestClient, world: World) -> None:
     h = world.auth("owner")
     add_user_fact(client, world, "owner", "User prefers tabs over spaces")
     add_user_fact(client, world, "owner", "User lives in Lisbon with two cats")
-    first = client.post("/api/memory/user/clear", headers=h).json()
+    first = client.post("/api/memories/clear", headers=h).json()
     assert first["count"] == 2 and first["confirm_token"].startswith("ct_")
     token = first["confirm_token"]
     # bound to user and scope
     assert (
         client.post(
-            "/api/memory/user/clear", json={"confirm_token": token}, headers=world.auth("admin")
+            "/api/memories/clear", json={"confirm_token": token}, headers=world.auth("admin")
         ).status_code
         == 422
     )
     assert (
         client.post(
-            "/api/memory/drive/apollo/clear", json={"confirm_token": token}, headers=h
+            "/api/memories/projects/apollo/clear", json={"confirm_token": token}, headers=h
         ).status_code
         == 422
     )
-    done = client.post("/api/memory/user/clear", json={"confirm_token": token}, headers=h)
+    done = client.post("/api/memories/clear", json={"confirm_token": token}, headers=h)
     assert done.json() == {"deleted": 2}
-    again = client.post("/api/memory/user/clear", json={"confirm_token": token}, headers=h)
+    again = client.post("/api/memories/clear", json={"confirm_token": token}, headers=h)
     assert again.status_code == 422  # single use
 
 
 def test_clear_drive_memory(client: TestClient, world: World) -> None:
     add_drive_fact(client, world, "The team chose Zustand over Redux for state")
     assert (
-        client.post("/api/memory/drive/apollo/clear", headers=world.auth("member")).status_code
+        client.post("/api/memories/projects/apollo/clear", headers=world.auth("member")).status_code
         == 403
     )
     assert (
-        client.post("/api/memory/drive/apollo/clear", headers=world.auth("outsider")).status_code
+        client.post(
+            "/api/memories/projects/apollo/clear", headers=world.auth("outsider")
+        ).status_code
         == 404
     )
-    token = client.post("/api/memory/drive/apollo/clear", headers=world.auth("admin")).json()[
+    token = client.post("/api/memories/projects/apollo/clear", headers=world.auth("admin")).json()[
         "confirm_token"
     ]
     done = client.post(
-        "/api/memory/drive/apollo/clear", json={"confirm_token": token}, headers=world.auth("admin")
+        "/api/memories/projects/apollo/clear",
+        json={"confirm_token": token},
+        headers=world.auth("admin"),
     )
     assert done.json() == {"deleted": 1}
+
+
+def test_the_former_clear_paths_work_for_one_release(client: TestClient, world: World) -> None:
+    """Clearing is ours, not seed 002's: its routes moved under ``/api/memories``. The old
+    ``/api/memory/…/clear`` paths still clear, and the schema marks them deprecated."""
+    h = world.auth("owner")
+    add_user_fact(client, world, "owner", "User prefers tabs over spaces")
+    token = client.post("/api/memory/user/clear", headers=h).json()["confirm_token"]
+    # one confirmation, whichever path asked for it: the token is bound to user and scope
+    done = client.post("/api/memories/clear", json={"confirm_token": token}, headers=h)
+    assert done.json() == {"deleted": 1}
+    add_drive_fact(client, world, "The team chose Zustand over Redux for state")
+    admin = world.auth("admin")
+    assert (
+        client.post("/api/memory/drive/apollo/clear", headers=world.auth("member")).status_code
+        == 403
+    )
+    token = client.post("/api/memory/drive/apollo/clear", headers=admin).json()["confirm_token"]
+    done = client.post(
+        "/api/memory/drive/apollo/clear", json={"confirm_token": token}, headers=admin
+    )
+    assert done.json() == {"deleted": 1}
+    paths = client.get("/openapi.json").json()["paths"]
+    assert paths["/api/memory/user/clear"]["post"]["deprecated"] is True
+    assert paths["/api/memory/drive/{project_id}/clear"]["post"]["deprecated"] is True
+    for ours in ("/api/memories/clear", "/api/memories/projects/{project_id}/clear"):
+        assert "deprecated" not in paths[ours]["post"]
+    # seed 002's own routes keep their paths, tagged as the seed's
+    assert "seed 002" in paths["/api/memory/user"]["get"]["tags"]
+    assert "seed 002" in paths["/api/memory/drive/{drive_id}"]["post"]["tags"]
 
 
 # -- search, recent, export, import, stats -----------------------------------------------------

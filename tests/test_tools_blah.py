@@ -8,10 +8,10 @@ import pytest
 
 from memorybank import MemoryBank
 from memorybank.services.prompt import system_prompt
-from memorybank.tools import ToolContext, call, profile, to_anthropic, to_openai
+from memorybank.tools import Caller, call, profile, to_anthropic, to_openai
 
 BLAH = profile("blah")
-CTX = ToolContext(user_id="john", thread_id="chat-1")
+CTX = Caller(user_id="john", thread_id="chat-1")
 CATEGORIES = ["identity", "preference", "project", "context", "relationship"]
 
 
@@ -165,7 +165,7 @@ def test_search_after_saving(bank: MemoryBank) -> None:
     assert top["content"] == "User prefers dark mode in every editor"
     only = call(bank, BLAH, "searchMemories", {"query": "dark theme", "category": "identity"}, CTX)
     assert [m["category"] for m in only["memories"]] == ["identity"]
-    other = call(bank, BLAH, "searchMemories", {"query": "dark"}, ToolContext(user_id="eve"))
+    other = call(bank, BLAH, "searchMemories", {"query": "dark"}, Caller(user_id="eve"))
     assert other == {
         "success": True,
         "count": 0,

@@ -5,15 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from memorybank import MemoryBank
-from memorybank.tools import ToolContext, call, profile, to_anthropic, to_openai
+from memorybank.tools import Caller, call, profile, to_anthropic, to_openai
 from memorybank.tools.profiles.default import RECALL_LIMIT
 
 DEFAULT = profile("default")
-CTX = ToolContext(user_id="uma", project_id="atlas", thread_id="t1")
+CTX = Caller(user_id="uma", project_id="atlas", thread_id="t1")
 
 
-def run(bank: MemoryBank, name: str, ctx: ToolContext = CTX, **args: Any) -> Any:
-    return call(bank, DEFAULT, name, args, ctx)
+def run(bank: MemoryBank, name: str, caller: Caller = CTX, **args: Any) -> Any:
+    return call(bank, DEFAULT, name, args, caller)
 
 
 def test_schemas() -> None:
@@ -85,7 +85,7 @@ def test_recall_returns_at_most_the_fixed_limit(bank: MemoryBank) -> None:
 
 def test_other_users_ids_are_not_reachable(bank: MemoryBank) -> None:
     theirs = bank.save("zed", "User collects vinyl records", "preference").memory_id
-    eve = ToolContext(user_id="uma")
+    eve = Caller(user_id="uma")
     assert run(bank, "forget", eve, id=theirs)["success"] is False
     assert run(bank, "remember", eve, fact="User hates vinyl", id=theirs)["success"] is False
     assert bank.get(theirs, "zed").content == "User collects vinyl records"

@@ -20,10 +20,10 @@ from memorybank.errors import (
     ValidationError,
 )
 from memorybank.providers.json_schemas import Arguments
-from memorybank.tools import Profile, SafetyTier, ToolContext, call, profile, toolkit
+from memorybank.tools import Caller, Profile, SafetyTier, call, profile, toolkit
 from memorybank.tools.profiles import define
 
-CTX = ToolContext(user_id="alice", thread_id="t1")
+CTX = Caller(user_id="alice", thread_id="t1")
 
 
 class Nothing(Arguments):
@@ -41,7 +41,7 @@ def fake_profile(
 
 
 def raising(exc: BaseException) -> Any:
-    def handler(bank: Any, ctx: Any, args: Any) -> Any:
+    def handler(bank: Any, caller: Any, args: Any) -> Any:
         raise exc
 
     return handler
@@ -193,13 +193,13 @@ def test_timeout_returns_an_error(bank: MemoryBank) -> None:
 def test_toolkit_is_empty_when_memory_is_off_or_tools_unsupported(bank: MemoryBank) -> None:
     full = profile("supermemory")
     assert toolkit(full, CTX) is full
-    for ctx in (
-        ToolContext(user_id="alice", memory_enabled=False),
-        ToolContext(user_id="alice", supports_tools=False),
+    for caller in (
+        Caller(user_id="alice", memory_enabled=False),
+        Caller(user_id="alice", supports_tools=False),
     ):
-        offered = toolkit(full, ctx)
+        offered = toolkit(full, caller)
         assert offered.tools == () and offered.guidance == ""
-        out = call(bank, full, "add_memory", {"content": "User likes tea a lot"}, ctx)
+        out = call(bank, full, "add_memory", {"content": "User likes tea a lot"}, caller)
         assert out["success"] is False and "turned off" in out["error"]
     assert bank.count("alice") == 0
 

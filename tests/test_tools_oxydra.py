@@ -5,16 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from memorybank import MemoryBank
-from memorybank.tools import SafetyTier, ToolContext, call, profile, to_anthropic
+from memorybank.tools import Caller, SafetyTier, call, profile, to_anthropic
 from memorybank.tools.profiles import oxydra
 
 OX = profile("oxydra")
-CTX = ToolContext(user_id="shantanu", thread_id="session-1", project_id="side-project")
-OTHER_USER = ToolContext(user_id="mallory", thread_id="session-9")
+CTX = Caller(user_id="shantanu", thread_id="session-1", project_id="side-project")
+OTHER_USER = Caller(user_id="mallory", thread_id="session-9")
 
 
-def run(bank: MemoryBank, name: str, ctx: ToolContext = CTX, **args: Any) -> Any:
-    return call(bank, OX, name, args, ctx)
+def run(bank: MemoryBank, name: str, caller: Caller = CTX, **args: Any) -> Any:
+    return call(bank, OX, name, args, caller)
 
 
 def test_tools_tiers_timeouts_and_descriptions() -> None:
@@ -83,7 +83,7 @@ def test_unknown_note_ids_are_errors(bank: MemoryBank) -> None:
 
 def test_notes_are_per_user_across_channels(bank: MemoryBank) -> None:
     note_id = run(bank, "memory_save", content="User likes chocolates")["note_id"]
-    other_channel = ToolContext(user_id="shantanu", thread_id="whatsapp-7")
+    other_channel = Caller(user_id="shantanu", thread_id="whatsapp-7")
     assert [r["note_id"] for r in run(bank, "memory_search", other_channel, query="chocolate")] == [
         note_id
     ]

@@ -5,21 +5,21 @@ from __future__ import annotations
 from typing import Any
 
 from memorybank import MemoryBank
-from memorybank.tools import ToolContext, call, pagespace_context, profile, to_anthropic
+from memorybank.tools import Caller, call, pagespace_context, profile, to_anthropic
 from memorybank.tools.profiles.pagespace import DEFAULT_MAX_FACTS, make_profile
 
 PS = profile("pagespace")
-OWNER = ToolContext(user_id="olga", project_id="drive-1", thread_id="t1", role="owner")
-MEMBER = ToolContext(user_id="max", project_id="drive-1", thread_id="t2", role="member")
-NO_DRIVE = ToolContext(user_id="olga", thread_id="t3")
+OWNER = Caller(user_id="olga", project_id="drive-1", thread_id="t1", role="owner")
+MEMBER = Caller(user_id="max", project_id="drive-1", thread_id="t2", role="member")
+NO_DRIVE = Caller(user_id="olga", thread_id="t3")
 
 
-def save(bank: MemoryBank, ctx: ToolContext, scope: str, fact: str, prof: Any = PS) -> Any:
-    return call(bank, prof, "save_memory", {"scope": scope, "fact": fact}, ctx)
+def save(bank: MemoryBank, caller: Caller, scope: str, fact: str, prof: Any = PS) -> Any:
+    return call(bank, prof, "save_memory", {"scope": scope, "fact": fact}, caller)
 
 
-def remove(bank: MemoryBank, ctx: ToolContext, scope: str, fact_id: str) -> Any:
-    return call(bank, PS, "remove_memory", {"scope": scope, "factId": fact_id}, ctx)
+def remove(bank: MemoryBank, caller: Caller, scope: str, fact_id: str) -> Any:
+    return call(bank, PS, "remove_memory", {"scope": scope, "factId": fact_id}, caller)
 
 
 def test_schemas_match_the_seed() -> None:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from memorybank import MemoryBank
-from memorybank.tools import PROFILE_NAMES, Profile, ToolContext, call, profile
+from memorybank.tools import PROFILE_NAMES, Caller, Profile, call, profile
 
 
 def _profiles() -> list[Profile]:
@@ -30,12 +30,12 @@ PROFILES = _profiles()
 TOOL_NAMES = sorted({t.name for p in PROFILES for t in p.tools})
 
 ENABLED = [
-    ToolContext(user_id="u1", thread_id="t1"),
-    ToolContext(user_id="u1", project_id="p1", thread_id="t2", role="member"),
-    ToolContext(user_id="u2", project_id="p1", role="owner"),
+    Caller(user_id="u1", thread_id="t1"),
+    Caller(user_id="u1", project_id="p1", thread_id="t2", role="member"),
+    Caller(user_id="u2", project_id="p1", role="owner"),
 ]
 # Listed twice so most examples reach a handler; one in seven has memory switched off.
-CONTEXTS = [*ENABLED, *ENABLED, ToolContext(user_id="u1", memory_enabled=False)]
+CONTEXTS = [*ENABLED, *ENABLED, Caller(user_id="u1", memory_enabled=False)]
 
 scalars = (
     st.none()
@@ -138,7 +138,7 @@ def plausible_arguments(draw: st.DrawFn, profile_: Profile, name: str) -> Any:
 
 
 @st.composite
-def tool_calls(draw: st.DrawFn) -> tuple[Profile, Any, Any, ToolContext]:
+def tool_calls(draw: st.DrawFn) -> tuple[Profile, Any, Any, Caller]:
     profile_ = draw(st.sampled_from(PROFILES))
     own = [t.name for t in profile_.tools]
     name = draw(
@@ -169,10 +169,10 @@ def tool_calls(draw: st.DrawFn) -> tuple[Profile, Any, Any, ToolContext]:
 )
 @given(tool_calls())
 def test_dispatcher_never_raises_and_always_answers_json(
-    bank: MemoryBank, tmp_path: Path, case: tuple[Profile, Any, Any, ToolContext]
+    bank: MemoryBank, tmp_path: Path, case: tuple[Profile, Any, Any, Caller]
 ) -> None:
-    profile_, name, args, ctx = case
-    out = call(bank, profile_, name, args, ctx)
+    profile_, name, args, caller = case
+    out = call(bank, profile_, name, args, caller)
     json.dumps(out, allow_nan=False)
     if isinstance(out, dict) and out.get("success") is False:
         if out.get("duplicate") is True:  # seed 000's duplicate shape has a message instead

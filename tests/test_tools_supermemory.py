@@ -5,26 +5,26 @@ from __future__ import annotations
 from typing import Any
 
 from memorybank import MemoryBank
-from memorybank.tools import ToolContext, call, profile, to_anthropic, to_openai
+from memorybank.tools import Caller, call, profile, to_anthropic, to_openai
 from memorybank.tools.profiles.supermemory import container_tags
 
 SM = profile("supermemory")
-FOLDER_A = ToolContext(user_id="ana", project_id="apollo", thread_id="t-a")
-FOLDER_A_OTHER_THREAD = ToolContext(user_id="ana", project_id="apollo", thread_id="t-a2")
-FOLDER_B = ToolContext(user_id="ana", project_id="borealis", thread_id="t-b")
-UNFOLDERED = ToolContext(user_id="ana", thread_id="t-n")
-TEAMMATE_IN_A = ToolContext(user_id="ben", project_id="apollo", thread_id="t-x")
+FOLDER_A = Caller(user_id="ana", project_id="apollo", thread_id="t-a")
+FOLDER_A_OTHER_THREAD = Caller(user_id="ana", project_id="apollo", thread_id="t-a2")
+FOLDER_B = Caller(user_id="ana", project_id="borealis", thread_id="t-b")
+UNFOLDERED = Caller(user_id="ana", thread_id="t-n")
+TEAMMATE_IN_A = Caller(user_id="ben", project_id="apollo", thread_id="t-x")
 
 
-def add(bank: MemoryBank, ctx: ToolContext, content: str, **metadata: Any) -> Any:
+def add(bank: MemoryBank, caller: Caller, content: str, **metadata: Any) -> Any:
     args: dict[str, Any] = {"content": content}
     if metadata:
         args["metadata"] = metadata
-    return call(bank, SM, "add_memory", args, ctx)
+    return call(bank, SM, "add_memory", args, caller)
 
 
-def search(bank: MemoryBank, ctx: ToolContext, query: str, **more: Any) -> list[str]:
-    out = call(bank, SM, "search_memories", {"query": query, **more}, ctx)
+def search(bank: MemoryBank, caller: Caller, query: str, **more: Any) -> list[str]:
+    out = call(bank, SM, "search_memories", {"query": query, **more}, caller)
     assert out["success"] is True, out
     return [r["content"] for r in out["results"]]
 

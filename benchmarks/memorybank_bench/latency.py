@@ -37,7 +37,7 @@ import memorybank
 from memorybank.core.bank import MemoryBank
 from memorybank.factory import build_embedder
 from memorybank.model import Caller, Category, Source
-from memorybank.services.prompt import context_for
+from memorybank.services.prompt import auto_recall
 from memorybank.settings import Settings
 from memorybank.stores.postgres import PostgresStore
 from memorybank_bench.facts import FactGenerator
@@ -88,13 +88,13 @@ def measure_search(bank: MemoryBank, user: str, queries: Sequence[str]) -> list[
 
 
 def measure_auto_recall(bank: MemoryBank, user: str, queries: Sequence[str]) -> list[float]:
-    """Wall time (s) of ``context_for`` (a 500-token block) for each query, after the
+    """Wall time (s) of ``auto_recall`` (a 500-token block) for each query, after the
     same warm-up as :func:`measure_search`."""
     caller = Caller(user_id=user)
     for query in queries[:WARMUP_SEARCHES]:
-        context_for(bank, caller, query, 500)
+        auto_recall(bank, caller, query, 500)
     return [
-        _timed(functools.partial(context_for, bank, caller, query, 500))[0]
+        _timed(functools.partial(auto_recall, bank, caller, query, 500))[0]
         for query in queries[WARMUP_SEARCHES:]
     ]
 

@@ -112,7 +112,7 @@ class LatencyRow:
     #: scopes exactly, so the two differ).
     recall: float | None = None
     hnsw_recall: float | None = None
-    #: ``MemoryBank.context_for`` (auto-recall: the always-loaded memories plus those relevant
+    #: ``MemoryBank.auto_recall`` (auto-recall: the always-loaded memories plus those relevant
     #: to the query, a 500-token block) for the same queries as ``search``.
     auto_recall: Percentiles | None = None
 

@@ -566,7 +566,7 @@ def variants(base: RetrievalSettings, ablate: bool) -> list[tuple[str, Retrieval
     signals without the neighbour, speaker and time steps) and base."""
     if not ablate:
         return [("fused", base)]
-    plain = {"context_weight": 0.0, "speaker_weight": 0.0, "time_weight": 0.0}
+    plain = {"neighbour_weight": 0.0, "speaker_weight": 0.0, "time_weight": 0.0}
     return [
         ("vector-only", base.model_copy(update={"text_weight": 0.0})),
         ("bm25-only", base.model_copy(update={"vector_weight": 0.0})),

@@ -2,7 +2,7 @@
 what it costs when the question is asked of the wrong user.
 
 Every conversation is ingested as ``bench locomo`` does (one user per conversation). Each
-scored question is then given to :func:`memorybank.services.prompt.context_for` with a token budget
+scored question is then given to :func:`memorybank.services.prompt.auto_recall` with a token budget
 (500 by default), once as the message of its own user and once as a message of the next
 conversation's user. Reported per cut-off (``min_relevance``):
 
@@ -11,7 +11,7 @@ conversation's user. Reported per cut-off (``min_relevance``):
 * tokens of the block, for the right user and for the wrong one (LoCoMo users have no
   always-loaded facts, so whatever the wrong user's block holds was recalled in vain), and the
   share of wrong-user blocks that are not empty;
-* the latency of ``context_for`` (query embedding included).
+* the latency of ``auto_recall`` (query embedding included).
 
 ``memorybank bench recall --data ../shared/data/locomo/locomo_dev.json``
 """
@@ -34,7 +34,7 @@ from memorybank.model import Caller
 from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
 from memorybank.rules.render import sanitize_memory_text
 from memorybank.rules.tokens import count_tokens
-from memorybank.services.prompt import context_for
+from memorybank.services.prompt import auto_recall
 from memorybank_bench.locomo import Conversation, ingest, load_conversations
 
 DEFAULT_BUDGET = 500
@@ -125,13 +125,13 @@ def measure(
         own = Caller(user_id=conversation.sample_id)
         for question in (q for q in conversation.questions if q.scored):
             started = time.perf_counter()
-            block = context_for(bank, own, question.question, budget, min_relevance=min_relevance)
+            block = auto_recall(bank, own, question.question, budget, min_relevance=min_relevance)
             seconds.append(time.perf_counter() - started)
             found = [lines[e] in block for e in question.evidence if e in lines]
             recalls.append(float(np.mean(found)) if found else 0.0)
             complete.append(float(bool(found) and all(found)))
             own_tokens.append(count_tokens(block))
-            wrong = context_for(bank, other, question.question, budget, min_relevance=min_relevance)
+            wrong = auto_recall(bank, other, question.question, budget, min_relevance=min_relevance)
             other_tokens.append(count_tokens(wrong))
             not_empty.append(float(bool(wrong)))
     ms = np.array(seconds) * 1000
@@ -163,7 +163,7 @@ def run_recall(
         with memorybank.open(f"sqlite:///{Path(tmp) / 'locomo.db'}") as bank:
             ingest(bank, conversations, console)
             for conversation in conversations:  # untimed: load caches once per user
-                context_for(bank, Caller(user_id=conversation.sample_id), "warm up", budget)
+                auto_recall(bank, Caller(user_id=conversation.sample_id), "warm up", budget)
             results = [measure(bank, conversations, budget, c) for c in cutoffs]
     questions = sum(q.scored for c in conversations for q in c.questions)
     return RecallReport(str(data), budget, questions, results, time.perf_counter() - started)

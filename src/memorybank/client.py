@@ -27,6 +27,7 @@ from __future__ import annotations
 import builtins
 import json
 import time
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -439,9 +440,9 @@ class Client:
         """Delete every memory of the private scope (or of ``project_id``): both steps of
         the server's confirmation at once. How many were deleted."""
         self._as(user_id)
-        path = "/api/memory/user/clear"
+        path = "/api/memories/clear"
         if project_id is not None:
-            path = f"/api/memory/drive/{_segment(project_id)}/clear"
+            path = f"/api/memories/projects/{_segment(project_id)}/clear"
         token = self._json(user_id, "POST", path)["confirm_token"]
         return int(self._json(user_id, "POST", path, json_body={"confirm_token": token})["deleted"])
 
@@ -493,13 +494,23 @@ class Client:
         params = _params(profile=profile, budget=budget_tokens, thread_id=thread_id)
         return str(self._json(user_id, "GET", "/api/prompt", params=params)["prompt"])
 
-    def context_for(self, ctx: Caller, message: str, budget_tokens: int = 500) -> str:
-        """Auto-recall, as :meth:`MemoryBank.context_for` (``POST /api/context``): the
-        always-loaded memories and those relevant to ``message``, within ``budget_tokens``;
-        the project is ``ctx.thread_id``'s."""
-        self._as(ctx.user_id)
-        body = {"message": message, "budget": budget_tokens, "thread_id": ctx.thread_id}
-        return str(self._json(ctx.user_id, "POST", "/api/context", json_body=body)["context"])
+    def auto_recall(self, caller: Caller, message: str, budget_tokens: int = 500) -> str:
+        """Auto-recall, as :func:`memorybank.services.prompt.auto_recall` (``POST
+        /api/auto-recall``): the always-loaded memories and those relevant to ``message``,
+        within ``budget_tokens``; the project is ``caller.thread_id``'s."""
+        self._as(caller.user_id)
+        body = {"message": message, "budget": budget_tokens, "thread_id": caller.thread_id}
+        answer = self._json(caller.user_id, "POST", "/api/auto-recall", json_body=body)
+        return str(answer["prompt"])
+
+    def context_for(self, caller: Caller, message: str, budget_tokens: int = 500) -> str:
+        """Deprecated (removed in the next release): :meth:`auto_recall`."""
+        warnings.warn(
+            "Client.context_for is deprecated: use Client.auto_recall",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.auto_recall(caller, message, budget_tokens)
 
     def tool_definitions(
         self,

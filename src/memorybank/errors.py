@@ -3,8 +3,8 @@
 Every error memorybank raises on purpose is a :class:`MemoryBankError`. Adapters (REST, MCP,
 tools, CLI) map this tree to their own error shapes in one place each; lower-level errors
 (apsw, httpx, onnxruntime) are translated inside the module that calls them. The classes are
-defined here, except ``Unauthorized``, ``Conflict``, ``TooLarge`` and ``MalformedReply``, which
-belong to the one adapter that raises them (:mod:`memorybank.server`,
+defined here, except ``Unauthorized``, ``StateConflict``, ``TooLarge`` and ``MalformedReply``,
+which belong to the one adapter that raises them (:mod:`memorybank.server`,
 :mod:`memorybank.providers.llm`).
 
     MemoryBankError
@@ -19,7 +19,7 @@ belong to the one adapter that raises them (:mod:`memorybank.server`,
     │   └── MalformedReply     the chat model answered, but not with a JSON object (llm)
     ├── RateLimited            too many writes by one user in the last minute (retry_after)
     ├── Unauthorized           no valid API key on a request that needs one (server, 401)
-    ├── Conflict               the request clashes with what is stored (server, 409)
+    ├── StateConflict          the request clashes with what is stored (server, 409)
     └── TooLarge               a request body over the configured limit (server, 413)
 
 ``tests/test_architecture.py`` checks that this tree is complete and matches the classes.

@@ -9,7 +9,7 @@ tool result with ``isError: true``. The profile's guidance is sent as the server
 ``instructions``.
 
 Whose memory the tools touch comes from the server's configuration (a fixed
-:class:`~memorybank.tools.ToolContext`, or for HTTP a factory that reads the authenticated
+:class:`~memorybank.model.Caller`, or for HTTP a factory that reads the authenticated
 request), never from the model's arguments. Each call of a side-effecting tool is one write
 against the bank's per-user write limit (:meth:`~memorybank.MemoryBank.count_write`, counted by
 the dispatcher): the same budget the REST API spends, and over it an error result that says
@@ -19,10 +19,10 @@ when to try again.
 
 Building the server or the app starts nothing (no thread, no socket, no event loop):
 
->>> server = build_server(bank, "default", ToolContext(user_id="alice"))
+>>> server = build_server(bank, "default", Caller(user_id="alice"))
 >>> server.name
 'memorybank'
->>> app = mcp_http_app(bank, "default", lambda request: ToolContext(user_id="alice"))
+>>> app = mcp_http_app(bank, "default", lambda request: Caller(user_id="alice"))
 >>> [route.path for route in app.routes]
 ['/mcp']
 """
@@ -46,8 +46,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from memorybank import __version__
 from memorybank.errors import MemoryBankError, ValidationError
-from memorybank.services.prompt import context_for
-from memorybank.tools import ToolContext, call, to_mcp, toolkit
+from memorybank.services.prompt import auto_recall
+from memorybank.tools import Caller, call, to_mcp, toolkit
 from memorybank.tools import profile as get_profile
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RECALL_PROMPT",
-    "ContextFactory",
+    "CallerFactory",
     "build_server",
     "mcp_http_app",
     "recall_prompt",
@@ -69,8 +69,8 @@ __all__ = [
 
 log = logging.getLogger("memorybank.mcp")
 
-ContextFactory = Callable[["Request | None"], ToolContext]
-"""Makes the :class:`ToolContext` of one MCP request from its HTTP request (``None`` on stdio).
+CallerFactory = Callable[["Request | None"], Caller]
+"""Makes the :class:`Caller` of one MCP request from its HTTP request (``None`` on stdio).
 
 It runs for every ``tools/list`` and ``tools/call``. A :class:`~memorybank.MemoryBankError` it
 raises during ``tools/call`` becomes an error result; refuse unauthenticated requests in the
@@ -110,17 +110,17 @@ RECALL_PROMPT = types.Prompt(
         ),
     ],
 )
-"""The MCP prompt of auto-recall (:func:`memorybank.services.prompt.context_for`)."""
+"""The MCP prompt of auto-recall (:func:`memorybank.services.prompt.auto_recall`)."""
 
 
 def recall_prompt(
-    bank: MemoryBank, ctx: ToolContext, name: str, arguments: dict[str, str]
+    bank: MemoryBank, caller: Caller, name: str, arguments: dict[str, str]
 ) -> types.GetPromptResult:
     """The ``recall_context`` prompt for ``arguments``; :class:`~memorybank.ValidationError`
     for another name or bad arguments.
 
     >>> _ = bank.save("ada", "User is allergic to peanuts", "identity")
-    >>> result = recall_prompt(bank, ToolContext(user_id="ada"), "recall_context",
+    >>> result = recall_prompt(bank, Caller(user_id="ada"), "recall_context",
     ...                        {"message": "Can I eat satay?"})
     >>> "allergic to peanuts" in result.messages[0].content.text
     True
@@ -133,37 +133,37 @@ def recall_prompt(
     raw = arguments.get("budget_tokens", "500")
     if not raw.strip().isdigit():
         raise ValidationError(f"budget_tokens {raw!r} is not a whole number", field="budget_tokens")
-    text = context_for(bank, ctx, message, int(raw))
+    text = auto_recall(bank, caller, message, int(raw))
     return types.GetPromptResult(
         description=RECALL_PROMPT.description,
         messages=[types.PromptMessage(role="user", content=types.TextContent(text=text))],
     )
 
 
-def _resolver(ctx: ToolContext | ContextFactory) -> ContextFactory:
-    if isinstance(ctx, ToolContext):
-        fixed = ctx
+def _resolver(caller: Caller | CallerFactory) -> CallerFactory:
+    if isinstance(caller, Caller):
+        fixed = caller
         return lambda _request: fixed
-    return ctx
+    return caller
 
 
 def build_server(
-    bank: MemoryBank, profile_name: str, ctx: ToolContext | ContextFactory
+    bank: MemoryBank, profile_name: str, caller: Caller | CallerFactory
 ) -> Server[Any]:
     """A low-level MCP server offering the tools of profile ``profile_name`` on ``bank``.
 
-    ``ctx`` is the fixed caller (stdio: one user per server process) or a
-    :data:`ContextFactory` called with each request's HTTP request. Raises
+    ``caller`` is the fixed caller (stdio: one user per server process) or a
+    :data:`CallerFactory` called with each request's HTTP request. Raises
     :class:`~memorybank.ValidationError` for an unknown profile.
     """
     chosen = get_profile(profile_name)
-    resolve = _resolver(ctx)
+    resolve = _resolver(caller)
     schemas = {entry["name"]: entry for entry in to_mcp(chosen)}
     # A profile's variant for calls in a project (toolkit offers it) has its own definitions.
     variant = chosen.extras.get("in_project")
     in_project = {entry["name"]: entry for entry in to_mcp(variant)} if variant else schemas
 
-    def context_of(request_ctx: ServerRequestContext[Any]) -> ToolContext:
+    def context_of(request_ctx: ServerRequestContext[Any]) -> Caller:
         return resolve(request_ctx.request)
 
     async def list_tools(
@@ -206,8 +206,8 @@ def build_server(
         )
 
     instructions = chosen.guidance
-    if isinstance(ctx, ToolContext):
-        instructions = toolkit(chosen, ctx).guidance
+    if isinstance(caller, Caller):
+        instructions = toolkit(chosen, caller).guidance
     return Server(
         SERVER_NAME,
         version=__version__,
@@ -242,12 +242,12 @@ def run_stdio(
     """
     import memorybank
 
-    ctx = ToolContext(user_id=user, project_id=project, thread_id=thread)
+    caller = Caller(user_id=user, project_id=project, thread_id=thread)
     get_profile(profile)  # fail on a bad name before loading the embedding model
     with contextlib.redirect_stdout(sys.stderr):
         bank = memorybank.open(url)
     with bank:
-        server = build_server(bank, profile, ctx)
+        server = build_server(bank, profile, caller)
         log.info("serving the %s tools for user %s over stdio", profile, user)
         anyio.run(serve_stdio, server)
 
@@ -255,7 +255,7 @@ def run_stdio(
 def mcp_http_app(
     bank: MemoryBank,
     profile_name: str,
-    ctx_factory: ContextFactory,
+    caller_factory: CallerFactory,
     *,
     path: str = "/mcp",
     host: str = "127.0.0.1",
@@ -265,7 +265,7 @@ def mcp_http_app(
 ) -> Starlette:
     """An ASGI app serving ``profile_name``'s tools over streamable HTTP at ``path``.
 
-    ``ctx_factory`` turns each HTTP request into the caller's :class:`ToolContext` (read the
+    ``caller_factory`` turns each HTTP request into the caller's :class:`Caller` (read the
     authenticated user from it, never from the body). ``host`` is the host the server is
     reached at: for loopback hosts the SDK turns on DNS-rebinding protection, accepting the
     loopback names and ``allowed_hosts`` (names without a port) in ``Host`` and ``Origin``.
@@ -283,7 +283,7 @@ def mcp_http_app(
         api = FastAPI(lifespan=lifespan)
         api.mount("/", mcp_app)  # last, after the API's own routes
     """
-    server = build_server(bank, profile_name, ctx_factory)
+    server = build_server(bank, profile_name, caller_factory)
     return server.streamable_http_app(
         streamable_http_path=path,
         host=host,

@@ -39,6 +39,14 @@ export type SaveOptions = Omit<Partial<SaveItem>, "content"> & {
   on_conflict?: "keep" | "supersede";
 };
 
+/** How much room an auto-recall block has, and where it looks (`POST /api/auto-recall`). */
+export interface AutoRecallOptions {
+  budget?: number;
+  threadId?: string;
+  minRelevance?: number;
+  profile?: string;
+}
+
 export interface ClientOptions {
   /** Where `memorybank serve` listens, e.g. `http://127.0.0.1:8000`. */
   baseUrl: string;
@@ -224,7 +232,8 @@ export class MemoryBankClient {
 
   /** Delete every memory of the private scope (or a project's): both confirmation steps. */
   async clear(projectId?: string): Promise<number> {
-    const path = projectId === undefined ? "/api/memory/user/clear" : `/api/memory/drive/${segment(projectId)}/clear`;
+    const path =
+      projectId === undefined ? "/api/memories/clear" : `/api/memories/projects/${segment(projectId)}/clear`;
     const { confirm_token } = await this.request<Schemas["ClearToken"]>("POST", path);
     const done = await this.request<Schemas["Cleared"]>("POST", path, { body: { confirm_token } });
     return done.deleted;
@@ -263,18 +272,20 @@ export class MemoryBankClient {
 
   /** Auto-recall: the always-loaded memories plus those relevant to the user's current
    * message, within `budget` tokens; nothing more when nothing is relevant. */
-  async context(
-    message: string,
-    options: { budget?: number; threadId?: string; minRelevance?: number; profile?: string } = {},
-  ): Promise<string> {
-    const body: Schemas["ContextRequest"] = {
+  async autoRecall(message: string, options: AutoRecallOptions = {}): Promise<string> {
+    const body: Schemas["AutoRecallRequest"] = {
       message,
       budget: options.budget,
       thread_id: options.threadId ?? null,
       min_relevance: options.minRelevance,
       profile: options.profile ?? null,
     };
-    return (await this.request<Schemas["RecalledContext"]>("POST", "/api/context", { body })).context;
+    return (await this.request<Schemas["PromptBlock"]>("POST", "/api/auto-recall", { body })).prompt;
+  }
+
+  /** @deprecated Removed in the next release: use {@link autoRecall}. */
+  async context(message: string, options: AutoRecallOptions = {}): Promise<string> {
+    return this.autoRecall(message, options);
   }
 
   /** A profile's tool definitions in one chat API's format (those offered in a thread). */

@@ -148,7 +148,7 @@ def stats(db: DbOption = None, as_json: JsonOption = False) -> None:
         values = bank.stats()
         metrics = success_metrics(bank)
     if as_json:
-        print_json({**values, "success_metrics": metrics.model_dump(mode="json")})
+        print_json({**values, "metrics": metrics.model_dump(mode="json")})
         return
     table = Table(title="memorybank", show_header=False)
     table.add_column("name", style="bold")

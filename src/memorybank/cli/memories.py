@@ -260,7 +260,7 @@ def search(
             since=since,
         )
     if as_json:
-        print_json({"query": query, "results": [h.model_dump(mode="json") for h in hits]})
+        print_json({"query": query, "hits": [h.model_dump(mode="json") for h in hits]})
     elif not hits:
         stdout().print("No memories found.")
     else:

@@ -76,10 +76,10 @@ def neighbours(
 ) -> dict[str, list[tuple[Candidate, int]]]:
     """Session neighbours of the conversation candidates, kept only if they meet the
     filters too (a neighbour joins the results)."""
-    if not settings.context_weight or not settings.context_window:
+    if not settings.neighbour_weight or not settings.neighbour_window:
         return {}
     ids = sorted({h.id for h in hits if h.session_id is not None})
-    return store.neighbours(ids, scope_set, settings.context_window, filters)
+    return store.neighbours(ids, scope_set, settings.neighbour_window, filters)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +101,7 @@ class Pool:
         )
         # Only the best of each list pass relevance to their neighbours: what the others would
         # pass is small, and a neighbour of a better one is reached from it.
-        reach = self.settings.context_candidates
+        reach = self.settings.neighbour_candidates
         hits = [*vector_hits[:reach], *text_hits[:reach]]
         return (
             vector_hits,

@@ -149,7 +149,7 @@ class Caller(BaseModel):
     """Who is calling: the user, the project and thread of the conversation, and the user's
     role in that project. Set by the host application (or an adapter) for each call, never
     by a model: a model only fills tool arguments, so it cannot choose whose memory it
-    touches. The tools call it :class:`~memorybank.tools.ToolContext`; it is the same value.
+    touches. Tools, services, MCP and the server's routes all take it as ``caller``.
 
     ``role`` is the caller's role in ``project_id``; ``None`` means the host application
     itself, which may do everything (what a library call without a role does). ``org_admin``

@@ -2,7 +2,7 @@
 an absolute relevance, then weigh that with importance and recency.
 
     base      = vector_weight · dense + text_weight · bm25        (each min-max normalised)
-    total     = base + context_weight · max(base of the turns around it in its session)
+    total     = base + neighbour_weight · max(base of the turns around it in its session)
                      + speaker_weight · [the query names who said it]
                      + time_weight · [it happened in a period the query names]
     relevance = Calibration(total, total / best total, best cosine, best BM25, pool size)
@@ -20,9 +20,11 @@ them, so every backend ranks the same candidates the same way.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -33,6 +35,14 @@ from memorybank.rules.timeparse import TimeWindow, time_windows
 
 Neighbours = Mapping[str, Sequence[tuple[Candidate, int]]]
 MIN_TEXT_SCORE = 1e-3
+
+
+#: Former names of settings, read until the next release: ``{former: current}``.
+_FORMER_NAMES = {
+    "context_weight": "neighbour_weight",
+    "context_window": "neighbour_window",
+    "context_candidates": "neighbour_candidates",
+}
 
 
 class RetrievalSettings(BaseModel):
@@ -52,11 +62,11 @@ class RetrievalSettings(BaseModel):
     vector_weight: float = Field(default=0.5, ge=0)
     text_weight: float = Field(default=0.5, ge=0)
     # A turn of a conversation inherits this share of the best relevance of the turns within
-    # ``context_window`` places of it: an answer often lives next to the turn that matches.
-    context_weight: float = Field(default=0.5, ge=0)
-    context_window: int = Field(default=2, ge=0)
+    # ``neighbour_window`` places of it: an answer often lives next to the turn that matches.
+    neighbour_weight: float = Field(default=0.5, ge=0)
+    neighbour_window: int = Field(default=2, ge=0)
     # The neighbours of this many of the best candidates of each signal take part.
-    context_candidates: int = Field(default=10, ge=0)
+    neighbour_candidates: int = Field(default=10, ge=0)
     # Added when the query names the memory's speaker (``metadata["speaker"]``).
     speaker_weight: float = Field(default=0.5, ge=0)
     # Added when the memory happened (``occurred_at``, else ``created_at``) inside a period
@@ -70,6 +80,27 @@ class RetrievalSettings(BaseModel):
     importance_half_life_days: float | None = Field(default=180.0, gt=0)
     # How many candidates each signal contributes before fusion, at least.
     candidates: int = Field(default=50, ge=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _former_names(cls, data: Any) -> Any:
+        # The session-neighbour settings were called context_*; those names are read, with a
+        # warning, until the next release (a MEMORYBANK_RETRIEVAL written for them still works).
+        if not isinstance(data, Mapping):
+            return data
+        former = [name for name in _FORMER_NAMES if name in data]
+        if not former:
+            return data
+        warnings.warn(
+            f"RetrievalSettings: {', '.join(former)} is deprecated, use "
+            + ", ".join(_FORMER_NAMES[name] for name in former),
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        renamed = dict(data)
+        for name in former:
+            renamed.setdefault(_FORMER_NAMES[name], renamed.pop(name))
+        return renamed
 
     @model_validator(mode="after")
     def _some_weight(self) -> RetrievalSettings:
@@ -137,7 +168,7 @@ class Evidence:
     """What a search knows about one candidate before it is scored.
 
     ``dense`` and ``bm25`` are the min-max normalised signals, ``base`` their weighted mean,
-    ``context`` the best ``base`` among its session neighbours, ``speaker`` and ``time``
+    ``neighbour`` the best ``base`` among its session neighbours, ``speaker`` and ``time``
     whether the query names who said it or a period it happened in; ``cosine`` and
     ``text_score`` the raw signals (a candidate one signal did not find gets the lowest
     cosine that signal found, and a BM25 score of 0). ``total`` weighs them with the
@@ -148,7 +179,7 @@ class Evidence:
     vector: float | None = None
     text: float | None = None
     base: float = 0.0
-    context: float = 0.0
+    neighbour: float = 0.0
     speaker: bool = False
     time: bool = False
     cosine: float = 0.0
@@ -229,7 +260,7 @@ def _add_context(
         v_lo = min((f.cosine for f in merged.values()), default=0.0)
         for key, around in neighbours.items():
             for near, offset in around:
-                if abs(offset) > settings.context_window:
+                if abs(offset) > settings.neighbour_window:
                     continue
                 if near.id not in merged:
                     merged[near.id] = Evidence(near, cosine=v_lo)
@@ -237,10 +268,10 @@ def _add_context(
                 best[near.id] = max(best.get(near.id, 0.0), base.get(key, 0.0))
                 best[key] = max(best.get(key, 0.0), base.get(near.id, 0.0))
         for key, fused in merged.items():
-            fused.context = best.get(key, 0.0)
-    weight = settings.context_weight
+            fused.neighbour = best.get(key, 0.0)
+    weight = settings.neighbour_weight
     for fused in merged.values():
-        fused.total = fused.base + weight * fused.context
+        fused.total = fused.base + weight * fused.neighbour
 
 
 def _add_speaker(merged: dict[str, Evidence], query: str, settings: RetrievalSettings) -> None:

@@ -49,7 +49,7 @@ from memorybank import __version__
 from memorybank.core.bank import MemoryBank
 from memorybank.errors import ConfigurationError
 from memorybank.providers.netguard import AddressPolicy
-from memorybank.server.deps import mcp_context
+from memorybank.server.deps import mcp_caller
 from memorybank.server.error_responses import error_response, register_error_handlers
 from memorybank.server.execution import Execution
 from memorybank.server.guard import Guard, host_name
@@ -239,7 +239,7 @@ def create_app(
     mcp_app = mcp_http_app(
         bank,
         "default",
-        functools.partial(mcp_context, accounts),
+        functools.partial(mcp_caller, accounts),
         path="/mcp",
         host=host,
         # The guard checks every path; the SDK's own check on /mcp must know the same names.

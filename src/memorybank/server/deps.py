@@ -33,7 +33,7 @@ from memorybank.server.principals import (
 from memorybank.server.request_limits import ConfirmTokens
 from memorybank.services.accounts import Accounts, Role, Thread
 from memorybank.settings import Settings
-from memorybank.tools import ToolContext
+from memorybank.tools import Caller
 
 # -- the app's parts --------------------------------------------------------------------------
 
@@ -123,7 +123,7 @@ def thread_of(accounts: Accounts, principal: Principal, thread_id: str | None) -
     return None if thread_id is None else accounts.thread(thread_id, principal.user_id)
 
 
-def tool_context(accounts: Accounts, principal: Principal, thread: Thread | None) -> ToolContext:
+def caller_of(accounts: Accounts, principal: Principal, thread: Thread | None) -> Caller:
     """Who the AI's tools act for, and where: the thread's project (after checking the caller
     may view it), the caller's role there, and their org."""
     project_id = thread.project_id if thread else None
@@ -132,7 +132,7 @@ def tool_context(accounts: Accounts, principal: Principal, thread: Thread | None
         role = authorize(accounts, principal, Action.VIEW, project_id)
     org = org_admin_of(accounts, principal)
     orgs = [] if principal.local else accounts.orgs(principal.user_id)
-    return ToolContext(
+    return Caller(
         user_id=principal.user_id,
         project_id=project_id,
         thread_id=thread.id if thread else None,
@@ -143,11 +143,11 @@ def tool_context(accounts: Accounts, principal: Principal, thread: Thread | None
     )
 
 
-def mcp_context(accounts: Accounts, request: Request | None) -> ToolContext:
-    """The :class:`ToolContext` of an MCP request: its caller, outside any thread."""
+def mcp_caller(accounts: Accounts, request: Request | None) -> Caller:
+    """The :class:`Caller` of an MCP request: its caller, outside any thread."""
     header = request.headers.get("authorization") if request is not None else None
     acting_as = request.headers.get(USER_HEADER) if request is not None else None
-    return tool_context(accounts, resolve_principal(accounts, header, acting_as), None)
+    return caller_of(accounts, resolve_principal(accounts, header, acting_as), None)
 
 
 __all__ = [
@@ -159,7 +159,7 @@ __all__ = [
     "SettingsDep",
     "llm_for",
     "current_principal",
-    "mcp_context",
+    "mcp_caller",
     "thread_of",
-    "tool_context",
+    "caller_of",
 ]

@@ -28,7 +28,7 @@ from memorybank.server.request_limits import TooLarge
 from memorybank.server.schemas import ErrorBody
 
 
-class Conflict(MemoryBankError):
+class StateConflict(MemoryBankError):
     """The request clashes with what is stored (HTTP 409); ``extra`` joins the error body."""
 
     def __init__(self, message: str, **extra: Any) -> None:
@@ -73,7 +73,7 @@ def status_code(exc: MemoryBankError) -> int:
         (Unauthorized, 401),
         (PermissionDenied, 403),
         (NotFound, 404),
-        (Conflict, 409),
+        (StateConflict, 409),
         (TooLarge, 413),
         (ValidationError, 422),
         (RateLimited, 429),
@@ -89,7 +89,7 @@ def error_response(exc: MemoryBankError) -> JSONResponse:
     where they belong)."""
     body: dict[str, Any] = {"error": str(exc)}
     headers: dict[str, str] = {}
-    if isinstance(exc, Conflict):
+    if isinstance(exc, StateConflict):
         body.update(exc.extra)
     if isinstance(exc, ValidationError) and exc.field:
         body["field"] = exc.field  # which input to fix, for clients that re-raise it
@@ -135,7 +135,7 @@ def register_error_handlers(app: FastAPI) -> None:
 __all__ = [
     "ERROR_TEXT",
     "WRITE_ERRORS",
-    "Conflict",
+    "StateConflict",
     "errors",
     "error_response",
     "register_error_handlers",

@@ -42,9 +42,17 @@ BEARER = {
     }
 }
 
+#: The tag of the routes seed 002 (PageSpace) names, kept at its paths: ``/api/memory/user…`` and
+#: ``/api/memory/drive/…``. Every other memory route is ours, under ``/api/memories…``.
+SEED_002 = "seed 002"
+
 #: The tags operations are grouped by, in the order the documentation shows them.
 TAGS: list[dict[str, Any]] = [
     {"name": "memories", "description": "Save, list, read, change and delete memories"},
+    {
+        "name": SEED_002,
+        "description": "Seed 002's (PageSpace) user and drive memory routes, at its paths",
+    },
     {"name": "search", "description": "Hybrid search and the newest memories"},
     {"name": "data", "description": "Export, import and counts"},
     {"name": "forget", "description": "Forgetting in two steps: preview, then confirm"},
@@ -202,6 +210,7 @@ def mount_docs(app: FastAPI) -> None:
 __all__ = [
     "BEARER",
     "DOCS_ASSETS",
+    "SEED_002",
     "TAGS",
     "contract_schema",
     "documented",

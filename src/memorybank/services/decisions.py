@@ -11,8 +11,8 @@ How the filter runs: every decision memory carries ``metadata["kind"] == "decisi
 candidates: for recent memories by paging until enough match (exact), for search over the
 best :data:`SEARCH_POOL` decision candidates (a decision ranked below that is not found).
 
->>> ctx = Caller(user_id="sam")
->>> memory = log_decision(bank, ctx, "approved_discount", "successful",
+>>> caller = Caller(user_id="sam")
+>>> memory = log_decision(bank, caller, "approved_discount", "successful",
 ...                       "5-year customer; within the 15% limit", policy_applied="discount_v2")
 >>> print(memory.content)
 Decision approved_discount (successful): 5-year customer; within the 15% limit [policy discount_v2]
@@ -60,7 +60,7 @@ _SINCE_DAYS = {"7d": 7, "30d": 30, "90d": 90}
 
 def log_decision(
     bank: MemoryBank,
-    ctx: Caller,
+    caller: Caller,
     action: str,
     outcome: DecisionOutcome | str,
     rationale: str,
@@ -71,33 +71,33 @@ def log_decision(
     *,
     domain: Domain | str | None = None,
 ) -> Memory:
-    """Store one decision as an episodic memory of the caller (in ``ctx.project_id`` if set).
+    """Store one decision as an episodic memory of the caller (in ``caller.project_id`` if set).
 
     Every id in ``memories_considered`` must be a memory the caller can see. Decisions are
     records of events, so two alike are both kept (no duplicate check). Importance is 6, +2
     for a precedent (it is meant to be recalled), +1 for an exception.
 
-    >>> ctx = Caller(user_id="sam")
-    >>> memory = log_decision(bank, ctx, "denied_refund", "pending", "Outside the 30-day window",
+    >>> caller = Caller(user_id="sam")
+    >>> memory = log_decision(bank, caller, "denied_refund", "pending", "Outside the 30-day window",
     ...                       policy_applied="refund_policy_v2")
     >>> memory.decision.action, memory.ring, memory.importance
     ('denied_refund', <Ring.EPISODIC: 'episodic'>, 6)
     """
-    bank.scope_set(ctx.user_id, ctx.project_id)  # validates the caller
+    bank.scope_set(caller.user_id, caller.project_id)  # validates the caller
     decision = _decision(
         action, outcome, rationale, policy_applied, precedent, exception, memories_considered
     )
     for index, memory_id in enumerate(decision.memories_considered):
         try:
-            bank.get(memory_id, ctx.user_id, project_id=ctx.project_id)
+            bank.get(memory_id, caller.user_id, project_id=caller.project_id)
         except NotFound as exc:
             raise ValidationError(
                 f"memoriesConsidered[{index}] {memory_id!r} is not one of your memories: pass "
                 "ids shown by recall, like [mem_…]",
                 field="memoriesConsidered",
             ) from exc
-    memory = _record(bank, ctx, decision, _domain(domain))
-    return bank.save_records([memory], actor=ctx.user_id, role=ctx.role)[0]
+    memory = _record(bank, caller, decision, _domain(domain))
+    return bank.save_records([memory], actor=caller.user_id, role=caller.role)[0]
 
 
 def _decision(
@@ -136,7 +136,7 @@ def _domain(domain: Domain | str | None) -> Domain | None:
         ) from exc
 
 
-def _record(bank: MemoryBank, ctx: Caller, decision: Decision, area: Domain | None) -> Memory:
+def _record(bank: MemoryBank, caller: Caller, decision: Decision, area: Domain | None) -> Memory:
     """The episodic memory that records ``decision``."""
     content = _content(decision)
     if len(content) > bank.policy.content_max:
@@ -147,13 +147,13 @@ def _record(bank: MemoryBank, ctx: Caller, decision: Decision, area: Domain | No
         )
     content, category = validate_memory(content, Category.CONTEXT, settings=bank.policy)
     metadata: dict[str, Any] = dict(DECISION_METADATA)
-    if ctx.thread_id is not None:
+    if caller.thread_id is not None:
         # Not the session_id: that would splice the decision into the conversation's turns.
-        metadata["thread_id"] = ctx.thread_id
+        metadata["thread_id"] = caller.thread_id
     now = utcnow()
     return Memory(
-        user_id=ctx.user_id,
-        project_id=ctx.project_id,
+        user_id=caller.user_id,
+        project_id=caller.project_id,
         content=content,
         category=category,
         ring=Ring.EPISODIC,
@@ -161,7 +161,7 @@ def _record(bank: MemoryBank, ctx: Caller, decision: Decision, area: Domain | No
         metadata=metadata,
         importance=min(10, 6 + 2 * decision.precedent + decision.exception),
         source=Source.AI,
-        created_by=ctx.user_id,
+        created_by=caller.user_id,
         created_at=now,
         updated_at=now,
         decision=decision,
@@ -262,9 +262,9 @@ def filtered_search(
 ) -> builtins.list[SearchHit]:
     """:meth:`MemoryBank.search` narrowed by ``decisions`` (other keywords pass through).
 
-    >>> ctx = Caller(user_id="u1")
-    >>> _ = log_decision(bank, ctx, "refunded_order", "successful", "Item arrived broken")
-    >>> _ = log_decision(bank, ctx, "refunded_order", "failed", "The card had expired")
+    >>> caller = Caller(user_id="u1")
+    >>> _ = log_decision(bank, caller, "refunded_order", "successful", "Item arrived broken")
+    >>> _ = log_decision(bank, caller, "refunded_order", "failed", "The card had expired")
     >>> failed = filtered_search(bank, "u1", "refunds", DecisionFilter(outcome="failed"))
     >>> [hit.memory.content for hit in failed]
     ['Decision refunded_order (failed): The card had expired']

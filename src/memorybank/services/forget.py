@@ -32,17 +32,17 @@ history, a rewritten memory's old text leaves its history too, and a redacted me
 history keeps its events without their earlier texts. Nothing of it stays in the database
 files (see :mod:`memorybank.stores.sql_forget`).
 
->>> ctx = Caller(user_id="sam")
+>>> caller = Caller(user_id="sam")
 >>> _ = bank.save("sam", "User's home address is 12 Oak Street", "identity")
 >>> _ = bank.save("sam", "User moved away from Oak Street in 2021", "context")
 >>> _ = bank.save("sam", "User prefers green tea", "preference")
->>> preview = forget_preview(bank, ctx, "my old home address on Oak Street")
+>>> preview = forget_preview(bank, caller, "my old home address on Oak Street")
 >>> sorted((item.action.value, item.memory.content) for item in preview.items)
 ... # doctest: +NORMALIZE_WHITESPACE
 [('FORGET', 'User moved away from Oak Street in 2021'),
  ('FORGET', "User's home address is 12 Oak Street"),
  ('KEEP', 'User prefers green tea')]
->>> len(forget_confirm(bank, ctx, preview.plan.id).forgotten)
+>>> len(forget_confirm(bank, caller, preview.plan.id).forgotten)
 2
 >>> [m.content for m in bank.list("sam")]
 ['User prefers green tea']
@@ -52,10 +52,10 @@ one from its history:
 
 >>> work = bank.save("sam", "User works at 12 Oak Street", "context").memory_id
 >>> _ = bank.update(work, "sam", content="User works from home")
->>> preview = forget_preview(bank, ctx, "my old address on Oak Street")
+>>> preview = forget_preview(bank, caller, "my old address on Oak Street")
 >>> [(item.memory.content, item.earlier) for item in preview.of(ForgetAction.REDACT)]
 [('User works from home', ['User works at 12 Oak Street'])]
->>> forget_confirm(bank, ctx, preview.plan.id).redacted == [work]
+>>> forget_confirm(bank, caller, preview.plan.id).redacted == [work]
 True
 >>> [(e.kind.value, e.old_content, e.new_content) for e in bank.history(work, "sam")]
 [('ADD', None, None), ('UPDATE', None, 'User works from home')]
@@ -141,7 +141,7 @@ class ForgetResult(BaseModel):
 
 def forget_preview(
     bank: MemoryBank,
-    ctx: Caller,
+    caller: Caller,
     query: str,
     top_k: int = 50,
     llm: JSONCompleter | None = None,
@@ -150,7 +150,7 @@ def forget_preview(
 ) -> ForgetPreview:
     """Plan what forgetting ``query`` means for the caller's memories (changes none of them).
 
-    Candidates are the ``top_k`` best search matches in the caller's scopes (``ctx``'s user
+    Candidates are the ``top_k`` best search matches in the caller's scopes (``caller``'s user
     and project), superseded ones included, and up to ``top_k`` memories whose history holds
     a matching earlier text. ``llm`` defaults to ``bank.llm``. ``now`` is for tests and replays.
     """
@@ -160,7 +160,7 @@ def forget_preview(
         raise ValidationError(f"topK {top_k} must be between 1 and {MAX_TOP_K}", field="topK")
     now = now or utcnow()
     hits = bank.search(
-        ctx.user_id, query, project_id=ctx.project_id, limit=top_k, include_superseded=True
+        caller.user_id, query, project_id=caller.project_id, limit=top_k, include_superseded=True
     )
     llm = llm if llm is not None else bank.llm
     wanted = _request_stems(query)
@@ -173,11 +173,11 @@ def forget_preview(
             warnings.append(f"the LLM could not plan this ({exc}); used the word-match rule")
     if items is None:
         items = [_rule(hit.memory, wanted) for hit in hits]
-    items = _with_history(bank, ctx, items, wanted, top_k)
+    items = _with_history(bank, caller, items, wanted, top_k)
     summary = _summary(query, items) if judged is None else _llm_summary(judged, items)
     plan = ForgetPlan(
-        user_id=ctx.user_id,
-        project_id=ctx.project_id,
+        user_id=caller.user_id,
+        project_id=caller.project_id,
         steps=tuple(
             ForgetStep(
                 memory_id=item.memory.id,
@@ -195,15 +195,15 @@ def forget_preview(
 
 
 def forget_confirm(
-    bank: MemoryBank, ctx: Caller, plan_id: str, *, now: datetime | None = None
+    bank: MemoryBank, caller: Caller, plan_id: str, *, now: datetime | None = None
 ) -> ForgetResult:
     """Apply a plan of the caller's, atomically. Raises :class:`NotFound` for an unknown or
     someone else's plan and :class:`ValidationError` for an expired, cancelled or already
     executed one, or when a planned memory changed since the preview (nothing is applied)."""
     now = now or utcnow()
-    plan = _own_plan(bank, ctx, plan_id, now)
+    plan = _own_plan(bank, caller, plan_id, now)
     outcome = bank.execute_forget_plan(
-        plan, ctx.user_id, project_id=ctx.project_id, now=now, role=ctx.role
+        plan, caller.user_id, project_id=caller.project_id, now=now, role=caller.role
     )
     return ForgetResult(
         plan_id=plan.id,
@@ -216,15 +216,15 @@ def forget_confirm(
 
 
 def forget_cancel(
-    bank: MemoryBank, ctx: Caller, plan_id: str, *, now: datetime | None = None
+    bank: MemoryBank, caller: Caller, plan_id: str, *, now: datetime | None = None
 ) -> ForgetPlan:
     """Cancel a pending plan of the caller's; it can no longer be confirmed."""
     now = now or utcnow()
-    _own_plan(bank, ctx, plan_id, now)
-    return bank.cancel_forget_plan(plan_id, ctx.user_id, ctx.project_id, now)
+    _own_plan(bank, caller, plan_id, now)
+    return bank.cancel_forget_plan(plan_id, caller.user_id, caller.project_id, now)
 
 
-def _own_plan(bank: MemoryBank, ctx: Caller, plan_id: str, now: datetime) -> ForgetPlan:
+def _own_plan(bank: MemoryBank, caller: Caller, plan_id: str, now: datetime) -> ForgetPlan:
     """The plan if the caller may still use it (the store checks again when applying)."""
     if not isinstance(plan_id, str) or not plan_id.startswith("fp_"):
         raise ValidationError(
@@ -234,7 +234,7 @@ def _own_plan(bank: MemoryBank, ctx: Caller, plan_id: str, now: datetime) -> For
     plan = bank.forget_plan(plan_id)
     if plan is None:
         raise NotFound(f"no forget plan {plan_id!r} for this user")
-    plan.check_usable(ctx.user_id, ctx.project_id, now)
+    plan.check_usable(caller.user_id, caller.project_id, now)
     return plan
 
 
@@ -289,7 +289,7 @@ def _substring(stem: str) -> str:
 
 
 def _with_history(
-    bank: MemoryBank, ctx: Caller, items: list[PreviewItem], wanted: dict[str, str], limit: int
+    bank: MemoryBank, caller: Caller, items: list[PreviewItem], wanted: dict[str, str], limit: int
 ) -> list[PreviewItem]:
     """``items`` plus REDACT for the memories whose history holds an earlier text about the
     request: a KEEP becomes REDACT, a memory not among ``items`` is added (FORGET and
@@ -297,10 +297,10 @@ def _with_history(
     if not wanted:
         return items
     found = bank.earlier_texts(
-        ctx.user_id,
+        caller.user_id,
         # One per stem, repeats kept: two stems with one substring must still count twice.
         [_substring(stem) for stem in wanted],
-        project_id=ctx.project_id,
+        project_id=caller.project_id,
         min_terms=min(MIN_SHARED_WORDS, len(wanted)),
         limit=limit,
     )

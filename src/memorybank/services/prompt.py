@@ -4,7 +4,7 @@
 * :func:`system_prompt` — a profile's guidance plus the memories pre-loaded into every
   conversation (seed 000: identity, preference and relationship facts about the user; seed
   002: "About This User" / "About This Workspace"), for about 500 tokens.
-* :func:`context_for` — auto-recall: the same block for the message at hand, with the memories
+* :func:`auto_recall` — auto-recall: the same block for the message at hand, with the memories
   relevant to it (seed 004's runtime "auto-retrieves relevant context"). Relevance is the
   calibrated ``SearchHit.relevance`` (:mod:`memorybank.rules.ranking`), so the cut-off means
   the same for every user and query: a message about something never remembered adds nothing
@@ -60,16 +60,16 @@ def _fetch(bank: MemoryBank, user_id: str, **query: Any) -> list[Memory]:
 
 
 def _relevant(
-    bank: MemoryBank, ctx: Caller, message: str, min_relevance: float, shown: set[str]
+    bank: MemoryBank, caller: Caller, message: str, min_relevance: float, shown: set[str]
 ) -> list[Memory]:
     """The memories relevant to ``message`` (calibrated relevance at least ``min_relevance``),
     best first, leaving out those already pre-loaded."""
     if not message.strip():
         return []
     hits = bank.search(
-        ctx.user_id,
+        caller.user_id,
         message,
-        project_id=ctx.project_id,
+        project_id=caller.project_id,
         limit=RECALL_LIMIT,
         min_relevance=min_relevance * RECALL_COMPANIONS,
     )
@@ -80,7 +80,7 @@ def _relevant(
 
 def system_prompt(
     bank: MemoryBank,
-    ctx: Caller,
+    caller: Caller,
     guidance: str,
     budget_tokens: int = 500,
     encoding: Encoding = "o200k_base",
@@ -91,13 +91,13 @@ def system_prompt(
     """``guidance`` plus the pre-loaded memories, in at most ``budget_tokens`` tokens.
 
     The user's identity, preference and relationship memories come first ("About This
-    User"), then every memory of ``ctx.project_id`` if set ("About This Workspace"); each
+    User"), then every memory of ``caller.project_id`` if set ("About This Workspace"); each
     group by importance, then newest first. Given the user's current ``message``, the
     memories relevant to it (calibrated relevance at least ``min_relevance``, see
     :data:`~memorybank.rules.ranking.RECALL_MIN_RELEVANCE`) come last as "Relevant To This
     Message", best first, and take the budget before the workspace does; when nothing is
     relevant, nothing is added. When the guidance alone does not fit it is
-    truncated and no memory is included; when no memory fits (or ``ctx.memory_enabled`` is
+    truncated and no memory is included; when no memory fits (or ``caller.memory_enabled`` is
     off) the guidance is returned alone.
 
     >>> _ = bank.save("sam", "User's name is Sam Rivera", "identity")
@@ -121,21 +121,21 @@ def system_prompt(
     budget = check_budget(budget_tokens, "budget_tokens")
     if count_tokens(guidance, encoding) > budget:
         return truncate_to_tokens(guidance, budget, encoding)
-    if not ctx.memory_enabled:
+    if not caller.memory_enabled:
         return guidance
     about = _fetch(
         bank,
-        ctx.user_id,
+        caller.user_id,
         scopes="user",
         category=(Category.IDENTITY, Category.PREFERENCE, Category.RELATIONSHIP),
     )
     workspace = (
         []
-        if ctx.project_id is None
-        else _fetch(bank, ctx.user_id, project_id=ctx.project_id, scopes="project")
+        if caller.project_id is None
+        else _fetch(bank, caller.user_id, project_id=caller.project_id, scopes="project")
     )
     shown = {m.id for m in (*about, *workspace)}
-    relevant = [] if message is None else _relevant(bank, ctx, message, min_relevance, shown)
+    relevant = [] if message is None else _relevant(bank, caller, message, min_relevance, shown)
     sections = [
         Section("## About This User\n", lines_of(about)),
         Section("## About This Workspace\n", lines_of(workspace)),
@@ -157,7 +157,7 @@ def _by_importance(memories: Sequence[Memory]) -> list[Memory]:
 
 def get_context(
     bank: MemoryBank,
-    ctx: Caller,
+    caller: Caller,
     max_tokens: int = 2000,
     focus: Sequence[str] | None = None,
     encoding: Encoding = "o200k_base",
@@ -169,7 +169,7 @@ def get_context(
     * **Identity & Background** — the user's identity memories (always, whatever the focus);
     * **Preferences & Working Style** — the user's preference memories;
     * **Current Focus** — the user's project and context memories, and every memory of
-      ``ctx.project_id`` if set;
+      ``caller.project_id`` if set;
     * **Relationships** — the user's relationship memories;
     * **How-to** — procedural-ring memories (user and project).
 
@@ -195,13 +195,13 @@ def get_context(
     """
     budget = check_budget(max_tokens, "max_tokens")
     domains = parse_focus(focus)
-    user = ctx.user_id
+    user = caller.user_id
     head = f"## User Context\n{CONTEXT_NOTE}\n"
-    if not ctx.memory_enabled:
+    if not caller.memory_enabled:
         return truncate_to_tokens(
             "## User Context\n\n_Memory is turned off for this conversation._", budget, encoding
         )
-    total = bank.count(user, project_id=ctx.project_id)
+    total = bank.count(user, project_id=caller.project_id)
     noun = "memory" if total == 1 else "memories"
     foot = f"\n---\n_{total} {noun}_"
 
@@ -210,13 +210,13 @@ def get_context(
 
     narrow: dict[str, Any] = {} if domains is None else {"domain": domains}
     current = private((Category.PROJECT, Category.CONTEXT), **narrow)
-    if ctx.project_id is not None:
+    if caller.project_id is not None:
         shared = _fetch(
-            bank, user, project_id=ctx.project_id, scopes="project", ring=NOT_HOW_TO, **narrow
+            bank, user, project_id=caller.project_id, scopes="project", ring=NOT_HOW_TO, **narrow
         )
         current = _by_importance([*current, *shared])[:FETCH_LIMIT]
     how_to = _fetch(
-        bank, user, project_id=ctx.project_id, scopes="all", ring=Ring.PROCEDURAL, **narrow
+        bank, user, project_id=caller.project_id, scopes="all", ring=Ring.PROCEDURAL, **narrow
     )
     sections = [
         Section("\n### Identity & Background\n", lines_of(private(Category.IDENTITY))),
@@ -234,9 +234,9 @@ def get_context(
     return text
 
 
-def context_for(
+def auto_recall(
     bank: MemoryBank,
-    ctx: Caller,
+    caller: Caller,
     message: str,
     budget_tokens: int = 500,
     *,
@@ -246,12 +246,12 @@ def context_for(
     """The ``<memories>`` block for ``message``, in at most ``budget_tokens`` tokens: the
     always-loaded facts, then the memories whose relevance to ``message`` is at least
     ``min_relevance`` (best first, each whole or not at all). Empty when there is nothing to
-    show or memory is off for ``ctx``.
+    show or memory is off for ``caller``.
 
     >>> _ = bank.save("kim", "User's name is Kim", "identity")
     >>> _ = bank.save("kim", "User is training for the Berlin marathon in September", "context")
     >>> kim = Caller(user_id="kim")
-    >>> print(context_for(bank, kim, "Any tips for my marathon training?"))  # doctest: +ELLIPSIS
+    >>> print(auto_recall(bank, kim, "Any tips for my marathon training?"))  # doctest: +ELLIPSIS
     <memories>
     ...
     ## About This User
@@ -259,7 +259,7 @@ def context_for(
     ## Relevant To This Message
     - User is training for the Berlin marathon in September
     </memories>
-    >>> print(context_for(bank, kim, "What is the capital of Peru?"))  # doctest: +ELLIPSIS
+    >>> print(auto_recall(bank, kim, "What is the capital of Peru?"))  # doctest: +ELLIPSIS
     <memories>
     ...
     ## About This User
@@ -267,8 +267,8 @@ def context_for(
     </memories>
     """
     return system_prompt(
-        bank, ctx, "", budget_tokens, encoding, message=message, min_relevance=min_relevance
+        bank, caller, "", budget_tokens, encoding, message=message, min_relevance=min_relevance
     )
 
 
-__all__ = ["context_for", "get_context", "system_prompt"]
+__all__ = ["auto_recall", "get_context", "system_prompt"]

@@ -2,20 +2,21 @@
 
 >>> from memorybank import tools
 >>> defs = tools.to_openai(tools.profile("default"))  # pass to the chat API
->>> ctx = tools.ToolContext(user_id="sam")
+>>> caller = tools.Caller(user_id="sam")
 >>> _ = bank.save("sam", "User edits code in Vim", "preference")
->>> tools.call(bank, tools.profile("default"), "recall", '{"query": "vim"}', ctx)
+>>> tools.call(bank, tools.profile("default"), "recall", '{"query": "vim"}', caller)
 ... # doctest: +ELLIPSIS
 {'success': True, 'facts': [{'id': 'mem_...', 'fact': 'User edits code in Vim'}]}
 
-``tools.system_prompt(bank, ctx, "default")`` is the profile's guidance plus the caller's
-pre-loaded memories. Offer ``tools.toolkit(profile, ctx)``: it is empty when memory is off for
+``tools.system_prompt(bank, caller, "default")`` is the profile's guidance plus the caller's
+pre-loaded memories. Offer ``tools.toolkit(profile, caller)``: it is empty when memory is off for
 the conversation or the model cannot call functions.
 """
 
 from __future__ import annotations
 
-from memorybank.tools.base import Profile, SafetyTier, Tool, ToolContext
+from memorybank.model import Caller
+from memorybank.tools.base import Profile, SafetyTier, Tool
 from memorybank.tools.dispatcher import call, error_message, toolkit
 from memorybank.tools.export import (
     FORMATS,
@@ -36,7 +37,7 @@ __all__ = [
     "Profile",
     "SafetyTier",
     "Tool",
-    "ToolContext",
+    "Caller",
     "call",
     "error_message",
     "export",

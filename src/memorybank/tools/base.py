@@ -1,11 +1,11 @@
-"""What a tool is, and the context it runs in.
+"""What a tool is, and who it runs for.
 
-A :class:`ToolContext` (the core :class:`~memorybank.model.Caller`) comes from the host
-application (who the user is, which thread and
-project), never from the model: the model only fills a tool's arguments, so it cannot choose
-whose memory it touches. A :class:`Tool` pairs one pydantic arguments model (the single source
-of its JSON schema) with a handler over :class:`~memorybank.MemoryBank`. A :class:`Profile` is
-a named tool set plus the system-prompt guidance that teaches a model to use it.
+The :class:`~memorybank.model.Caller` comes from the host application (who the user is, which
+thread and project), never from the model: the model only fills a tool's arguments, so it cannot
+choose whose memory it touches. A :class:`Tool` pairs one pydantic arguments model (the single
+source of its JSON schema) with a handler over :class:`~memorybank.MemoryBank`. A
+:class:`Profile` is a named tool set plus the system-prompt guidance that teaches a model to use
+it.
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from memorybank.model import Caller
-
 
 class SafetyTier(StrEnum):
     """Whether calling a tool can change anything (seed 004)."""
@@ -27,12 +25,7 @@ class SafetyTier(StrEnum):
     SIDE_EFFECTING = "side_effecting"
 
 
-#: Who is calling, set by the host application for each conversation turn: the core
-#: :class:`~memorybank.model.Caller` under the name the tools have always used.
-ToolContext = Caller
-
-
-#: ``handler(bank, ctx, args)``; a tool with ``uses_llm`` also takes ``llm=`` (the chat model
+#: ``handler(bank, caller, args)``; a tool with ``uses_llm`` also takes ``llm=`` (the chat model
 #: for this call, or ``None`` for the bank's own).
 Handler = Callable[..., Any]
 
@@ -42,7 +35,7 @@ class Tool:
     """One function the model can call.
 
     ``arguments`` is the pydantic model the model's JSON is validated against (and whose JSON
-    schema is exported); ``handler(bank, ctx, args)`` returns a JSON-serialisable value (a dict,
+    schema is exported); ``handler(bank, caller, args)`` returns a JSON-serialisable value (a dict,
     or a string for profiles whose seed answers in text).
     """
 

@@ -10,12 +10,12 @@ side-effecting tool is one write of the caller against the bank's per-user write
 of the tools API spend one budget; over the limit the model is told when to try again.
 
 >>> from memorybank.tools import profile
->>> ctx = ToolContext(user_id="sam")
+>>> caller = Caller(user_id="sam")
 >>> _ = bank.save("sam", "User prefers Neovim", "preference")
->>> call(bank, profile("default"), "recall", '{"query": "favourite editor"}', ctx)
+>>> call(bank, profile("default"), "recall", '{"query": "favourite editor"}', caller)
 ... # doctest: +ELLIPSIS
 {'success': True, 'facts': [{'id': 'mem_...', 'fact': 'User prefers Neovim'}]}
->>> call(bank, profile("default"), "recal", "{}", ctx)
+>>> call(bank, profile("default"), "recal", "{}", caller)
 {'success': False, 'error': "unknown tool 'recal': the tools are remember, recall, forget"}
 """
 
@@ -45,10 +45,10 @@ from memorybank.errors import (
     StoreError,
     ValidationError,
 )
-from memorybank.model import Channel, acting_through
+from memorybank.model import Caller, Channel, acting_through
 from memorybank.providers.json_schemas import TOOL_MESSAGE
 from memorybank.rules.pydantic_errors import problem
-from memorybank.tools.base import Profile, SafetyTier, Tool, ToolContext
+from memorybank.tools.base import Profile, SafetyTier, Tool
 
 if TYPE_CHECKING:
     from memorybank.core.bank import MemoryBank
@@ -72,18 +72,18 @@ def error(message: str) -> dict[str, Any]:
     return {"success": False, "error": message}
 
 
-def toolkit(profile: Profile, ctx: ToolContext) -> Profile:
+def toolkit(profile: Profile, caller: Caller) -> Profile:
     """The tools to offer this conversation (seed 001): none when memory is switched off for it
     or its model cannot call functions, in which case the guidance is dropped too, so the
     prompt never mentions tools the model does not have. A profile with a variant for calls
-    in a project (``extras["in_project"]``) offers it when ``ctx.project_id`` is set.
+    in a project (``extras["in_project"]``) offers it when ``caller.project_id`` is set.
 
     >>> from memorybank.tools import profile
-    >>> toolkit(profile("default"), ToolContext(user_id="u1", supports_tools=False)).tools
+    >>> toolkit(profile("default"), Caller(user_id="u1", supports_tools=False)).tools
     ()
     """
-    if ctx.memory_enabled and ctx.supports_tools:
-        variant = profile.extras.get("in_project") if ctx.project_id is not None else None
+    if caller.memory_enabled and caller.supports_tools:
+        variant = profile.extras.get("in_project") if caller.project_id is not None else None
         return variant if isinstance(variant, Profile) else profile
     return dataclasses.replace(profile, tools=(), guidance="")
 
@@ -207,13 +207,13 @@ def call(
     profile: Profile,
     name: Any,
     arguments: Any,
-    ctx: ToolContext,
+    caller: Caller,
     *,
     llm: JSONCompleter | None = None,
     raise_role_required: bool = False,
     raises: tuple[type[MemoryBankError], ...] = (),
 ) -> Any:
-    """Run tool ``name`` of ``profile`` with the model's ``arguments`` for ``ctx``.
+    """Run tool ``name`` of ``profile`` with the model's ``arguments`` for ``caller``.
 
     ``llm`` is the chat model for tools that use one (``None``: the bank's own). Returns the
     tool's JSON-serialisable result, or ``{"success": false, "error": "…"}``. Never raises
@@ -227,7 +227,7 @@ def call(
     label = name if isinstance(name, str) and len(name) <= _ECHO else "the tool"
     propagate = (*raises, RoleRequired) if raise_role_required else raises
     try:
-        return _call(bank, profile, name, arguments, ctx, llm, propagate)
+        return _call(bank, profile, name, arguments, caller, llm, propagate)
     except Exception as exc:
         if isinstance(exc, propagate):
             raise  # only those asked for: _call answers the others
@@ -258,11 +258,11 @@ def _call(
     profile: Profile,
     name: Any,
     arguments: Any,
-    ctx: ToolContext,
+    caller: Caller,
     llm: JSONCompleter | None,
     propagate: tuple[type[MemoryBankError], ...],
 ) -> Any:
-    offered = toolkit(profile, ctx)
+    offered = toolkit(profile, caller)
     tool = offered.tool(name) if isinstance(name, str) else None
     if tool is None:
         if not offered.tools:
@@ -280,11 +280,11 @@ def _call(
 
     if tool.tier == SafetyTier.SIDE_EFFECTING:
         try:
-            bank.count_write(ctx.user_id)  # before it runs: a refused call writes nothing
+            bank.count_write(caller.user_id)  # before it runs: a refused call writes nothing
         except RateLimited as exc:
             return _refusal(exc, tool, propagate)
     handler = functools.partial(tool.handler, llm=llm) if tool.uses_llm else tool.handler
-    future: Future[Any] = _executor_().submit(_as_ai, handler, bank, ctx, args)
+    future: Future[Any] = _executor_().submit(_as_ai, handler, bank, caller, args)
     try:
         result = future.result(timeout=tool.timeout_s)
     except FutureTimeout:

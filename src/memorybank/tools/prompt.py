@@ -10,12 +10,12 @@ from memorybank.tools.profiles import profile as find_profile
 
 if TYPE_CHECKING:
     from memorybank.core.bank import MemoryBank
-    from memorybank.tools.base import ToolContext
+    from memorybank.model import Caller
 
 
 def system_prompt(
     bank: MemoryBank,
-    ctx: ToolContext,
+    caller: Caller,
     profile: str = "default",
     budget_tokens: int = 500,
     *,
@@ -26,20 +26,20 @@ def system_prompt(
     ``message``, the memories relevant to it (auto-recall, :mod:`memorybank.services.prompt`), never
     over ``budget_tokens`` o200k tokens.
 
-    >>> from memorybank.tools import ToolContext
+    >>> from memorybank.tools import Caller
     >>> _ = bank.save("u1", "User prefers dark mode", "preference")
-    >>> print(system_prompt(bank, ToolContext(user_id="u1"), "default", 300))
+    >>> print(system_prompt(bank, Caller(user_id="u1"), "default", 300))
     You have a long-term memory of this user. ...
     ## About This User
     - User prefers dark mode
     </memories>
     """
     guidance = find_profile(profile).guidance
-    text = memory_block(bank, ctx, guidance, budget_tokens, message=message)
+    text = memory_block(bank, caller, guidance, budget_tokens, message=message)
     # Seed 002 §8.3: how large the memory block is, and its share of the system prompt.
     total = count_tokens(text)
     block = max(0, total - count_tokens(guidance)) if text != guidance else 0
-    bank.usage.prompt_built(ctx.user_id, block_tokens=block, prompt_tokens=total)
+    bank.usage.prompt_built(caller.user_id, block_tokens=block, prompt_tokens=total)
     return text
 
 

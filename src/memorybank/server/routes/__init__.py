@@ -9,8 +9,8 @@ from fastapi import APIRouter
 
 from memorybank.server.routes import (
     accounts,
+    auto_recall,
     bank,
-    context,
     data,
     events,
     forget,
@@ -36,7 +36,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     tidy.router,
     threads.router,
     tools.router,
-    context.router,
+    auto_recall.router,
     providers.router,
     events.router,
     webhooks.router,

@@ -15,7 +15,7 @@ from memorybank.server.principals import Action, Principal, authorize
 from memorybank.server.schemas import Cancelled, ForgetDone, ForgetPreview, ForgetRequest
 from memorybank.services.accounts import Accounts
 from memorybank.services.forget import forget_cancel, forget_confirm, forget_preview, render_preview
-from memorybank.tools import ToolContext
+from memorybank.tools import Caller
 
 router = APIRouter(tags=["forget"])
 
@@ -34,9 +34,9 @@ def preview_forget(
     """Plan what forgetting ``query`` would do (changes nothing)."""
     if body.project_id is not None:
         authorize(accounts, principal, Action.CHANGE, body.project_id)
-    ctx = ToolContext(user_id=principal.user_id, project_id=body.project_id)
+    caller = Caller(user_id=principal.user_id, project_id=body.project_id)
     with llm_for(accounts, principal, settings) as llm:
-        preview = forget_preview(bank, ctx, body.query, llm=llm)
+        preview = forget_preview(bank, caller, body.query, llm=llm)
     return {
         "plan_id": preview.plan.id,
         "summary": preview.summary,
@@ -58,7 +58,7 @@ def preview_forget(
 
 def plan_context(
     bank: MemoryBank, accounts: Accounts, principal: Principal, plan_id: str
-) -> ToolContext:
+) -> Caller:
     """Where the caller's plan ``plan_id`` acts, after checking they may delete there: the
     same 404 for a plan that does not exist, another user's, and one in a project the caller
     has left (never named); 403 for a member lacking the role."""
@@ -70,7 +70,7 @@ def plan_context(
         role = authorize(accounts, principal, Action.CHANGE, plan.project_id)
     except NotFound:
         raise missing from None
-    return ToolContext(user_id=principal.user_id, project_id=plan.project_id, role=role)
+    return Caller(user_id=principal.user_id, project_id=plan.project_id, role=role)
 
 
 @router.post(

@@ -17,9 +17,9 @@ from memorybank.server.deps import (
     ConfirmationsDep,
     PrincipalDep,
 )
-from memorybank.server.error_responses import WRITE_ERRORS, Conflict
+from memorybank.server.error_responses import WRITE_ERRORS, StateConflict
 from memorybank.server.execution import computing, reading
-from memorybank.server.openapi import documented
+from memorybank.server.openapi import SEED_002, documented
 from memorybank.server.principals import Action, Principal, authorize
 from memorybank.server.request_limits import ConfirmTokens
 from memorybank.server.schemas import (
@@ -54,7 +54,7 @@ def add_fact(
     role: Role,
 ) -> JSONResponse:
     """Save a fact by hand (one write against the caller's write limit, which MCP and the
-    tools share); :class:`Conflict` with the stored one for a duplicate. The answer's
+    tools share); :class:`StateConflict` with the stored one for a duplicate. The answer's
     ``conflicts`` are the stored facts the new one may update or contradict."""
     bank.count_write(principal.user_id)
     result = bank.save(
@@ -76,7 +76,7 @@ def add_fact(
                 )
             except NotFound:
                 existing = None
-        raise Conflict(
+        raise StateConflict(
             f"already remembered: {result.existing_content}",
             duplicate=True,
             existing=existing,
@@ -174,7 +174,7 @@ def memory_scope(
 # -- seed 002 §6.4: user memory ---------------------------------------------------------------
 
 
-@router.get("/api/memory/user", responses=documented(MemoryList))
+@router.get("/api/memory/user", responses=documented(MemoryList), tags=[SEED_002])
 @reading
 def list_user_memory(
     principal: PrincipalDep,
@@ -194,6 +194,7 @@ def list_user_memory(
 
 @router.post(
     "/api/memory/user",
+    tags=[SEED_002],
     status_code=201,
     responses=documented(MemoryCreated, 409, 429, *WRITE_ERRORS, status=201),
 )
@@ -205,6 +206,7 @@ def add_user_memory(principal: PrincipalDep, bank: BankDep, body: AddFact) -> JS
 
 @router.delete(
     "/api/memory/user/{memory_id}",
+    tags=[SEED_002],
     status_code=204,
     responses=documented(None, 404, *WRITE_ERRORS, status=204),
 )
@@ -219,11 +221,7 @@ def delete_user_memory(
     return Response(status_code=204)
 
 
-@router.post(
-    "/api/memory/user/clear",
-    responses=documented(ClearToken | Cleared, *WRITE_ERRORS),  # type: ignore[arg-type]
-)
-def clear_user_memory(
+def clear_private_memory(
     principal: PrincipalDep,
     bank: BankDep,
     confirmations: ConfirmationsDep,
@@ -236,7 +234,9 @@ def clear_user_memory(
 # -- seed 002 §6.4: drive (project) memory ----------------------------------------------------
 
 
-@router.get("/api/memory/drive/{drive_id}", responses=documented(DriveMemoryList, 404))
+@router.get(
+    "/api/memory/drive/{drive_id}", responses=documented(DriveMemoryList, 404), tags=[SEED_002]
+)
 @reading
 def list_drive_memory(
     principal: PrincipalDep,
@@ -260,6 +260,7 @@ def list_drive_memory(
 
 @router.post(
     "/api/memory/drive/{drive_id}",
+    tags=[SEED_002],
     status_code=201,
     responses=documented(MemoryCreated, 404, 409, 429, *WRITE_ERRORS, status=201),
 )
@@ -278,6 +279,7 @@ def add_drive_memory(
 
 @router.delete(
     "/api/memory/drive/{memory_id}",
+    tags=[SEED_002],
     status_code=204,
     responses=documented(None, 404, *WRITE_ERRORS, status=204),
 )
@@ -292,21 +294,41 @@ def delete_drive_memory(
     return Response(status_code=204)
 
 
-@router.post(
-    "/api/memory/drive/{drive_id}/clear",
-    responses=documented(ClearToken | Cleared, 404, *WRITE_ERRORS),  # type: ignore[arg-type]
-)
-def clear_drive_memory(
+def clear_project_memory(
     principal: PrincipalDep,
     bank: BankDep,
     accounts: AccountsDep,
     confirmations: ConfirmationsDep,
-    drive_id: str,
+    project_id: str,
     body: Annotated[ClearRequest | None, Body()] = None,
 ) -> Any:
     """Clear a project's memory in two steps (admins and owners)."""
-    role = authorize(accounts, principal, Action.CHANGE, drive_id)
-    return clear_scope(bank, confirmations, principal, drive_id, body, role)
+    role = authorize(accounts, principal, Action.CHANGE, project_id)
+    return clear_scope(bank, confirmations, principal, project_id, body, role)
+
+
+# -- clearing a scope (ours, not seed 002's): the old /api/memory/… paths for one release -----
+
+_CLEAR_ANSWERS = ClearToken | Cleared
+for _path, _clear, _name, _codes in (
+    ("/api/memories/clear", clear_private_memory, "clear_private_memory", ()),
+    (
+        "/api/memories/projects/{project_id}/clear",
+        clear_project_memory,
+        "clear_project_memory",
+        (404,),
+    ),
+    ("/api/memory/user/clear", clear_private_memory, "clear_user_memory", ()),
+    ("/api/memory/drive/{project_id}/clear", clear_project_memory, "clear_drive_memory", (404,)),
+):
+    router.add_api_route(
+        _path,
+        _clear,
+        methods=["POST"],
+        name=_name,
+        responses=documented(_CLEAR_ANSWERS, *_codes, *WRITE_ERRORS),  # type: ignore[arg-type]
+        deprecated=_path.startswith("/api/memory/"),
+    )
 
 
 # -- one memory by id -------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Query
 
 from memorybank.errors import ValidationError
 from memorybank.model import Domain, Ring, Source
-from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, tool_context
+from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, caller_of
 from memorybank.server.execution import reading, searching
 from memorybank.server.openapi import documented
 from memorybank.server.principals import Action, authorize
@@ -103,7 +103,7 @@ def search_memories(
     if project_id is not None:
         authorize(accounts, principal, Action.VIEW, project_id)
     if org_wide:
-        users = bank.org_readers(tool_context(accounts, principal, None), "org_wide")
+        users = bank.org_readers(caller_of(accounts, principal, None), "org_wide")
         hits = [
             hit
             for user in users

@@ -15,11 +15,11 @@ from memorybank.server.deps import (
     BankDep,
     PrincipalDep,
     SettingsDep,
+    caller_of,
     llm_for,
     thread_of,
-    tool_context,
 )
-from memorybank.server.error_responses import WRITE_ERRORS, Conflict
+from memorybank.server.error_responses import WRITE_ERRORS, StateConflict
 from memorybank.server.execution import searching
 from memorybank.server.openapi import documented
 from memorybank.server.schemas import IdParam, PromptBlock, ToolCall, ToolDefinitions, ToolResult
@@ -52,7 +52,7 @@ def tool_definitions(
     chosen = find_profile(profile)
     if thread_id is not None:
         chosen = tools.toolkit(
-            chosen, tool_context(accounts, principal, thread_of(accounts, principal, thread_id))
+            chosen, caller_of(accounts, principal, thread_of(accounts, principal, thread_id))
         )
     return {
         "profile": chosen.name,
@@ -77,16 +77,16 @@ def call_tool(
     """Run what the model asked for, as the caller, in the thread's scope. A side-effecting
     tool is one write against the caller's write limit (429 with ``Retry-After`` over it)."""
     chosen = find_profile(profile)
-    ctx = tool_context(accounts, principal, thread_of(accounts, principal, body.thread_id))
-    offered = tools.toolkit(chosen, ctx)
+    caller = caller_of(accounts, principal, thread_of(accounts, principal, body.thread_id))
+    offered = tools.toolkit(chosen, caller)
     if not offered.tools:
-        raise Conflict(
-            f"memory is turned off for thread {ctx.thread_id!r}: offer the model no memory "
+        raise StateConflict(
+            f"memory is turned off for thread {caller.thread_id!r}: offer the model no memory "
             "tools, or switch memory on with PATCH /api/threads/{id}"
         )
     with llm_for(accounts, principal, settings) as llm:
         result = tools.call(
-            bank, chosen, body.name, body.arguments, ctx, llm=llm, raises=ANSWERED_HERE
+            bank, chosen, body.name, body.arguments, caller, llm=llm, raises=ANSWERED_HERE
         )
     return {"result": result}
 
@@ -103,8 +103,8 @@ def system_prompt(
 ) -> dict[str, Any]:
     """The system-prompt block: the profile's guidance and the pre-loaded memories."""
     find_profile(profile)
-    ctx = tool_context(accounts, principal, thread_of(accounts, principal, thread_id))
-    text = tools.system_prompt(bank, ctx, profile, budget)
+    caller = caller_of(accounts, principal, thread_of(accounts, principal, thread_id))
+    text = tools.system_prompt(bank, caller, profile, budget)
     return {"prompt": text, "tokens": count_tokens(text)}
 
 

@@ -471,7 +471,7 @@
   }
 
   $("#clear-all").addEventListener("click", () =>
-    clearAll("/api/memory/user/clear", "your memory", $("#memory-status"), loadMemory));
+    clearAll("/api/memories/clear", "your memory", $("#memory-status"), loadMemory));
 
   $("#export-json").addEventListener("click", () => exportTo("json", null, $("#memory-status")));
   $("#export-md").addEventListener("click", () => exportTo("markdown", null, $("#memory-status")));
@@ -536,7 +536,7 @@
   });
   $("#ws-clear").addEventListener("click", () => {
     const id = $("#ws-project").value;
-    clearAll("/api/memory/drive/" + encodeURIComponent(id) + "/clear", projectName(id),
+    clearAll("/api/memories/projects/" + encodeURIComponent(id) + "/clear", projectName(id),
       $("#ws-status"), loadWorkspace);
   });
   $("#ws-export").addEventListener("click", () =>

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
+from memorybank.model import Caller
 from memorybank.providers.json_schemas import Arguments, tool_error
-from memorybank.tools.base import Profile, SafetyTier, ToolContext
+from memorybank.tools.base import Profile, SafetyTier
 from memorybank.tools.profiles import define, with_conflicts
 
 if TYPE_CHECKING:
@@ -90,10 +91,10 @@ class SearchMemoriesArgs(Arguments):
     category: BlahCategory | None = Field(None, description="Only return memories of this category")
 
 
-def save_memory(bank: MemoryBank, ctx: ToolContext, args: SaveMemoryArgs) -> dict[str, Any]:
+def save_memory(bank: MemoryBank, caller: Caller, args: SaveMemoryArgs) -> dict[str, Any]:
     """Save one fact to the user's private memory (the bank rephrases it to third person)."""
     result = bank.save(
-        ctx.user_id,
+        caller.user_id,
         args.content,
         args.category,
         reasoning=args.reasoning,
@@ -115,10 +116,10 @@ def save_memory(bank: MemoryBank, ctx: ToolContext, args: SaveMemoryArgs) -> dic
     return with_conflicts(answer, result, "memoryId")
 
 
-def search_memories(bank: MemoryBank, ctx: ToolContext, args: SearchMemoriesArgs) -> dict[str, Any]:
+def search_memories(bank: MemoryBank, caller: Caller, args: SearchMemoriesArgs) -> dict[str, Any]:
     """Hybrid search over the user's private memory, best first."""
     hits = bank.search(
-        ctx.user_id, args.query, scopes="user", limit=args.limit, category=args.category
+        caller.user_id, args.query, scopes="user", limit=args.limit, category=args.category
     )
     memories = [
         {

@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import AfterValidator, Field
 
 from memorybank.errors import ValidationError
+from memorybank.model import Caller
 from memorybank.providers.json_schemas import Arguments, tool_error
-from memorybank.tools.base import Profile, SafetyTier, ToolContext
+from memorybank.tools.base import Profile, SafetyTier
 from memorybank.tools.profiles import define, with_conflicts
 
 if TYPE_CHECKING:
@@ -93,29 +94,29 @@ class ForgetArgs(Arguments):
     id: FactId
 
 
-def remember(bank: MemoryBank, ctx: ToolContext, args: RememberArgs) -> dict[str, Any]:
+def remember(bank: MemoryBank, caller: Caller, args: RememberArgs) -> dict[str, Any]:
     """Save a fact in the user's private memory (or, with ``scope`` "project", the current
     project's), or replace fact ``args.id``."""
     if args.id is not None:
         changed = bank.update(
             args.id,
-            ctx.user_id,
-            project_id=ctx.project_id,
+            caller.user_id,
+            project_id=caller.project_id,
             content=args.fact,
             category=args.category if "category" in args.model_fields_set else None,
-            role=ctx.role,
+            role=caller.role,
         )
         return {"success": True, "id": changed.id, "fact": changed.content}
     if isinstance(args, RememberInProjectArgs) and args.scope == "project":
-        if ctx.project_id is None:
+        if caller.project_id is None:
             raise ValidationError(
                 "this conversation has no project; use scope 'user'", field="scope"
             )
         result = bank.save(
-            ctx.user_id, args.fact, args.category, project_id=ctx.project_id, role=ctx.role
+            caller.user_id, args.fact, args.category, project_id=caller.project_id, role=caller.role
         )
     else:
-        result = bank.save(ctx.user_id, args.fact, args.category)
+        result = bank.save(caller.user_id, args.fact, args.category)
     if result.duplicate:
         return {
             "success": False,
@@ -125,18 +126,18 @@ def remember(bank: MemoryBank, ctx: ToolContext, args: RememberArgs) -> dict[str
     return with_conflicts(answer, result)
 
 
-def recall(bank: MemoryBank, ctx: ToolContext, args: RecallArgs) -> dict[str, Any]:
+def recall(bank: MemoryBank, caller: Caller, args: RecallArgs) -> dict[str, Any]:
     """Best-matching facts from the user's and the current project's memory."""
-    hits = bank.search(ctx.user_id, args.query, project_id=ctx.project_id, limit=RECALL_LIMIT)
+    hits = bank.search(caller.user_id, args.query, project_id=caller.project_id, limit=RECALL_LIMIT)
     return {
         "success": True,
         "facts": [{"id": h.memory.id, "fact": h.memory.content} for h in hits],
     }
 
 
-def forget(bank: MemoryBank, ctx: ToolContext, args: ForgetArgs) -> dict[str, Any]:
+def forget(bank: MemoryBank, caller: Caller, args: ForgetArgs) -> dict[str, Any]:
     """Delete a fact for real."""
-    bank.delete(args.id, ctx.user_id, project_id=ctx.project_id, role=ctx.role)
+    bank.delete(args.id, caller.user_id, project_id=caller.project_id, role=caller.role)
     return {"success": True, "id": args.id}
 
 

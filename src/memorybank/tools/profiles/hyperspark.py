@@ -2,19 +2,19 @@
 forget_confirm and log_decision, answering in the seed's text formats.
 
 Parameter names are the seed's (camelCase). ``userId`` is not offered: whose memory a call
-touches comes from the :class:`~memorybank.tools.base.ToolContext`, never from the model.
-Writes go to the user's private scope (``log_decision``: the context's project, if any, so a
-team shares its precedents); reads cover the private scope and the context's project.
+touches comes from the :class:`~memorybank.model.Caller`, never from the model.
+Writes go to the user's private scope (``log_decision``: the caller's project, if any, so a
+team shares its precedents); reads cover the private scope and the caller's project.
 
-``orgWide`` searches every member of ``ctx.org_id`` (see :meth:`MemoryBank.add_org_member`) and is
-refused unless ``ctx.org_admin``. Each member is searched on their own and the results merged
-by score; relevance is relative within one member's results, so the merged order is close to,
-not exactly, what one search over everyone would give. Results then name their owner.
+``orgWide`` searches every member of ``caller.org_id`` (see :meth:`MemoryBank.add_org_member`)
+and is refused unless ``caller.org_admin``. Each member is searched on their own and the results
+merged by score; relevance is relative within one member's results, so the merged order is close
+to, not exactly, what one search over everyone would give. Results then name their owner.
 
 >>> from memorybank.tools import call, profile
->>> ctx = ToolContext(user_id="sam")
+>>> caller = Caller(user_id="sam")
 >>> _ = bank.save("sam", "User works as a nurse at St Mary's", "identity", domain="work")
->>> print(call(bank, profile("hyperspark"), "recall", {"query": "user's job"}, ctx))
+>>> print(call(bank, profile("hyperspark"), "recall", {"query": "user's job"}, caller))
 ... # doctest: +ELLIPSIS
 Found 1 memories (...ms):
 1. [mem_...] [semantic/work] User works as a nurse at St Mary's
@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
-from memorybank.model import DecisionOutcome, Domain, Memory, Ring, SearchHit
+from memorybank.model import Caller, DecisionOutcome, Domain, Memory, Ring, SearchHit
 from memorybank.providers.json_schemas import Arguments
+from memorybank.services.conversations import remember_conversation, render_remembered
 from memorybank.services.decisions import (
     DecisionFilter,
     filtered_recent,
@@ -44,8 +45,7 @@ from memorybank.services.forget import (
     render_executed,
     render_preview,
 )
-from memorybank.services.remember import remember, render_remember
-from memorybank.tools.base import Profile, SafetyTier, ToolContext
+from memorybank.tools.base import Profile, SafetyTier
 from memorybank.tools.profiles import define
 
 if TYPE_CHECKING:
@@ -227,10 +227,10 @@ def _date_time(moment: datetime) -> str:
     return f"{_date(moment)}, {hour}:{moment.minute:02d} {'AM' if moment.hour < 12 else 'PM'}"
 
 
-def _head(memory: Memory, ctx: ToolContext) -> str:
+def _head(memory: Memory, caller: Caller) -> str:
     """``[mem_…] [ring/domain] text``, naming the owner when it is not the caller."""
     kind = memory.ring.value if memory.domain is None else f"{memory.ring}/{memory.domain}"
-    owner = "" if memory.user_id == ctx.user_id else f"[user {memory.user_id}] "
+    owner = "" if memory.user_id == caller.user_id else f"[user {memory.user_id}] "
     return f"[{memory.id}] [{kind}] {owner}{' '.join(memory.content.split())}"
 
 
@@ -273,15 +273,15 @@ def _conditions(filters: RecallFilters) -> dict[str, Any]:
 
 def _across(
     bank: MemoryBank,
-    ctx: ToolContext,
+    caller: Caller,
     org_wide: bool,
     one: Callable[[str, dict[str, Any]], list[Any]],
 ) -> list[Any]:
     """``one(user_id, scope_arguments)`` for the caller, or for every org member."""
     if not org_wide:
-        return one(ctx.user_id, {"project_id": ctx.project_id})
+        return one(caller.user_id, {"project_id": caller.project_id})
     found: list[Any] = []
-    for user_id in bank.org_readers(ctx):
+    for user_id in bank.org_readers(caller):
         found += one(user_id, {"scopes": "user"})
     return found
 
@@ -291,7 +291,7 @@ def _current(memory: Memory) -> bool:
     return memory.superseded_by is None
 
 
-def recall(bank: MemoryBank, ctx: ToolContext, args: RecallArgs) -> str:
+def recall(bank: MemoryBank, caller: Caller, args: RecallArgs) -> str:
     """Semantic search, best first, in the seed's "Found N memories" format."""
     start = time.perf_counter()
     filters = args.filters or RecallFilters()
@@ -302,17 +302,17 @@ def recall(bank: MemoryBank, ctx: ToolContext, args: RecallArgs) -> str:
             bank, user_id, args.query, decisions, limit=args.topK, **scope, **conditions
         )
 
-    hits: list[SearchHit] = _across(bank, ctx, args.orgWide, one)
+    hits: list[SearchHit] = _across(bank, caller, args.orgWide, one)
     hits = sorted((h for h in hits if _current(h.memory)), key=lambda h: -h.score)[: args.topK]
     lines = [f"Found {len(hits)} memories ({_ms(start)}){':' if hits else '.'}"]
     for n, hit in enumerate(hits, 1):
-        lines.append(f"{n}. {_head(hit.memory, ctx)}")
+        lines.append(f"{n}. {_head(hit.memory, caller)}")
         lines += _decision_line(hit.memory)
         lines.append(f"Score: {round(hit.score * 100)}% | Created: {_date(hit.memory.created_at)}")
     return "\n".join(lines)
 
 
-def recall_recent(bank: MemoryBank, ctx: ToolContext, args: RecallRecentArgs) -> str:
+def recall_recent(bank: MemoryBank, caller: Caller, args: RecallRecentArgs) -> str:
     """Newest memories first, in the seed's "N recent memories" format."""
     start = time.perf_counter()
     filters = args.filters or RecallFilters()
@@ -323,13 +323,13 @@ def recall_recent(bank: MemoryBank, ctx: ToolContext, args: RecallRecentArgs) ->
             bank, user_id, decisions, limit=args.limit, since=args.since, **scope, **conditions
         )
 
-    memories: list[Memory] = _across(bank, ctx, args.orgWide, one)
+    memories: list[Memory] = _across(bank, caller, args.orgWide, one)
     memories = sorted(
         (m for m in memories if _current(m)), key=lambda m: m.created_at, reverse=True
     )[: args.limit]
     lines = [f"{len(memories)} recent memories ({_ms(start)}){':' if memories else '.'}"]
     for n, memory in enumerate(memories, 1):
-        lines.append(f"{n}. {_head(memory, ctx)}")
+        lines.append(f"{n}. {_head(memory, caller)}")
         lines += _decision_line(memory)
         lines.append(
             f"Created: {_date_time(memory.created_at)} | Importance: {memory.importance}/10"
@@ -338,38 +338,40 @@ def recall_recent(bank: MemoryBank, ctx: ToolContext, args: RecallRecentArgs) ->
 
 
 def remember_(
-    bank: MemoryBank, ctx: ToolContext, args: RememberArgs, llm: JSONCompleter | None = None
+    bank: MemoryBank, caller: Caller, args: RememberArgs, llm: JSONCompleter | None = None
 ) -> str:
     """Store the conversation and the facts it states."""
     turns = [turn.model_dump() for turn in args.messages]
-    return render_remember(remember(bank, ctx, turns, context=args.context, llm=llm))
+    return render_remembered(
+        remember_conversation(bank, caller, turns, context=args.context, llm=llm)
+    )
 
 
-def get_context_(bank: MemoryBank, ctx: ToolContext, args: GetContextArgs) -> str:
+def get_context_(bank: MemoryBank, caller: Caller, args: GetContextArgs) -> str:
     """The formatted overview of the user."""
     from memorybank.services.prompt import get_context  # the context module is heavier; load on use
 
     focus: Sequence[str] | None = None if args.focus is None else [d.value for d in args.focus]
-    return get_context(bank, ctx, args.maxTokens, focus)
+    return get_context(bank, caller, args.maxTokens, focus)
 
 
 def forget_preview_(
-    bank: MemoryBank, ctx: ToolContext, args: ForgetPreviewArgs, llm: JSONCompleter | None = None
+    bank: MemoryBank, caller: Caller, args: ForgetPreviewArgs, llm: JSONCompleter | None = None
 ) -> str:
     """Plan a forget request for review."""
-    return render_preview(forget_preview(bank, ctx, args.query, args.topK, llm))
+    return render_preview(forget_preview(bank, caller, args.query, args.topK, llm))
 
 
-def forget_confirm_(bank: MemoryBank, ctx: ToolContext, args: ForgetConfirmArgs) -> str:
+def forget_confirm_(bank: MemoryBank, caller: Caller, args: ForgetConfirmArgs) -> str:
     """Apply a reviewed plan."""
-    return render_executed(forget_confirm(bank, ctx, args.planId))
+    return render_executed(forget_confirm(bank, caller, args.planId))
 
 
-def log_decision_(bank: MemoryBank, ctx: ToolContext, args: LogDecisionArgs) -> str:
+def log_decision_(bank: MemoryBank, caller: Caller, args: LogDecisionArgs) -> str:
     """Record a decision for later recall."""
     memory = log_decision(
         bank,
-        ctx,
+        caller,
         args.action,
         args.outcome,
         args.rationale,

@@ -4,7 +4,7 @@
 (side-effecting, 10 s). Notes live in the user's private scope, so they follow the user across
 channels and never cross users; a note's id is its memory id. ``include_conversation`` also
 searches the current conversation's stored messages (episodic conversation memories whose
-``session_id`` is ``ctx.thread_id``).
+``session_id`` is ``caller.thread_id``).
 
 >>> [t.name for t in PROFILE.tools]
 ['memory_search', 'memory_save', 'memory_update', 'memory_delete']
@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from memorybank.errors import NotFound
-from memorybank.model import Memory, Ring, SearchHit
+from memorybank.model import Caller, Memory, Ring, SearchHit
 from memorybank.providers.json_schemas import Arguments
 from memorybank.rules.intake import is_conversation
-from memorybank.tools.base import Profile, SafetyTier, ToolContext
+from memorybank.tools.base import Profile, SafetyTier
 from memorybank.tools.profiles import define, with_conflicts
 
 if TYPE_CHECKING:
@@ -81,11 +81,11 @@ class MemoryDeleteArgs(Arguments):
     )
 
 
-def _note(bank: MemoryBank, ctx: ToolContext, note_id: str) -> Memory:
+def _note(bank: MemoryBank, caller: Caller, note_id: str) -> Memory:
     """The user's note ``note_id``; conversation messages and project memories are not notes."""
     missing = NotFound(f"note {note_id!r} not found; use memory_search to find the note_id")
     try:
-        memory = bank.get(note_id, ctx.user_id)
+        memory = bank.get(note_id, caller.user_id)
     except NotFound:
         raise missing from None
     if memory.project_id is not None or is_conversation(memory.ring, memory.source):
@@ -102,24 +102,22 @@ def _row(hit: SearchHit, source: str) -> dict[str, Any]:
     }
 
 
-def memory_search(
-    bank: MemoryBank, ctx: ToolContext, args: MemorySearchArgs
-) -> list[dict[str, Any]]:
+def memory_search(bank: MemoryBank, caller: Caller, args: MemorySearchArgs) -> list[dict[str, Any]]:
     """The user's notes (and optionally this conversation) best first, as a JSON array."""
     rows = [
         _row(hit, "user_memory")
         for hit in bank.search(
-            ctx.user_id, args.query, scopes="user", limit=args.top_k, ring=_NOTE_RINGS
+            caller.user_id, args.query, scopes="user", limit=args.top_k, ring=_NOTE_RINGS
         )
     ]
-    if args.include_conversation and ctx.thread_id is not None:
+    if args.include_conversation and caller.thread_id is not None:
         said = bank.search(
-            ctx.user_id,
+            caller.user_id,
             args.query,
-            project_id=ctx.project_id,
+            project_id=caller.project_id,
             limit=args.top_k,
             ring=Ring.EPISODIC.value,
-            session_id=ctx.thread_id,
+            session_id=caller.thread_id,
         )
         seen = {row["note_id"] for row in rows}
         rows += [
@@ -132,9 +130,9 @@ def memory_search(
     return rows[: args.top_k]
 
 
-def memory_save(bank: MemoryBank, ctx: ToolContext, args: MemorySaveArgs) -> dict[str, Any]:
+def memory_save(bank: MemoryBank, caller: Caller, args: MemorySaveArgs) -> dict[str, Any]:
     """Save a note in the user's private memory; its id is the note_id."""
-    result = bank.save(ctx.user_id, args.content, "context")
+    result = bank.save(caller.user_id, args.content, "context")
     if result.duplicate:
         return {
             "note_id": result.existing_id,
@@ -145,17 +143,17 @@ def memory_save(bank: MemoryBank, ctx: ToolContext, args: MemorySaveArgs) -> dic
     return with_conflicts(answer, result, "note_id")
 
 
-def memory_update(bank: MemoryBank, ctx: ToolContext, args: MemoryUpdateArgs) -> dict[str, Any]:
+def memory_update(bank: MemoryBank, caller: Caller, args: MemoryUpdateArgs) -> dict[str, Any]:
     """Replace a note's content, keeping its note_id."""
-    note = _note(bank, ctx, args.note_id)
-    changed = bank.update(note.id, ctx.user_id, content=args.content)
+    note = _note(bank, caller, args.note_id)
+    changed = bank.update(note.id, caller.user_id, content=args.content)
     return {"note_id": changed.id, "message": f"Updated note: {changed.content}"}
 
 
-def memory_delete(bank: MemoryBank, ctx: ToolContext, args: MemoryDeleteArgs) -> dict[str, Any]:
+def memory_delete(bank: MemoryBank, caller: Caller, args: MemoryDeleteArgs) -> dict[str, Any]:
     """Delete a note for real."""
-    note = _note(bank, ctx, args.note_id)
-    bank.delete(note.id, ctx.user_id)
+    note = _note(bank, caller, args.note_id)
+    bank.delete(note.id, caller.user_id)
     return {"note_id": note.id, "message": "Deleted note."}
 
 

@@ -2,7 +2,7 @@
 
 ``save_memory(scope, fact)`` and ``remove_memory(scope, factId)``: ``user`` facts follow the
 user everywhere (their private scope); ``drive`` facts belong to the current workspace
-(``ctx.project_id``) and are shared with its members. Each scope holds at most
+(``caller.project_id``) and are shared with its members. Each scope holds at most
 :data:`DEFAULT_MAX_FACTS` facts (configurable with :func:`make_profile`), because the seed
 includes every fact in every prompt instead of retrieving them. :func:`pagespace_context`
 renders that prompt section.
@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from memorybank.errors import NotFound, ValidationError
-from memorybank.model import Memory, ScopeChoice, Source
+from memorybank.model import Caller, Memory, ScopeChoice, Source
 from memorybank.providers.json_schemas import Arguments
 from memorybank.rules.permissions import Action, require
-from memorybank.tools.base import Profile, SafetyTier, ToolContext
+from memorybank.tools.base import Profile, SafetyTier
 from memorybank.tools.profiles import define, with_conflicts
 
 if TYPE_CHECKING:
@@ -68,23 +68,23 @@ class RemoveMemoryArgs(Arguments):
     )
 
 
-def _where(ctx: ToolContext, scope: str) -> tuple[str | None, ScopeChoice]:
+def _where(caller: Caller, scope: str) -> tuple[str | None, ScopeChoice]:
     """(project_id, scopes) for a PageSpace scope name."""
     if scope == "user":
         return None, "user"
-    if ctx.project_id is None:
+    if caller.project_id is None:
         raise ValidationError(
             "this conversation is not in a drive, so there is no drive memory; use scope "
             "'user' for facts about the user",
             field="scope",
         )
-    return ctx.project_id, "project"
+    return caller.project_id, "project"
 
 
-def _facts(bank: MemoryBank, ctx: ToolContext, scope: str, limit: int) -> list[Memory]:
-    project_id, scopes = _where(ctx, scope)
+def _facts(bank: MemoryBank, caller: Caller, scope: str, limit: int) -> list[Memory]:
+    project_id, scopes = _where(caller, scope)
     return bank.list(
-        ctx.user_id,
+        caller.user_id,
         project_id=project_id,
         scopes=scopes,
         limit=limit,
@@ -98,9 +98,11 @@ def make_profile(max_facts: int = DEFAULT_MAX_FACTS) -> Profile:
     if max_facts < 1:
         raise ValueError("max_facts must be at least 1")
 
-    def save_memory(bank: MemoryBank, ctx: ToolContext, args: SaveMemoryArgs) -> dict[str, Any]:
-        project_id, scopes = _where(ctx, args.scope)
-        held = bank.count(ctx.user_id, project_id=project_id, scopes=scopes, source=_FACT_SOURCES)
+    def save_memory(bank: MemoryBank, caller: Caller, args: SaveMemoryArgs) -> dict[str, Any]:
+        project_id, scopes = _where(caller, args.scope)
+        held = bank.count(
+            caller.user_id, project_id=project_id, scopes=scopes, source=_FACT_SOURCES
+        )
         if held >= max_facts:
             return {
                 "success": False,
@@ -108,11 +110,11 @@ def make_profile(max_facts: int = DEFAULT_MAX_FACTS) -> Profile:
                 "outdated fact with remove_memory, then save again.",
             }
         result = bank.save(
-            ctx.user_id,
+            caller.user_id,
             args.fact,
             "context" if args.scope == "user" else "project",
             project_id=project_id,
-            role=ctx.role,
+            role=caller.role,
         )
         if result.duplicate:
             return {
@@ -128,19 +130,19 @@ def make_profile(max_facts: int = DEFAULT_MAX_FACTS) -> Profile:
         }
         return with_conflicts(answer, result, "factId")
 
-    def remove_memory(bank: MemoryBank, ctx: ToolContext, args: RemoveMemoryArgs) -> dict[str, Any]:
-        project_id, _ = _where(ctx, args.scope)
+    def remove_memory(bank: MemoryBank, caller: Caller, args: RemoveMemoryArgs) -> dict[str, Any]:
+        project_id, _ = _where(caller, args.scope)
         # Seed 002 §6.5: only drive owners and admins delete workspace memory (asked before
         # the fact is looked up, so a member learns nothing about which ids exist).
-        require(ctx.role, Action.CHANGE, project_id)
+        require(caller.role, Action.CHANGE, project_id)
         missing = NotFound(f"no {args.scope} fact with id {args.factId!r}")
         try:
-            memory = bank.get(args.factId, ctx.user_id, project_id=project_id)
+            memory = bank.get(args.factId, caller.user_id, project_id=project_id)
         except NotFound:
             raise missing from None
         if memory.project_id != project_id or memory.source == Source.CONVERSATION:
             raise missing
-        bank.delete(memory.id, ctx.user_id, project_id=project_id, role=ctx.role)
+        bank.delete(memory.id, caller.user_id, project_id=project_id, role=caller.role)
         return {
             "success": True,
             "factId": memory.id,
@@ -175,7 +177,7 @@ def make_profile(max_facts: int = DEFAULT_MAX_FACTS) -> Profile:
 
 def pagespace_context(
     bank: MemoryBank,
-    ctx: ToolContext,
+    caller: Caller,
     *,
     max_facts: int = DEFAULT_MAX_FACTS,
     with_ids: bool = True,
@@ -185,10 +187,10 @@ def pagespace_context(
     With ``with_ids`` each fact ends with its id in brackets, which ``remove_memory`` needs;
     ``with_ids=False`` gives the seed's text exactly. Empty scopes are left out.
 
-    >>> ctx = ToolContext(user_id="sam", project_id="apollo")
+    >>> caller = Caller(user_id="sam", project_id="apollo")
     >>> _ = bank.save("sam", "User prefers concise responses", "preference")
     >>> _ = bank.save("sam", "Team chose Zustand over Redux", "project", project_id="apollo")
-    >>> print(pagespace_context(bank, ctx), end="")  # doctest: +ELLIPSIS
+    >>> print(pagespace_context(bank, caller), end="")  # doctest: +ELLIPSIS
     ## About This User
     <BLANKLINE>
     - User prefers concise responses [mem_...]
@@ -203,11 +205,11 @@ def pagespace_context(
         return "\n".join(f"- {m.content} [{m.id}]" if with_ids else f"- {m.content}" for m in facts)
 
     context = ""
-    user_facts = _facts(bank, ctx, "user", max_facts)
+    user_facts = _facts(bank, caller, "user", max_facts)
     if user_facts:
         context += "## About This User\n\n" + bullets(user_facts) + "\n\n"
-    if ctx.project_id is not None:
-        drive_facts = _facts(bank, ctx, "drive", max_facts)
+    if caller.project_id is not None:
+        drive_facts = _facts(bank, caller, "drive", max_facts)
         if drive_facts:
             context += "## About This Workspace\n\n" + bullets(drive_facts) + "\n\n"
     return context

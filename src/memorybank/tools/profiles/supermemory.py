@@ -9,7 +9,7 @@ store into the folder's project scope, so:
 * an unfoldered chat reads and writes only the user's ``tag:project:none`` pool;
 * the user id among the tags keeps one member's folder memories out of another's searches.
 
->>> container_tags(ToolContext(user_id="u1", project_id="p9"), "Incident", ["followup"])
+>>> container_tags(Caller(user_id="u1", project_id="p9"), "Incident", ["followup"])
 ['u1', 'tag:project:p9', 'category:incident', 'tag:followup']
 """
 
@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from memorybank.errors import ValidationError
-from memorybank.model import Category, utcnow
+from memorybank.model import Caller, Category, utcnow
 from memorybank.providers.json_schemas import Arguments
-from memorybank.tools.base import Profile, SafetyTier, ToolContext
+from memorybank.tools.base import Profile, SafetyTier
 from memorybank.tools.profiles import define, with_conflicts
 
 if TYPE_CHECKING:
@@ -40,10 +40,10 @@ def _label(value: str) -> str:
 
 
 def container_tags(
-    ctx: ToolContext, category: str | None = None, tags: Sequence[str] | None = None
+    caller: Caller, category: str | None = None, tags: Sequence[str] | None = None
 ) -> list[str]:
     """The seed's ``containerTags`` for a call: user, folder, then optional category and tags."""
-    out = [ctx.user_id, f"tag:project:{ctx.project_id or 'none'}"]
+    out = [caller.user_id, f"tag:project:{caller.project_id or 'none'}"]
     if category is not None and _label(category):
         out.append(f"category:{_label(category)}")
     for tag in tags or ():
@@ -98,16 +98,16 @@ def _bank_category(value: str | None) -> Category:
         return Category.CONTEXT
 
 
-def _search_scope(ctx: ToolContext) -> dict[str, Any]:
-    if ctx.project_id is None:
+def _search_scope(caller: Caller) -> dict[str, Any]:
+    if caller.project_id is None:
         return {"scopes": "user"}
-    return {"project_id": ctx.project_id, "scopes": "project"}
+    return {"project_id": caller.project_id, "scopes": "project"}
 
 
-def add_memory(bank: MemoryBank, ctx: ToolContext, args: AddMemoryArgs) -> dict[str, Any]:
+def add_memory(bank: MemoryBank, caller: Caller, args: AddMemoryArgs) -> dict[str, Any]:
     """Save ``content`` into the current folder's pool with the seed's metadata."""
     meta = args.metadata or MemoryMetadata()
-    tags = container_tags(ctx, meta.category, meta.tags)
+    tags = container_tags(caller, meta.category, meta.tags)
     metadata: dict[str, Any] = {"addedAt": utcnow().isoformat()}
     if meta.title:
         metadata["title"] = meta.title
@@ -117,13 +117,13 @@ def add_memory(bank: MemoryBank, ctx: ToolContext, args: AddMemoryArgs) -> dict[
     if labels:
         metadata["tags"] = ",".join(labels)  # the seed stores them joined
     result = bank.save(
-        ctx.user_id,
+        caller.user_id,
         args.content,
         _bank_category(meta.category),
-        project_id=ctx.project_id,
+        project_id=caller.project_id,
         tags=tags,
         metadata=metadata,
-        role=ctx.role,
+        role=caller.role,
     )
     if not result.duplicate:
         answer = {
@@ -132,9 +132,9 @@ def add_memory(bank: MemoryBank, ctx: ToolContext, args: AddMemoryArgs) -> dict[
             "message": f"Memory added: {result.content}",
         }
         # Only memories of the caller's own pool are named (as for a duplicate).
-        mine = [c for c in result.conflicts if _own(bank, ctx, c.memory_id)]
+        mine = [c for c in result.conflicts if _own(bank, caller, c.memory_id)]
         return with_conflicts(answer, mine, "memoryId")
-    existing = _own(bank, ctx, result.existing_id)
+    existing = _own(bank, caller, result.existing_id)
     if existing is None:
         # Another pool (or another member of the folder) holds it: say nothing about it.
         return {
@@ -149,25 +149,25 @@ def add_memory(bank: MemoryBank, ctx: ToolContext, args: AddMemoryArgs) -> dict[
     }
 
 
-def _own(bank: MemoryBank, ctx: ToolContext, memory_id: str | None) -> str | None:
+def _own(bank: MemoryBank, caller: Caller, memory_id: str | None) -> str | None:
     """``memory_id`` if that memory is in the caller's current pool, else None."""
     if memory_id is None:
         return None
     try:
-        memory = bank.get(memory_id, ctx.user_id, project_id=ctx.project_id)
+        memory = bank.get(memory_id, caller.user_id, project_id=caller.project_id)
     except (ValidationError, LookupError):
         return None
-    return memory_id if set(container_tags(ctx)) <= set(memory.tags) else None
+    return memory_id if set(container_tags(caller)) <= set(memory.tags) else None
 
 
-def search_memories(bank: MemoryBank, ctx: ToolContext, args: SearchMemoriesArgs) -> dict[str, Any]:
+def search_memories(bank: MemoryBank, caller: Caller, args: SearchMemoriesArgs) -> dict[str, Any]:
     """Semantic search within the current folder's pool, narrowed by category and tags."""
     hits = bank.search(
-        ctx.user_id,
+        caller.user_id,
         args.query,
         limit=args.limit,
-        tags=container_tags(ctx, args.category, args.tags),
-        **_search_scope(ctx),
+        tags=container_tags(caller, args.category, args.tags),
+        **_search_scope(caller),
     )
     results = [
         {

@@ -19,13 +19,14 @@ No fact is dropped silently: :class:`RememberResult` lists what was stored, upda
 superseded, skipped (with why) and rejected by the policy (with why).
 
 Facts about the user are personal, so they go to the user's private scope even when the
-context names a project; a superseding fact goes where the fact it replaces lives.
+caller names a project; a superseding fact goes where the fact it replaces lives.
 
->>> ctx = Caller(user_id="sam")
->>> result = remember(bank, ctx, [{"role": "user", "content": "I prefer to work in the mornings"}])
+>>> caller = Caller(user_id="sam")
+>>> said = [{"role": "user", "content": "I prefer to work in the mornings"}]
+>>> result = remember_conversation(bank, caller, said)
 >>> [m.content for m in result.stored]
 ['User prefers to work in the mornings']
->>> print(render_remember(result))  # doctest: +ELLIPSIS
+>>> print(render_remembered(result))  # doctest: +ELLIPSIS
 Stored 1 memories
 IDs: mem_...
 """
@@ -111,9 +112,9 @@ class RememberResult(BaseModel):
     conflicts: list[Conflict] = Field(default_factory=list)
 
 
-def remember(
+def remember_conversation(
     bank: MemoryBank,
-    ctx: Caller,
+    caller: Caller,
     messages: Sequence[Message | Mapping[str, Any]],
     *,
     context: str | None = None,
@@ -123,17 +124,18 @@ def remember(
 
     ``llm`` defaults to ``bank.llm``; without either, explicit statements only.
 
-    >>> ctx = Caller(user_id="ana")
-    >>> remember(bank, ctx, [{"role": "user", "content": "My name is Ana"}]).stored[0].content
+    >>> caller = Caller(user_id="ana")
+    >>> said = [{"role": "user", "content": "My name is Ana"}]
+    >>> remember_conversation(bank, caller, said).stored[0].content
     "User's name is Ana"
     """
     turns = _parse_messages(messages)
     result = RememberResult()
-    result.conversation_ids = _store_turns(bank, ctx, turns, context)
+    result.conversation_ids = _store_turns(bank, caller, turns, context)
     llm = llm if llm is not None else bank.llm
     if llm is None:
         for sentence, category in explicit_statements(turns):
-            _add(bank, ctx, result, sentence, category, Source.USER)
+            _add(bank, caller, result, sentence, category, Source.USER)
         return result
     try:
         facts = _extract(llm, turns, context)
@@ -142,10 +144,10 @@ def remember(
             f"fact extraction by the LLM failed ({exc}); stored explicit statements only"
         )
         for sentence, category in explicit_statements(turns):
-            _add(bank, ctx, result, sentence, category, Source.USER)
+            _add(bank, caller, result, sentence, category, Source.USER)
         return result
     for fact in facts:
-        _reconcile(bank, ctx, llm, result, fact)
+        _reconcile(bank, caller, llm, result, fact)
     return result
 
 
@@ -168,7 +170,7 @@ def _parse_messages(messages: Sequence[Message | Mapping[str, Any]]) -> list[Mes
 
 
 def _store_turns(
-    bank: MemoryBank, ctx: Caller, turns: Sequence[Message], context: str | None
+    bank: MemoryBank, caller: Caller, turns: Sequence[Message], context: str | None
 ) -> list[str]:
     """Each non-empty message as an episodic conversation memory (chunked by the bank)."""
     items = []
@@ -186,13 +188,13 @@ def _store_turns(
                 category=Category.CONTEXT,
                 ring=Ring.EPISODIC,
                 source=Source.CONVERSATION,
-                session_id=ctx.thread_id,
+                session_id=caller.thread_id,
                 occurred_at=turn.time,
                 metadata=metadata,
-                created_by=ctx.user_id,
+                created_by=caller.user_id,
             )
         )
-    saved = bank.save_many(ctx.user_id, items)
+    saved = bank.save_many(caller.user_id, items)
     return [r.memory_id for r in saved if r.memory_id is not None]
 
 
@@ -267,7 +269,7 @@ def explicit_statements(turns: Sequence[Message]) -> list[tuple[str, Category]]:
 
 def _add(
     bank: MemoryBank,
-    ctx: Caller,
+    caller: Caller,
     result: RememberResult,
     content: str,
     category: Category | str,
@@ -281,16 +283,16 @@ def _add(
     outcome in ``result``. Returns the new memory, if one was stored."""
     try:
         saved = bank.save(
-            ctx.user_id,
+            caller.user_id,
             content,
             category,
             project_id=project_id,
             importance=importance,
             domain=domain,
             source=source,
-            created_by=ctx.user_id,
-            metadata=None if ctx.thread_id is None else {"thread_id": ctx.thread_id},
-            role=ctx.role,
+            created_by=caller.user_id,
+            metadata=None if caller.thread_id is None else {"thread_id": caller.thread_id},
+            role=caller.role,
         )
     except (ValidationError, PermissionDenied) as exc:
         result.rejected.append(NotStored(content=content, reason=str(exc)))
@@ -447,13 +449,13 @@ def _reconcile(
 
 
 def _changeable(
-    ctx: Caller, result: RememberResult, fact: ExtractedFact, target: Memory
+    caller: Caller, result: RememberResult, fact: ExtractedFact, target: Memory
 ) -> Memory | None:
     """``target`` if the caller may change it; ``None`` (the fact is then added as the
     caller's own, and the result says why) for a project memory the caller's role may not
     change. The model decides what a new fact does to old ones, never who may change what:
     a member's assistant adds to shared memory, it does not rewrite or hide it (seed 002)."""
-    if allowed(ctx.role, Action.CHANGE) or target.project_id is None:
+    if allowed(caller.role, Action.CHANGE) or target.project_id is None:
         return target
     result.warnings.append(
         f"{target.id} is shared memory of project {target.project_id!r}, which only its "
@@ -484,14 +486,14 @@ def _ask_verdict(
 
 def _add_fact(
     bank: MemoryBank,
-    ctx: Caller,
+    caller: Caller,
     result: RememberResult,
     fact: ExtractedFact,
     project_id: str | None,
 ) -> Memory | None:
     return _add(
         bank,
-        ctx,
+        caller,
         result,
         fact.content,
         fact.category,
@@ -504,7 +506,7 @@ def _add_fact(
 
 def _update(
     bank: MemoryBank,
-    ctx: Caller,
+    caller: Caller,
     result: RememberResult,
     fact: ExtractedFact,
     target: Memory,
@@ -513,11 +515,11 @@ def _update(
     try:
         changed = bank.update(
             target.id,
-            ctx.user_id,
+            caller.user_id,
             project_id=target.project_id,
             content=content,
             importance=max(target.importance, fact.importance),
-            role=ctx.role,
+            role=caller.role,
         )
     except (ValidationError, PermissionDenied) as exc:
         result.rejected.append(NotStored(content=content, reason=str(exc), existing_id=target.id))
@@ -528,7 +530,7 @@ def _update(
 
 
 def _supersede(
-    bank: MemoryBank, ctx: Caller, result: RememberResult, fact: ExtractedFact, old: Memory
+    bank: MemoryBank, caller: Caller, result: RememberResult, fact: ExtractedFact, old: Memory
 ) -> None:
     """Store the new fact where the old one lives, then mark the old one replaced.
 
@@ -536,15 +538,20 @@ def _supersede(
     A caller who may not change the old fact's scope (a project member) gets neither.
     """
     try:
-        require(ctx.role, Action.CHANGE, old.project_id)
+        require(caller.role, Action.CHANGE, old.project_id)
     except PermissionDenied as exc:
         result.rejected.append(NotStored(content=fact.content, reason=str(exc), existing_id=old.id))
         return
-    new = _add_fact(bank, ctx, result, fact, old.project_id)
+    new = _add_fact(bank, caller, result, fact, old.project_id)
     if new is None:
         return
     bank.supersede(
-        old.id, new.id, ctx.user_id, project_id=old.project_id, actor=ctx.user_id, role=ctx.role
+        old.id,
+        new.id,
+        caller.user_id,
+        project_id=old.project_id,
+        actor=caller.user_id,
+        role=caller.role,
     )
     result.superseded.append(
         Superseded(old_id=old.id, new_id=new.id, old_content=old.content, new_content=new.content)
@@ -554,10 +561,10 @@ def _supersede(
 # -- the seed's text ------------------------------------------------------------------------
 
 
-def render_remember(result: RememberResult) -> str:
+def render_remembered(result: RememberResult) -> str:
     """Seed 003's answer: "Stored N memories" and their ids, then anything else that happened.
 
-    >>> render_remember(RememberResult())
+    >>> render_remembered(RememberResult())
     'Stored 0 memories\\nIDs: (none)'
     """
     ids = ", ".join(m.id for m in result.stored) or "(none)"
@@ -588,6 +595,6 @@ __all__ = [
     "Superseded",
     "Updated",
     "explicit_statements",
-    "remember",
-    "render_remember",
+    "remember_conversation",
+    "render_remembered",
 ]

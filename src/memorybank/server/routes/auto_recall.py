@@ -1,0 +1,85 @@
+"""Auto-recall over HTTP: ``POST /api/auto-recall`` renders the memory block for the user's
+current message (:func:`memorybank.services.prompt.auto_recall`), for an app to put in its
+system prompt before each answer. It answers ``{"prompt", "tokens"}`` as ``GET /api/prompt``
+does. ``POST /api/context`` is its deprecated former path (answering ``{"context", "tokens"}``),
+kept for one release."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field
+
+from memorybank.core.bank import MemoryBank
+from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
+from memorybank.rules.tokens import count_tokens
+from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, caller_of, thread_of
+from memorybank.server.execution import searching
+from memorybank.server.openapi import documented
+from memorybank.server.principals import Principal
+from memorybank.server.routes.tools import find_profile
+from memorybank.server.schemas import QUERY_MAX, Id, PromptBlock
+from memorybank.services.accounts import Accounts
+from memorybank.services.prompt import auto_recall, system_prompt
+
+router = APIRouter(tags=["tools"])
+
+
+class RecalledContext(BaseModel):
+    """The answer of the deprecated ``POST /api/context``: the block, and its size in tokens."""
+
+    context: str
+    tokens: int
+
+
+class AutoRecallRequest(BaseModel):
+    """``POST /api/auto-recall``: the user's current message and how much room the block has."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message: str = Field(max_length=QUERY_MAX)
+    thread_id: Id | None = None
+    budget: int = Field(default=500, ge=50, le=20_000)
+    min_relevance: float = Field(default=RECALL_MIN_RELEVANCE, ge=0.0, le=1.0)
+    # With a tool profile, its guidance leads the block (as ``GET /api/prompt``).
+    profile: str | None = None
+
+
+def recalled_block(
+    body: AutoRecallRequest, principal: Principal, bank: MemoryBank, accounts: Accounts
+) -> str:
+    """The auto-recall block ``body`` asks for, in the thread's scope."""
+    caller = caller_of(accounts, principal, thread_of(accounts, principal, body.thread_id))
+    if body.profile is None:
+        return auto_recall(
+            bank, caller, body.message, body.budget, min_relevance=body.min_relevance
+        )
+    guidance = find_profile(body.profile).guidance
+    return system_prompt(
+        bank, caller, guidance, body.budget, message=body.message, min_relevance=body.min_relevance
+    )
+
+
+@router.post("/api/auto-recall", responses=documented(PromptBlock, 404, 429))
+@searching
+def auto_recall_block(
+    body: AutoRecallRequest, principal: PrincipalDep, bank: BankDep, accounts: AccountsDep
+) -> dict[str, Any]:
+    """The always-loaded memories plus those relevant to ``message`` above ``min_relevance``,
+    within ``budget`` tokens; nothing beyond the always-loaded part when nothing is relevant."""
+    text = recalled_block(body, principal, bank, accounts)
+    return {"prompt": text, "tokens": count_tokens(text)}
+
+
+@router.post("/api/context", responses=documented(RecalledContext, 404, 429), deprecated=True)
+@searching
+def recall_context(
+    body: AutoRecallRequest, principal: PrincipalDep, bank: BankDep, accounts: AccountsDep
+) -> dict[str, Any]:
+    """Deprecated: ``POST /api/auto-recall``, answering the block as ``context``."""
+    text = recalled_block(body, principal, bank, accounts)
+    return {"context": text, "tokens": count_tokens(text)}
+
+
+__all__ = ["AutoRecallRequest", "RecalledContext", "recalled_block", "router"]
