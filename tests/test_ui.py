@@ -667,6 +667,30 @@ def test_an_ai_forget_says_what_was_forgotten_and_hand_edits_make_no_toast(
     assert page.locator(".toast").count() == 1
 
 
+def test_a_live_change_waits_for_an_open_edit(page: Page, serve: Callable[..., Server]) -> None:
+    """A change made elsewhere (here the assistant's) reloads the list only once the fact being
+    edited is saved or cancelled: what the user is typing is never thrown away."""
+    server = serve()
+    server.bank.save("local", "User lives in Lisbon with two cats", "identity", source="user")
+    go_live(page, server.url)
+    card = page.locator("#memory-list .memory").first
+    card.get_by_role("button", name=re.compile("^Edit")).click()
+    editor = page.locator("#memory-list form.edit").get_by_label("Fact text")
+    editor.fill("User lives in Porto with two cats")
+
+    saved = tool(server.url, "remember", {"fact": "User goes rock climbing on Sundays"})
+    assert saved["success"], saved
+    expect(page.locator(".toast")).to_contain_text("Remembered: User goes rock climbing")
+    page.wait_for_timeout(600)  # past the reload's burst delay: it must still be waiting
+    expect(editor).to_have_value("User lives in Porto with two cats")
+    expect(page.locator("#memory-list .memory")).to_have_count(1)
+
+    editor.press("Enter")  # saved: now the list reloads, with both changes
+    expect(page.locator("#memory-list .memory .content")).to_have_text(
+        ["User goes rock climbing on Sundays", "User lives in Porto with two cats"]
+    )
+
+
 def test_insights_page_draws_the_success_metrics(page: Page, serve: Callable[..., Server]) -> None:
     def org(accounts: Accounts) -> dict[str, str]:
         keys = team(accounts)

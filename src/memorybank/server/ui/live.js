@@ -97,11 +97,22 @@
     live.timers[name] = setTimeout(fn, 120);
   }
 
+  // A reload re-renders the list: while a fact in it is being edited, wait until the edit is
+  // saved or cancelled, so a change made elsewhere never throws away what the user is typing.
+  function whenNotEditing(list, name, fn) {
+    return function run() {
+      if (document.querySelector(list + " form.edit")) live.timers[name] = setTimeout(run, 300);
+      else fn();
+    };
+  }
+
   function refreshFor(event, me) {
-    if (event.project_id === null && event.user_id === me.user_id) later("memory", () => ui().loadMemory());
+    if (event.project_id === null && event.user_id === me.user_id) {
+      later("memory", whenNotEditing("#memory-list", "memory", () => ui().loadMemory()));
+    }
     const tab = ui().currentTab() || {};
     if (event.project_id && tab.tab === "workspace" && $("#ws-project").value === event.project_id) {
-      later("workspace", () => ui().loadWorkspace());
+      later("workspace", whenNotEditing("#ws-list", "workspace", () => ui().loadWorkspace()));
     }
   }
 
