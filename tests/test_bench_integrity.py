@@ -63,6 +63,7 @@ def test_goals_and_report_shape() -> None:
     data = report.as_dict()
     assert data["met"] is False
     assert {g["name"] for g in data["goals"]} == set(goals)
+    assert data["judge_ms_per_pair"] == 0.0  # measured by run_integrity only
     json.dumps(data)
 
 
@@ -90,6 +91,7 @@ def test_cli_prints_the_goals_and_writes_json(tmp_path: Path) -> None:
     assert report["pairs"]["update"] == {"total": 1, "refused": 0, "surfaced": 1, "skipped": 0}
     assert report["pairs"]["duplicate"]["refused"] == 1
     assert report["sick"]["CONTRADICTION"]["refused"] == 0
+    assert report["judge_ms_per_pair"] > 0  # the rules' speed is this figure, not a timed test
 
 
 @pytest.mark.skipif(not PAIRS.exists() or not SICK_TRIAL.exists(), reason="no dev data")

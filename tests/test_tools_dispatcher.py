@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-import time
+import threading
 from typing import Any
 
 import pytest
@@ -172,13 +172,14 @@ def test_results_that_are_not_json_become_an_internal_error(bank: MemoryBank, va
 
 
 def test_timeout_returns_an_error(bank: MemoryBank) -> None:
+    release, finished = threading.Event(), threading.Semaphore(0)
+
     def slow(b: Any, c: Any, a: Any) -> Any:
-        time.sleep(0.5)
+        release.wait(60)  # held until both answers are in: a call that waited would hang
+        finished.release()
         return {"success": True}
 
-    started = time.monotonic()
     out = call(bank, fake_profile(slow, timeout=0.05), "boom", {}, CTX)
-    assert time.monotonic() - started < 0.4
     assert out == {
         "success": False,
         "error": "boom did not finish within 0.05 s; try again with a simpler request",
@@ -187,7 +188,9 @@ def test_timeout_returns_an_error(bank: MemoryBank) -> None:
         bank, fake_profile(slow, tier=SafetyTier.SIDE_EFFECTING, timeout=0.05), "boom", {}, CTX
     )
     assert "may still complete" in write["error"]
-    time.sleep(0.6)  # let the workers finish before the bank closes
+    assert not finished.acquire(blocking=False)  # both answers came while the tool still ran
+    release.set()
+    assert finished.acquire(timeout=60) and finished.acquire(timeout=60)  # before the bank closes
 
 
 def test_toolkit_is_empty_when_memory_is_off_or_tools_unsupported(bank: MemoryBank) -> None:

@@ -23,6 +23,9 @@ class Receiver:
     statuses: list[int]
     delay: float = 0.0
     received: list[Received] = field(default_factory=list)
+    #: Set, the receiver holds every request until the test releases it (``release.set()``).
+    hold: threading.Event | None = None
+    answered: int = 0  # requests answered so far
 
     def wait_for(self, count: int, timeout: float = 20) -> list[Received]:
         deadline = time.monotonic() + timeout
@@ -33,9 +36,13 @@ class Receiver:
 
 
 @contextmanager
-def receiver(statuses: Sequence[int] = (200,), *, delay: float = 0.0) -> Iterator[Receiver]:
-    """A receiver answering ``statuses`` in turn (after ``delay`` seconds each)."""
+def receiver(
+    statuses: Sequence[int] = (200,), *, delay: float = 0.0, hold: bool = False
+) -> Iterator[Receiver]:
+    """A receiver answering ``statuses`` in turn (after ``delay`` seconds each; with ``hold``,
+    only once the test sets ``hold``: a receiver that answers when the test says so)."""
     state = Receiver(url="", statuses=list(statuses), delay=delay)
+    state.hold = threading.Event() if hold else None
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 - the http.server hook's name
@@ -43,11 +50,14 @@ def receiver(statuses: Sequence[int] = (200,), *, delay: float = 0.0) -> Iterato
             index = len(state.received)
             state.received.append(Received(dict(self.headers.items()), body))
             time.sleep(state.delay)
+            if state.hold is not None:
+                state.hold.wait(60)  # a guard against a test that forgets to let go
             status = state.statuses[min(index, len(state.statuses) - 1)]
             self.send_response(status)
             self.send_header("Content-Length", "2")
             self.end_headers()
             self.wfile.write(b"ok")
+            state.answered += 1
 
         def log_message(self, *args: object) -> None:
             pass
@@ -59,5 +69,7 @@ def receiver(statuses: Sequence[int] = (200,), *, delay: float = 0.0) -> Iterato
     try:
         yield state
     finally:
+        if state.hold is not None:
+            state.hold.set()
         server.shutdown()
         server.server_close()

@@ -1,14 +1,30 @@
-"""Isolation as a property, through the server: random operations by users of two orgs, with
-projects, roles and outsiders, sent as real HTTP requests with API keys to the REST API, the
-tool-call endpoint and MCP over streamable HTTP (``/mcp``), never show or change a memory
-outside the caller's reach, and deleted text never comes back.
+"""No user sees or changes another's memories, through any path, and deleted text is gone.
 
-The app runs in auth mode over a real SQLite file and the bundled embedder (FastAPI's
-TestClient, nothing of ours mocked). Each example starts from a copy of one database holding
-the accounts, so building the world costs a file copy. Facts carry tokens (``isolation_helpers``):
-every response body is checked for tokens the caller may not see, and after every step the
-store, read directly, must hold exactly the facts of the ledger, so a write that lands in the
-wrong scope or touches another tenant's fact fails the run even when no response shows it.
+One suite, three parts:
+
+* **Examples on both backends** (SQLite and PostgreSQL): fixed secrets in four scopes, read
+  back through every library read path (search, recent, list, export) by members, outsiders
+  and strangers; writes by another user are ``NotFound``; clearing a scope touches no other.
+* **Deletion on disk**: after a delete, an edit's old text and a cleared scope are gone from
+  every byte of the SQLite files, and from every PostgreSQL table (history keeps only
+  tombstones). Dead tuples stay in table and index pages until VACUUM (run here through
+  ``PostgresStore.vacuum``), and the WAL keeps old records until it is recycled, so the
+  on-disk guarantee on PostgreSQL is "gone from every table at once, from data pages after
+  the next vacuum".
+* **A state machine through every path**: random operations by users of two orgs, with
+  projects, roles and an outsider, sent as real HTTP requests with API keys to the REST API,
+  the tool-call endpoint (the tool dispatcher) and MCP over streamable HTTP (``/mcp``), and as
+  library calls on the same bank (which trusts its caller: a plain member may write a
+  project's memory there; the server's roles are checked on the HTTP paths). Nothing ever
+  shows or changes a memory outside the caller's reach, and deleted text never comes back.
+
+The machine's app runs in auth mode over a real SQLite file and the bundled embedder
+(FastAPI's TestClient, nothing of ours mocked). Each example starts from a copy of one
+database holding the accounts, so building the world costs a file copy. Facts carry tokens
+(``isolation_helpers``): every response body and library answer is checked for tokens the
+caller may not see, and after every step the store, read directly, must hold exactly the
+facts of the ledger, so a write that lands in the wrong scope or touches another tenant's
+fact fails the run even when no response shows it.
 """
 
 from __future__ import annotations
@@ -17,7 +33,6 @@ import json
 import shutil
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,26 +51,177 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from isolation_helpers import TOPICS, Fact, Ledger
+from isolation_helpers import (
+    LIBRARY_CALLERS,
+    ORGS,
+    PROJECTS,
+    TOPICS,
+    USERS,
+    WHERE,
+    Fact,
+    Ledger,
+    Plan,
+    Template,
+    make_template,
+    manage_status,
+    org_admin_of,
+    reaches,
+    role,
+    server_settings,
+    sse_result,
+    view_status,
+)
 from memorybank import MemoryBank, NotFound
 from memorybank.model import Memory
 from memorybank.providers.embedders.local import LocalEmbedder
 from memorybank.rules.portability import export_json
 from memorybank.server.app import create_app
+from memorybank.services import transfer
 from memorybank.services.accounts import Accounts
-from memorybank.settings import Settings
+from memorybank.services.forget import forget_confirm, forget_preview
 from memorybank.stores.sqlite import SQLiteStore
+from memorybank.tools import Caller, system_prompt
 from server_helpers import MCP_HEADERS, MCP_INIT
 
-MASTER = "test-master-key-not-a-secret"
-ORGS = {"acme": {"ann": "admin", "bob": "member", "cy": "member"}, "globex": {"dee": "admin"}}
-ORGS["globex"]["eve"] = "member"
-PROJECTS = {  # apollo in acme, zeus in globex; cy belongs to both, frank to nothing
-    "apollo": {"ann": "owner", "bob": "admin", "cy": "member"},
-    "zeus": {"dee": "owner", "cy": "admin", "eve": "member"},
+SECRETS = {
+    ("alice", None): "User's bank PIN is Zorblax 8812",
+    ("bob", None): "User's diary password is Quintrelle 5531",
+    ("alice", "apollo"): "Apollo launch codes are Vexmoria 1177",
+    ("bob", "zeus"): "Zeus staging key is Plorvanth 9043",
 }
-USERS = ("ann", "bob", "cy", "dee", "eve", "frank")
-WHERE = (None, "apollo", "zeus")
+
+#: Tombstone kinds: deleted one by one, cleared with the scope, forgotten by a plan.
+TOMBSTONES = ("DELETE", "CLEAR", "FORGET")
+
+
+@pytest.fixture
+def populated(any_bank: MemoryBank) -> MemoryBank:
+    bank = any_bank
+    for (user, project), text in SECRETS.items():
+        assert bank.save(user, text, "context", project_id=project).success
+    return bank
+
+
+def _visible(bank: MemoryBank, user: str, project: str | None) -> set[str]:
+    """Every text the caller can reach through every read path."""
+    seen: set[str] = set()
+    for query in ["PIN password codes key", "Zorblax Quintrelle Vexmoria Plorvanth", "secret"]:
+        seen |= {h.memory.content for h in bank.search(user, query, project_id=project)}
+    seen |= {m.content for m in bank.recent(user, project_id=project, limit=500)}
+    seen |= {m.content for m in bank.list(user, project_id=project, limit=500)}
+    seen |= {text for text in SECRETS.values() if text in transfer.export(bank, user)}
+    if project:
+        seen |= {
+            t for t in SECRETS.values() if t in transfer.export(bank, user, project_id=project)
+        }
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("user", "project", "allowed"),
+    [
+        ("alice", None, {("alice", None)}),
+        ("bob", None, {("bob", None)}),
+        ("alice", "apollo", {("alice", None), ("alice", "apollo")}),
+        ("bob", "apollo", {("bob", None), ("alice", "apollo")}),  # a member of apollo
+        ("carol", None, set()),
+        ("carol", "zeus", {("bob", "zeus")}),
+    ],
+)
+def test_reads_never_cross_scopes(
+    populated: MemoryBank, user: str, project: str | None, allowed: set[tuple[str, str | None]]
+) -> None:
+    assert _visible(populated, user, project) == {SECRETS[key] for key in allowed}
+
+
+def test_writes_never_cross_scopes(populated: MemoryBank) -> None:
+    bobs = populated.list("bob", limit=10)[0]
+    for attempt in (
+        lambda: populated.get(bobs.id, "alice"),
+        lambda: populated.update(bobs.id, "alice", content="User's diary password is gone"),
+        lambda: populated.delete(bobs.id, "alice"),
+        lambda: populated.history(bobs.id, "alice"),
+        lambda: populated.delete(bobs.id, "alice", project_id="apollo"),
+    ):
+        with pytest.raises(NotFound):
+            attempt()
+    assert populated.clear("alice") == 1
+    assert populated.get(bobs.id, "bob").content == SECRETS[("bob", None)]
+    assert populated.count("alice", project_id="apollo") == 1
+
+
+def save_and_edit(bank: MemoryBank) -> tuple[str, str, str]:
+    """A kept fact, an edited fact and a project fact: their ids."""
+    kept = bank.save("alice", "User's favourite tea is Darjeeling", "preference")
+    doomed = bank.save("alice", "User's safe combination is Xerothane 4471", "context")
+    bank.update(doomed.memory_id, "alice", content="User's safe combination is Wubbleplex 4471")
+    cleared = bank.save("alice", "Apollo vault phrase Krandlemoor", "project", project_id="apollo")
+    return kept.memory_id or "", doomed.memory_id or "", cleared.memory_id or ""
+
+
+def delete_and_clear(bank: MemoryBank, kept: str, doomed: str, cleared: str) -> None:
+    """Delete the edited fact and clear the project; the bank shows none of the removed text
+    and keeps only tombstones of it (what both backends must do before their storage is
+    read)."""
+    bank.delete(doomed, "alice")
+    assert bank.clear("alice", "apollo") == 1
+    for word in ("Xerothane", "Wubbleplex", "Krandlemoor"):
+        assert bank.search("alice", word, project_id="apollo")[0].memory.id == kept
+    for event in bank.history(doomed, "alice") + bank.history(
+        cleared, "alice", project_id="apollo"
+    ):
+        assert event.kind in TOMBSTONES and event.old_content is None and event.new_content is None
+
+
+def _raw_bytes(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file())
+
+
+def test_deleted_text_leaves_every_table_and_file(tmp_path: Path, embedder: LocalEmbedder) -> None:
+    folder = tmp_path / "db"
+    store = SQLiteStore(folder / "m.db", dimension=embedder.dimension)
+    bank = MemoryBank(store, embedder)
+    ids = save_and_edit(bank)
+    assert b"Xerothane" in _raw_bytes(folder) or b"Wubbleplex" in _raw_bytes(folder)
+    delete_and_clear(bank, *ids)
+    bank.close()
+
+    raw = _raw_bytes(folder).lower()
+    for word in (b"xerothane", b"wubbleplex", b"krandlemoor"):
+        assert word not in raw, word
+    assert b"darjeeling" in raw  # the check does see text that is still stored
+
+
+def test_postgres_deleted_text_leaves_every_table(
+    postgres_url: str, embedder: LocalEmbedder
+) -> None:
+    import psycopg
+
+    from memorybank.stores.postgres import PostgresStore
+
+    store = PostgresStore(postgres_url, dimension=embedder.dimension)
+    bank = MemoryBank(store, embedder)
+    delete_and_clear(bank, *save_and_edit(bank))
+    store.vacuum()
+    bank.close()
+
+    with psycopg.connect(postgres_url) as conn:
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+            )
+        ]
+        dump = "".join(
+            str(row[0]) for t in tables for row in conn.execute(f'SELECT t::text FROM "{t}" t')
+        ).lower()
+    assert {"memories", "history", "meta"} <= set(tables)
+    for word in ("xerothane", "wubbleplex", "krandlemoor"):
+        assert word not in dump, word
+    assert "darjeeling" in dump  # the check does see text that is still stored
+
+
+# -- the state machine ----------------------------------------------------------------------
 
 users = st.sampled_from(USERS)
 # "owner": whoever owns the fact (its project's owner for project facts), so that allowed
@@ -63,87 +229,13 @@ users = st.sampled_from(USERS)
 actors = st.sampled_from(("owner", *USERS))
 places = st.sampled_from(WHERE)
 topics = st.sampled_from(TOPICS)
-
-
-@dataclass
-class Template:
-    """A database holding the accounts, copied for each example, and the users' API keys."""
-
-    path: Path
-    keys: dict[str, str]
-
+library_callers = st.sampled_from(LIBRARY_CALLERS)
 
 TEMPLATE: list[Template] = []
 EMBEDDER: list[LocalEmbedder] = []
 
 
-def _settings(path: Path) -> Settings:
-    return Settings(  # type: ignore[call-arg]
-        url=f"sqlite:///{path}", master_key=MASTER, ai_write_rate_per_minute=1_000_000
-    )
-
-
-def make_template(folder: Path, embedder: LocalEmbedder) -> Template:
-    path = folder / "template.db"
-    keys: dict[str, str] = {}
-    with MemoryBank(SQLiteStore(path, dimension=embedder.dimension), embedder) as bank:
-        accounts = Accounts.open(bank, _settings(path))
-        for user in USERS:
-            accounts.create_user(user, name=user.title())
-            keys[user] = accounts.create_key(user)[1]
-        for org, members in ORGS.items():
-            for user, org_role in members.items():
-                accounts.add_org_member(org, user, org_role)
-        for project, roles in PROJECTS.items():
-            owner = next(u for u, r in roles.items() if r == "owner")
-            org = next(o for o, members in ORGS.items() if owner in members)
-            accounts.create_project(project, owner=owner, org_id=org)
-            for user, role in roles.items():
-                if role != "owner":
-                    accounts.add_member(project, user, role)
-    return Template(path, keys)
-
-
-def role(user: str, project: str | None) -> str | None:
-    return "owner" if project is None else PROJECTS[project].get(user)
-
-
-def org_admin_of(user: str) -> str | None:
-    return next((org for org, members in ORGS.items() if members.get(user) == "admin"), None)
-
-
-def manage_status(user: str, project: str | None, ok: int = 200) -> int:
-    """The status of a manual add / edit / delete / clear: non-members 404, members 403."""
-    found = role(user, project)
-    return 404 if found is None else 403 if found == "member" else ok
-
-
-def view_status(user: str, project: str | None, ok: int = 200) -> int:
-    return 404 if role(user, project) is None else ok
-
-
-def sse_result(text: str) -> dict[str, Any]:
-    """The JSON-RPC ``result`` of a streamable-HTTP answer (one SSE ``message`` event)."""
-    data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
-    assert len(data) == 1, text[:300]
-    message = json.loads(data[0])
-    assert "result" in message, message
-    result: dict[str, Any] = message["result"]
-    return result
-
-
-@dataclass
-class Plan:
-    """A forget plan as previewed."""
-
-    plan_id: str
-    user: str
-    project: str | None
-    memory_ids: list[str]
-    done: bool = False
-
-
-class RestIsolation(RuleBasedStateMachine):
+class Isolation(RuleBasedStateMachine):
     memories = Bundle("memories")
     plans = Bundle("plans")
 
@@ -157,7 +249,7 @@ class RestIsolation(RuleBasedStateMachine):
         # Durability is not what this machine tests: skip the fsyncs.
         store = SQLiteStore(path, dimension=embedder.dimension, synchronous="OFF")
         self.bank = MemoryBank(store, embedder)
-        settings_ = _settings(path)
+        settings_ = server_settings(path)
         app = create_app(self.bank, Accounts.open(self.bank, settings_), settings_)
         # Loopback as base URL: the MCP transport refuses other Host headers.
         self.client = TestClient(app, base_url="http://127.0.0.1:8000")
@@ -729,6 +821,104 @@ class RestIsolation(RuleBasedStateMachine):
             for gone in scope:
                 self.ledger.drop(gone)
 
+    # -- the library, on the same bank (trusting its caller) ---------------------------------
+
+    def library_check(self, user: str, where: str | None, text: str, what: str) -> None:
+        self.ledger.check(text, self.visible(user, where), f"library {what} as {user}/{where}")
+
+    @rule(target=memories, who=library_callers, topic=topics)
+    def library_save(self, who: tuple[str, str | None], topic: str) -> Any:
+        """``MemoryBank.save`` naming a scope: the fact lands there (or in the private one)."""
+        user, where = who
+        result = self.bank.save(user, self.ledger.fact(topic)[1], "preference", project_id=where)
+        if not result.success:
+            return multiple()
+        memory = self.bank.get(result.memory_id or "", user, project_id=where)
+        assert memory.user_id == user and memory.project_id in (None, where)
+        return self.record(user, memory.project_id, memory.id, result.content)
+
+    @rule(
+        who=library_callers,
+        topic=topics,
+        what=st.sampled_from(
+            ["search_all", "search_user", "recent", "list", "export", "export_md", "prompt"]
+        ),
+    )
+    def library_read(self, who: tuple[str, str | None], topic: str, what: str) -> None:
+        """Search (all scopes, private only), recent, list, export (JSON, Markdown), and the
+        system-prompt block of the default profile."""
+        user, where = who
+        self.library_check(user, where, self.library_text(user, where, what, topic), what)
+
+    def library_text(self, user: str, where: str | None, what: str, topic: str) -> str:
+        if what.startswith("search_"):
+            scopes: Any = what.removeprefix("search_")
+            hits = self.bank.search(user, topic, project_id=where, scopes=scopes, limit=50)
+            for hit in hits:
+                assert hit.memory.project_id in (None, where)
+                assert hit.memory.project_id is not None or hit.memory.user_id == user
+            return str([hit.memory.content for hit in hits])
+        if what in ("recent", "list"):
+            read = self.bank.recent if what == "recent" else self.bank.list
+            return str([m.content for m in read(user, project_id=where, limit=500)])
+        if what == "prompt":
+            ctx = Caller(user_id=user, project_id=where)
+            return system_prompt(self.bank, ctx, "default", 2000)
+        form = "markdown" if what == "export_md" else "json"
+        return transfer.export(self.bank, user, form, project_id=where)
+
+    @rule(who=library_callers, token=memories, topic=topics)
+    def library_update(self, who: tuple[str, str | None], token: str, topic: str) -> None:
+        """``MemoryBank.update`` reaches the caller's own facts and the named project's only;
+        anything else is ``NotFound``."""
+        user, where = who
+        memory_id = self.ledger.ever[token].memory_id
+        fact, live = self.current(token), self.ledger.token_of(memory_id)
+        text = (
+            f"User now likes {topic} even more, remembered as {live or self.ledger.fact(topic)[0]}"
+        )
+        if fact is None or not reaches(user, where, fact):
+            with pytest.raises(NotFound):
+                self.bank.update(memory_id, user, project_id=where, content=text)
+            return
+        fact.content = self.bank.update(memory_id, user, project_id=where, content=text).content
+        assert fact.content == text
+        events = self.bank.history(memory_id, user, project_id=where)
+        self.library_check(user, where, str([e.model_dump() for e in events]), "history")
+
+    @rule(who=library_callers, token=memories)
+    def library_delete(self, who: tuple[str, str | None], token: str) -> None:
+        """``MemoryBank.delete`` likewise; the history left behind shows no deleted text."""
+        user, where = who
+        memory_id = self.ledger.ever[token].memory_id
+        fact = self.current(token)
+        if fact is None or not reaches(user, where, fact):
+            with pytest.raises(NotFound):
+                self.bank.delete(memory_id, user, project_id=where)
+            return
+        self.bank.delete(memory_id, user, project_id=where)
+        self.ledger.drop(self.ledger.token_of(memory_id) or "")
+        events = self.bank.history(memory_id, user, project_id=where)
+        self.library_check(user, where, str([e.model_dump() for e in events]), "history")
+
+    @rule(who=library_callers, topic=topics)
+    def library_forget(self, who: tuple[str, str | None], topic: str) -> None:
+        """``forget_preview`` then ``forget_confirm``: the plan shows and forgets only what
+        the caller reaches."""
+        user, where = who
+        ctx = Caller(user_id=user, project_id=where)
+        preview = forget_preview(self.bank, ctx, topic)
+        for item in preview.items:
+            self.library_check(user, where, item.memory.content, "forget preview")
+        planned = [item.memory.id for item in preview.items]
+        forgotten = forget_confirm(self.bank, ctx, preview.plan.id).forgotten
+        assert set(forgotten) <= set(planned), (forgotten, planned)
+        for memory_id in forgotten:  # gone for good, deleted text never comes back
+            fact = self.ledger.live[self.ledger.token_of(memory_id) or ""]
+            with pytest.raises(NotFound):
+                self.bank.get(memory_id, fact.owner, project_id=fact.project)
+        self.reconcile(planned)
+
     # -- the store itself -------------------------------------------------------------------
 
     @invariant()
@@ -755,13 +945,13 @@ class RestIsolation(RuleBasedStateMachine):
 
 
 @pytest.mark.slow
-def test_isolation_through_rest_and_mcp(embedder: LocalEmbedder, tmp_path: Path) -> None:
+def test_isolation_through_every_path(embedder: LocalEmbedder, tmp_path: Path) -> None:
     EMBEDDER[:] = [embedder]
     TEMPLATE[:] = [make_template(tmp_path, embedder)]
     run_state_machine_as_test(
-        RestIsolation,
+        Isolation,
         settings=settings(
-            max_examples=25,
+            max_examples=50,
             stateful_step_count=30,
             deadline=None,
             suppress_health_check=list(HealthCheck),
