@@ -14,6 +14,8 @@ from memorybank.settings import Settings
 from memorybank.stores.base import Store
 
 if TYPE_CHECKING:
+    from pydantic import SecretStr
+
     from memorybank.providers.llm.client import ChatClient
 
 
@@ -26,11 +28,10 @@ def build_embedder(settings: Settings) -> Embedder:
             raise ConfigurationError(
                 "embedder=openai needs MEMORYBANK_EMBEDDING_BASE_URL and MEMORYBANK_EMBEDDING_MODEL"
             )
-        key = settings.embedding_api_key
         return OpenAIEmbedder(
             settings.embedding_base_url,
             settings.embedding_model,
-            api_key=None if key is None else key.get_secret_value(),
+            api_key=_revealed(settings.embedding_api_key),
         )
     from memorybank.providers.embedders.local import LocalEmbedder
 
@@ -51,12 +52,14 @@ def build_llm(settings: Settings) -> ChatClient | None:
         )
     from memorybank.providers.llm.client import ChatClient
 
-    key = settings.llm_api_key
     return ChatClient(
-        settings.llm_base_url,
-        settings.llm_model,
-        api_key=None if key is None else key.get_secret_value(),
+        settings.llm_base_url, settings.llm_model, api_key=_revealed(settings.llm_api_key)
     )
+
+
+def _revealed(key: SecretStr | None) -> str | None:
+    """An API key setting's value, to hand to a provider client."""
+    return None if key is None else key.get_secret_value()
 
 
 def build_store(settings: Settings, dimension: int) -> Store:

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import httpx
 
@@ -139,6 +141,73 @@ def post_once(
             f"HTTP {status}: {status_advice(status)}", retry_after=retry_after(response)
         )
     return response
+
+
+class HttpProvider(ABC, Generic[T]):
+    """What an OpenAI-compatible HTTP provider's client (embeddings, chat) holds and does the
+    same way: its checked endpoint (:func:`endpoint`), model, key and retry settings, one
+    :func:`json_client`, a lock for what it learns from answers, POSTs retried by
+    :func:`with_retries` around the subclass's :meth:`_attempt`, and the provider named
+    (never its key) in messages.
+
+    ``kind`` is the provider kind of the messages (``"embedding"``, ``"chat"``)."""
+
+    kind: ClassVar[str]
+
+    def __init__(
+        self,
+        base_url: str,
+        path: str,
+        model: str,
+        api_key: str | None,
+        *,
+        timeout: float,
+        max_retries: int,
+        backoff: float,
+        address_policy: AddressPolicy | None,
+    ) -> None:
+        self._url = endpoint(
+            self.kind,
+            base_url,
+            path,
+            model,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+        )
+        self.model = model
+        self._api_key = api_key or None
+        self._max_retries = max_retries
+        self._backoff = backoff
+        self._lock = threading.Lock()
+        self._client = json_client(self._api_key, timeout, address_policy)
+
+    @abstractmethod
+    def _attempt(self, body: dict[str, Any]) -> T:
+        """One try at ``body`` (see :meth:`_send`); a :class:`RetryableError` tries again."""
+
+    def _post(self, body: dict[str, Any]) -> T:
+        return with_retries(
+            lambda: self._attempt(body),
+            max_retries=self._max_retries,
+            backoff=self._backoff,
+            provider=self._describe(),
+            redact=self._redact,
+        )
+
+    def _send(self, body: dict[str, Any]) -> httpx.Response:
+        """One POST of ``body`` to the endpoint (:func:`post_once`)."""
+        return post_once(
+            self._client, self._url, body, provider=self._describe(), redact=self._redact
+        )
+
+    def _describe(self) -> str:
+        return f"{self.kind} provider {self._url} (model {self.model!r})"
+
+    def _redact(self, text: str) -> str:
+        if self._api_key:
+            text = text.replace(self._api_key, "[redacted]")
+        return text
 
 
 def shorten(text: str) -> str:

@@ -414,19 +414,16 @@ class Accounts:
             ) from None
 
 
+# ProviderKind, ProviderSettings, Role and Thread are memorybank.model.accounts' records, listed
+# here only while server/ still imports them from this module.
 __all__ = [
     "LOCAL_USER",
     "AccountStore",
     "Accounts",
-    "ApiKey",
-    "Membership",
-    "OrgRole",
-    "Project",
     "ProviderKind",
     "ProviderSettings",
     "Role",
     "Thread",
-    "User",
     "hash_key",
     "KeySettings",
     "load_master_key",

@@ -26,6 +26,7 @@ from memorybank.model.stored import Candidate
 from memorybank.providers.embedders.base import Vectors
 from memorybank.rules.query import query_terms
 from memorybank.stores.postgres_txn import PostgresTxn
+from memorybank.stores.search_index import SearchIndex
 from memorybank.stores.sql import POSTGRES, memory_values
 
 _INSERT_MEMORY = POSTGRES.insert_memory(embedding="?::vector")
@@ -51,7 +52,7 @@ def _tsquery(terms: Sequence[str]) -> str:
     return " | ".join(q for q in quoted if q != "''")
 
 
-class PostgresIndex:
+class PostgresIndex(SearchIndex[PostgresTxn]):
     """Vectors and full text of a PostgreSQL store (see the module documentation).
     Scopes of at most ``exact_scan_max`` memories are searched exactly."""
 
@@ -202,19 +203,6 @@ class PostgresIndex:
             [tsquery, *keys, *params, k],
         )
         return _candidates(rows)
-
-    def both_candidates(
-        self,
-        txn: PostgresTxn,
-        keys: Sequence[str],
-        vector: Vectors,
-        query: str,
-        k: int,
-        filters: MemoryFilter,
-    ) -> tuple[list[Candidate], list[Candidate]]:
-        """The two searches one after the other, in the caller's snapshot."""
-        by_vector = self.vector_candidates(txn, keys, vector, k, filters)
-        return by_vector, self.text_candidates(txn, keys, query, k, filters)
 
 
 def _candidates(rows: Sequence[tuple[Any, ...]]) -> list[Candidate]:

@@ -106,8 +106,11 @@ class SearchIndex(Protocol[TxnT_contra]):
         filters: MemoryFilter,
     ) -> tuple[list[Candidate], list[Candidate]]:
         """:meth:`vector_candidates` and :meth:`text_candidates` in one transaction (an
-        index may share the work of reading rows between them)."""
-        ...
+        index may share the work of reading rows between them). By default the two searches
+        one after the other, in the caller's snapshot (for an implementation that subclasses
+        this protocol)."""
+        by_vector = self.vector_candidates(txn, keys, vector, k, filters)
+        return by_vector, self.text_candidates(txn, keys, query, k, filters)
 
     def set_vectors(
         self, txn: TxnT_contra, memory_ids: Sequence[str], vectors: Vectors, model_id: str

@@ -34,7 +34,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from functools import lru_cache
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from memorybank.model import Memory, MemoryFilter, ScopeSet
 from memorybank.model.stored import memory_from_row, speaker_of, to_us
@@ -114,6 +114,26 @@ class SqlDatabase(Protocol):
     def writing(self) -> AbstractContextManager[Transaction]:
         """A write transaction."""
         ...
+
+
+TxnT = TypeVar("TxnT", bound=Transaction)
+
+
+class SqlTransactions(ABC, Generic[TxnT]):
+    """What the parts of :class:`~memorybank.stores.sql_store.SqlStore` share: the backend's
+    transactions, of type ``TxnT``, which its hooks receive."""
+
+    @abstractmethod
+    def reading(self) -> AbstractContextManager[TxnT]:
+        """A transaction to read in: every statement in it sees one snapshot (PostgreSQL
+        refuses writes in it; write in :meth:`writing`). Not re-entrant: no other transaction
+        of the store may be opened inside it in the same thread."""
+
+    @abstractmethod
+    def writing(self) -> AbstractContextManager[TxnT]:
+        """A write transaction, serialised with the store's other writers: committed when
+        the block ends, rolled back if it raises (database errors raised as
+        :class:`~memorybank.errors.StoreError`). Not re-entrant."""
 
 
 class Dialect(ABC):
@@ -403,6 +423,8 @@ __all__ = [
     "SQLiteDialect",
     "Transaction",
     "SqlDatabase",
+    "SqlTransactions",
+    "TxnT",
     "changed_values",
     "chunks",
     "memory_values",

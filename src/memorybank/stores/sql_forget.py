@@ -23,11 +23,10 @@ actor and time stay): the old text is gone, the record that the memory changed i
 from __future__ import annotations
 
 import json
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar
 
 from memorybank.errors import NotFound, ValidationError
 from memorybank.model import (
@@ -43,9 +42,7 @@ from memorybank.model import (
 )
 from memorybank.model.stored import PlanOutcome, from_us, to_us
 from memorybank.providers.embedders.base import Vectors
-from memorybank.stores.sql import Dialect, Transaction, chunks, scope_keys
-
-TxnT = TypeVar("TxnT", bound=Transaction)
+from memorybank.stores.sql import Dialect, SqlTransactions, Transaction, TxnT, chunks, scope_keys
 
 # Ended plans are dropped this long after they expire; confirming one then says "no plan".
 _PLAN_RETENTION = timedelta(days=7)
@@ -61,19 +58,11 @@ _REDACT = (
 )
 
 
-class SqlForgetPlans(ABC, Generic[TxnT]):
+class SqlForgetPlans(SqlTransactions[TxnT]):
     """The forget-plan methods of :class:`~memorybank.stores.base.Store` over SQL tables; see
     the module documentation. The abstract methods are the store's own."""
 
     dialect: ClassVar[Dialect]
-
-    @abstractmethod
-    def reading(self) -> AbstractContextManager[TxnT]:
-        """A read transaction (one snapshot)."""
-
-    @abstractmethod
-    def writing(self) -> AbstractContextManager[TxnT]:
-        """A write transaction, serialised with the store's other writers."""
 
     @abstractmethod
     def _check_vectors(self, vectors: Vectors, count: int) -> Vectors:

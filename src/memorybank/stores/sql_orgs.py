@@ -4,25 +4,14 @@ stores."""
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from contextlib import AbstractContextManager
 from datetime import UTC, datetime
-from typing import Generic
 
 from memorybank.model.stored import to_us
-from memorybank.stores.sql_forget import TxnT
+from memorybank.stores.sql import SqlTransactions, TxnT
 
 
-class SqlOrgMembers(ABC, Generic[TxnT]):
+class SqlOrgMembers(SqlTransactions[TxnT]):
     """The org-member methods of a SQL store (its transactions are the store's own)."""
-
-    @abstractmethod
-    def reading(self) -> AbstractContextManager[TxnT]:
-        """A read transaction (one snapshot)."""
-
-    @abstractmethod
-    def writing(self) -> AbstractContextManager[TxnT]:
-        """A write transaction, serialised with the store's other writers."""
 
     def add_org_member(self, org_id: str, user_id: str) -> None:
         """Record that ``user_id`` belongs to ``org_id`` (adding twice changes nothing)."""

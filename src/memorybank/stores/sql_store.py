@@ -33,7 +33,7 @@ from abc import abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Self, TypeVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
@@ -55,11 +55,17 @@ from memorybank.model.stored import Candidate, InsertOutcome, Related, from_us, 
 from memorybank.providers.embedders.base import Vectors
 from memorybank.stores.base import Judge, Order
 from memorybank.stores.search_index import SearchIndex
-from memorybank.stores.sql import Dialect, Transaction, changed_values, chunks, scope_keys, upsert
+from memorybank.stores.sql import (
+    Dialect,
+    TxnT,
+    changed_values,
+    chunks,
+    scope_keys,
+    upsert,
+)
 from memorybank.stores.sql_forget import SqlForgetPlans
 from memorybank.stores.sql_orgs import SqlOrgMembers
 
-TxnT = TypeVar("TxnT", bound=Transaction)
 #: A migration: version, name, SQL (as the backend's ``_run_migration`` runs it).
 Migration = tuple[int, str, str]
 
@@ -97,17 +103,7 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
 
     # -- transactions (backend) -------------------------------------------------------------
 
-    @abstractmethod
-    def reading(self) -> AbstractContextManager[TxnT]:
-        """A transaction to read in: every statement in it sees one snapshot (PostgreSQL
-        refuses writes in it; write in :meth:`writing`). Not re-entrant: no other transaction
-        of the store may be opened inside it in the same thread."""
-
-    @abstractmethod
-    def writing(self) -> AbstractContextManager[TxnT]:
-        """A write transaction, serialised with the store's other writers: committed when
-        the block ends, rolled back if it raises (database errors raised as
-        :class:`~memorybank.errors.StoreError`). Not re-entrant."""
+    # reading() and writing() are declared once, in SqlTransactions (stores/sql.py).
 
     @abstractmethod
     def close(self) -> None:

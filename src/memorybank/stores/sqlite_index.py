@@ -22,6 +22,7 @@ from memorybank.model import Memory, MemoryFilter, Scope
 from memorybank.model.stored import Candidate
 from memorybank.providers.embedders.base import Vectors
 from memorybank.rules.query import query_terms
+from memorybank.stores.search_index import SearchIndex
 from memorybank.stores.sql import SQLITE, chunks, memory_values
 from memorybank.stores.sqlite_vectors import (
     VECTOR_LOG_REVISIONS,
@@ -50,7 +51,7 @@ def _marks(values: Sequence[Any]) -> str:
     return ",".join("?" * len(values))
 
 
-class SQLiteIndex:
+class SQLiteIndex(SearchIndex[SQLiteTxn]):
     """Vectors and full text of a SQLite store (see the module documentation).
 
     ``vectors`` is the process's cache of scope matrices, at most ``cache_bytes`` large;

@@ -8,7 +8,6 @@ protocol: ``POST {base_url}/embeddings`` with ``{"model": ..., "input": [...]}``
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,17 +15,11 @@ import numpy as np
 
 from memorybank.errors import ConfigurationError, ProviderError
 from memorybank.providers.embedders.base import Vectors, normalise, text_list
-from memorybank.providers.httpretry import (
-    endpoint,
-    json_client,
-    post_once,
-    status_advice,
-    with_retries,
-)
+from memorybank.providers.httpretry import HttpProvider, status_advice
 from memorybank.providers.netguard import AddressPolicy
 
 
-class OpenAIEmbedder:
+class OpenAIEmbedder(HttpProvider[Any]):
     """Embeddings from an OpenAI-compatible HTTP API (OpenAI, Ollama, vLLM, TEI, ...).
 
     Texts are sent in batches of ``batch_size``. Connection errors, timeouts, HTTP 429 and
@@ -54,6 +47,8 @@ class OpenAIEmbedder:
         ollama = OpenAIEmbedder("http://localhost:11434/v1", "nomic-embed-text")
     """
 
+    kind = "embedding"
+
     def __init__(
         self,
         base_url: str,
@@ -71,28 +66,23 @@ class OpenAIEmbedder:
             raise ConfigurationError(f"embedding dimension must be positive, got {dimension}")
         if batch_size < 1:
             raise ConfigurationError(f"batch_size must be at least 1, got {batch_size}")
-        self._url = endpoint(
-            "embedding",
+        super().__init__(
             base_url,
             "/embeddings",
             model,
+            api_key,
             timeout=timeout,
             max_retries=max_retries,
             backoff=backoff,
+            address_policy=address_policy,
         )
-        self._model = model
-        self._api_key = api_key or None
         self._dimension = dimension
         self._batch_size = batch_size
-        self._max_retries = max_retries
-        self._backoff = backoff
-        self._lock = threading.Lock()
         self._closed = False
-        self._client = json_client(self._api_key, timeout, address_policy)
 
     @property
     def model_id(self) -> str:
-        return f"openai-compatible:{self._model}"
+        return f"openai-compatible:{self.model}"
 
     @property
     def dimension(self) -> int:
@@ -124,7 +114,7 @@ class OpenAIEmbedder:
     # -- one batch -----------------------------------------------------------------------
 
     def _embed_batch(self, texts: list[str]) -> Vectors:
-        payload = self._post({"model": self._model, "input": texts})
+        payload = self._post({"model": self.model, "input": texts})
         vectors = self._parse(payload, len(texts))
         with self._lock:
             if self._dimension is None:
@@ -137,21 +127,10 @@ class OpenAIEmbedder:
             )
         return normalise(vectors)
 
-    def _post(self, body: dict[str, Any]) -> Any:
-        return with_retries(
-            lambda: self._attempt(body),
-            max_retries=self._max_retries,
-            backoff=self._backoff,
-            provider=self._describe(),
-            redact=self._redact,
-        )
-
     def _attempt(self, body: dict[str, Any]) -> Any:
         if self._closed:
             raise ProviderError(f"{self._describe()}: the embedder is closed")
-        response = post_once(
-            self._client, self._url, body, provider=self._describe(), redact=self._redact
-        )
+        response = self._send(body)
         status = response.status_code
         if not 200 <= status < 300:  # other 4xx, or a redirect we do not follow
             raise ProviderError(
@@ -205,13 +184,3 @@ class OpenAIEmbedder:
         if not np.isfinite(vectors).all():
             raise ProviderError(f"{where} returned an embedding containing NaN or infinity")
         return vectors.astype(np.float32)
-
-    # -- messages ------------------------------------------------------------------------
-
-    def _describe(self) -> str:
-        return f"embedding provider {self._url} (model {self._model!r})"
-
-    def _redact(self, text: str) -> str:
-        if self._api_key:
-            text = text.replace(self._api_key, "[redacted]")
-        return text

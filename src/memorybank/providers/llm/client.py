@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -26,13 +25,10 @@ from memorybank.errors import ProviderError
 # The embedder and this client share settings checks and retry rules: same statuses, same
 # Retry-After cap.
 from memorybank.providers.httpretry import (
-    endpoint,
-    json_client,
-    post_once,
+    HttpProvider,
     provider_message,
     shorten,
     status_advice,
-    with_retries,
 )
 from memorybank.providers.json_schemas import strict_schema
 from memorybank.providers.netguard import AddressPolicy
@@ -64,7 +60,7 @@ class MalformedReply(ProviderError):
         self.text = text
 
 
-class ChatClient:
+class ChatClient(HttpProvider[tuple[int, Any]]):
     """Chat completions from an OpenAI-compatible HTTP API, for JSON answers.
 
     The schema is sent as ``response_format={"type": "json_schema", ...}`` (strict). A server
@@ -97,6 +93,8 @@ class ChatClient:
         ollama = ChatClient("http://localhost:11434/v1", "llama3.1")
     """
 
+    kind = "chat"
+
     def __init__(
         self,
         base_url: str,
@@ -110,24 +108,19 @@ class ChatClient:
         structured_output: bool | None = None,
         address_policy: AddressPolicy | None = None,
     ) -> None:
-        self._url = endpoint(
-            "chat",
+        super().__init__(
             base_url,
             "/chat/completions",
             model,
+            api_key,
             timeout=timeout,
             max_retries=max_retries,
             backoff=backoff,
+            address_policy=address_policy,
         )
-        self.model = model
-        self._api_key = api_key or None
-        self._max_retries = max_retries
-        self._backoff = backoff
         self._temperature = temperature
         # None: not known yet; learned from the first refusal.
         self._structured = structured_output
-        self._lock = threading.Lock()
-        self._client = json_client(self._api_key, timeout, address_policy)
 
     def close(self) -> None:
         """Close the HTTP client; the client cannot be used afterwards."""
@@ -182,21 +175,10 @@ class ChatClient:
             "temperature": self._temperature,
         }
 
-    def _post(self, body: dict[str, Any]) -> tuple[int, Any]:
+    def _attempt(self, body: dict[str, Any]) -> tuple[int, Any]:
         """(200, parsed JSON body) or (a 4xx status, the provider's error text, to decide on
         and never to show)."""
-        return with_retries(
-            lambda: self._attempt(body),
-            max_retries=self._max_retries,
-            backoff=self._backoff,
-            provider=self._describe(),
-            redact=self._redact,
-        )
-
-    def _attempt(self, body: dict[str, Any]) -> tuple[int, Any]:
-        response = post_once(
-            self._client, self._url, body, provider=self._describe(), redact=self._redact
-        )
+        response = self._send(body)
         status = response.status_code
         if status != 200:
             return status, self._error_text(response)
@@ -227,14 +209,6 @@ class ChatClient:
         raise MalformedReply(f"{self._describe()} answered with an empty message", "")
 
     # -- messages ----------------------------------------------------------------------------
-
-    def _describe(self) -> str:
-        return f"chat provider {self._url} (model {self.model!r})"
-
-    def _redact(self, text: str) -> str:
-        if self._api_key:
-            text = text.replace(self._api_key, "[redacted]")
-        return text
 
     def _status_error(self, status: int) -> ProviderError:
         return ProviderError(f"{self._describe()} answered HTTP {status}: {status_advice(status)}")
