@@ -519,3 +519,27 @@ def test_dependencies_point_down() -> None:
     ]
     if upward:
         pytest.fail("imports pointing up a layer:\n" + "\n".join(upward), pytrace=False)
+
+
+# -- tests mirror the package --------------------------------------------------------------------
+
+#: Test folders that are not a part of the package: suites that cut across every layer.
+CROSS_CUTTING = {"bench", "reliability", "security"}
+#: Tests of the package as a whole, at the top of tests/.
+WHOLE_PACKAGE = {"test_architecture.py", "test_light_imports.py", "test_readme.py"}
+
+
+def test_tests_mirror_the_package() -> None:
+    """A test lives in the folder of the part it tests (tests/rules/ for rules/, tests/client/
+    for client.py …), or in a cross-cutting suite; only whole-package tests sit at the top."""
+    tests = ROOT / "tests"
+    parts = {p.name for p in PACKAGE.iterdir() if p.is_dir() and not p.name.startswith("_")}
+    parts |= {p.stem for p in PACKAGE.glob("*.py") if not p.name.startswith("_")}
+    stray = sorted(p.name for p in tests.glob("test_*.py") if p.name not in WHOLE_PACKAGE)
+    unknown = sorted(
+        d.name
+        for d in tests.iterdir()
+        if d.is_dir() and any(d.glob("test_*.py")) and d.name not in parts | CROSS_CUTTING
+    )
+    assert not stray, f"tests at the top of tests/ that belong in a part's folder: {stray}"
+    assert not unknown, f"test folders that are no part of src/memorybank: {unknown}"

@@ -5,7 +5,7 @@ one set of similarities the decision uses: saving (the store's judge, through
 :func:`memorybank.rules.intake.judge_pair`), an LLM settling the unsure pairs
 (:mod:`memorybank.core.settle`), remembering a conversation
 (:mod:`memorybank.services.conversations`) and consolidation (:mod:`memorybank.core.consolidate`)
-all ask it; ``tests/test_verdicts.py``
+all ask it; ``tests/rules/test_verdicts.py``
 checks that no other module of src/ holds a similarity threshold.
 
 Why this module and not a new one: the relation, the word rules that decide it and the

@@ -18,7 +18,7 @@ from memorybank_bench.integrity import (
     run_integrity,
 )
 
-DATA = Path(__file__).resolve().parents[2] / "shared/data"
+DATA = Path(__file__).resolve().parents[3] / "shared/data"
 PAIRS = DATA / "facts/pairs_dev.jsonl"
 SICK_TRIAL = DATA / "sick/SICK_trial.txt"
 

@@ -6,11 +6,12 @@ import copy
 import json
 from pathlib import Path
 
+from test_bench_locomo import SAMPLE, _quiet, _write
+
 from memorybank.providers.embedders.local import LocalEmbedder
 from memorybank.rules.ranking import Calibration
 from memorybank_bench.calibrate import KINDS, auroc, run_calibration
 from memorybank_bench.recall import run_recall
-from test_bench_locomo import SAMPLE, _quiet, _write
 
 
 def _two(tmp_path: Path) -> Path:

@@ -12,7 +12,7 @@ from memorybank import MemoryBank
 from memorybank.server.app import openapi_document
 from server_helpers import make_world
 
-CLIENT = Path(__file__).resolve().parents[1] / "clients" / "typescript"
+CLIENT = Path(__file__).resolve().parents[2] / "clients" / "typescript"
 
 
 def test_the_committed_schema_is_the_servers(bank: MemoryBank) -> None:

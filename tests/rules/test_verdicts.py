@@ -238,7 +238,7 @@ def test_each_text_is_read_once_however_many_pairs_it_is_in() -> None:
 # store's ``floor``) or with ``THRESHOLDS``: never with a number, a constant of its own module
 # or a setting named like a threshold; and nothing named like a threshold is given a number.
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "memorybank"
+PACKAGE = Path(__file__).resolve().parents[2] / "src" / "memorybank"
 _SIMILARITY = re.compile(r"simil|cosine|(?:^|_)sims?(?:$|_)", re.IGNORECASE)
 _THRESHOLD = re.compile(r"threshold|dedup|duplicate|borderline|simil|cosine", re.IGNORECASE)
 # A name of a threshold: the old ones (duplicate_threshold, _BORDERLINE_SIMILARITY,

@@ -42,7 +42,7 @@ LAUNCH_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 MASTER = "ui-test-master-key-not-a-secret"
 TIMEOUT_MS = 15_000
 
@@ -174,7 +174,7 @@ def add_fact(page: Page, text: str, category: str = "") -> None:
 
 def shot(page: Page, name: str) -> None:
     # The committed screenshots in docs/ are refreshed on request only, so a test run leaves the
-    # work tree as it was: MEMORYBANK_UI_SCREENSHOTS=1 pytest tests/test_ui.py
+    # work tree as it was: MEMORYBANK_UI_SCREENSHOTS=1 pytest tests/server/test_ui.py
     if os.environ.get("MEMORYBANK_UI_SCREENSHOTS"):
         DOCS.mkdir(exist_ok=True)
         page.screenshot(path=str(DOCS / f"ui-{name}.png"), full_page=True)

@@ -35,7 +35,7 @@ from memorybank_bench.locomo import (
 # Raise it as retrieval improves, so a regression cannot pass unnoticed.
 FLOOR = 0.785
 
-DEV_DATA = Path(__file__).resolve().parents[2] / "shared/data/locomo/locomo_dev.json"
+DEV_DATA = Path(__file__).resolve().parents[3] / "shared/data/locomo/locomo_dev.json"
 
 
 def _turn(dia_id: str, speaker: str, text: str, **extra: str) -> dict[str, str]:
