@@ -23,7 +23,7 @@ from memorybank.server.schemas import (
     MemoryList,
     SaveRequest,
     SaveResults,
-    memory_json,
+    memory_list_json,
 )
 
 router = APIRouter(tags=["memories"])
@@ -74,8 +74,7 @@ def list_memories(
     order: Order = "created_desc",
 ) -> dict[str, Any]:
     """A page of the caller's memories in the chosen scopes, with the total count."""
-    if project_id is not None:
-        authorize(accounts, principal, Action.VIEW, project_id)
+    authorize(accounts, principal, Action.VIEW, project_id)
     memories = bank.list(
         principal.user_id,
         project_id=project_id,
@@ -86,7 +85,7 @@ def list_memories(
         **filters,
     )
     total = bank.count(principal.user_id, project_id=project_id, scopes=scopes, **filters)
-    return {"memories": [memory_json(m, bank) for m in memories], "count": total}
+    return memory_list_json(memories, bank, total)
 
 
 @router.get("/api/memories/count", responses=documented(Count, 404))
@@ -100,8 +99,7 @@ def count_memories(
     scopes: Scopes = "all",
 ) -> dict[str, Any]:
     """How many memories the caller has in the chosen scopes, meeting the filters."""
-    if project_id is not None:
-        authorize(accounts, principal, Action.VIEW, project_id)
+    authorize(accounts, principal, Action.VIEW, project_id)
     return {"count": bank.count(principal.user_id, project_id=project_id, scopes=scopes, **filters)}
 
 
