@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
+from memorybank.core.bank import MemoryBank
 from memorybank.model import SaveInput
 from memorybank.rules.permissions import Action
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
@@ -30,6 +31,31 @@ router = APIRouter(tags=["memories"])
 
 Scopes = Literal["all", "user", "project"]
 Order = Literal["created_desc", "created_asc", "importance_desc"]
+
+
+def memory_page(
+    bank: MemoryBank,
+    user_id: str,
+    project_id: str | None,
+    scopes: Scopes,
+    limit: int,
+    offset: int,
+    filters: dict[str, Any],
+    order: Order = "created_desc",
+) -> dict[str, Any]:
+    """A page of the memories in ``scopes`` that meet ``filters``, and how many do in all,
+    as :class:`MemoryList`."""
+    memories = bank.list(
+        user_id,
+        project_id=project_id,
+        scopes=scopes,
+        limit=limit,
+        offset=offset,
+        order=order,
+        **filters,
+    )
+    total = bank.count(user_id, project_id=project_id, scopes=scopes, **filters)
+    return memory_list_json(memories, bank, total)
 
 
 @router.post(
@@ -75,17 +101,9 @@ def list_memories(
 ) -> dict[str, Any]:
     """A page of the caller's memories in the chosen scopes, with the total count."""
     authorize(accounts, principal, Action.VIEW, project_id)
-    memories = bank.list(
-        principal.user_id,
-        project_id=project_id,
-        scopes=scopes,
-        limit=limit,
-        offset=offset,
-        order=order,
-        **filters,
+    return memory_page(
+        bank, principal.user_id, project_id, scopes, limit, offset, filters, order=order
     )
-    total = bank.count(principal.user_id, project_id=project_id, scopes=scopes, **filters)
-    return memory_list_json(memories, bank, total)
 
 
 @router.get("/api/memories/count", responses=documented(Count, 404))

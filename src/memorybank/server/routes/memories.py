@@ -22,6 +22,7 @@ from memorybank.server.execution import computing, reading
 from memorybank.server.openapi import SEED_002, documented
 from memorybank.server.principals import Action, Principal, authorize
 from memorybank.server.request_limits import ConfirmTokens
+from memorybank.server.routes.bank import memory_page
 from memorybank.server.schemas import (
     AddFact,
     Cleared,
@@ -124,16 +125,7 @@ def list_scope(
         )
         return memory_list_json([h.memory for h in hits], bank, len(hits))
     filters: dict[str, Any] = {} if category is None else {"category": category}
-    memories = bank.list(
-        principal.user_id,
-        project_id=project_id,
-        scopes=scopes,
-        limit=limit,
-        offset=offset,
-        **filters,
-    )
-    total = bank.count(principal.user_id, project_id=project_id, scopes=scopes, **filters)
-    return memory_list_json(memories, bank, total)
+    return memory_page(bank, principal.user_id, project_id, scopes, limit, offset, filters)
 
 
 def clear_scope(
