@@ -107,6 +107,16 @@ def print_json(data: Any) -> None:
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
+def answer(as_json: bool, data: Any, *lines: str) -> None:
+    """What a command prints when it is done: ``data`` as JSON with ``--json``, else the lines
+    of plain text."""
+    if as_json:
+        print_json(data)
+    else:
+        for line in lines:
+            typer.echo(line)
+
+
 #: The exit code of ``add`` when the fact was already stored, so nothing was saved.
 DUPLICATE_EXIT = 4
 

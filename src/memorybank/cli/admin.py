@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 import memorybank
-from memorybank.cli._common import DbOption, JsonOption, handles_errors, print_json
-from memorybank.core.bank import MemoryBank
+from memorybank.cli._common import DbOption, JsonOption, answer, handles_errors
+
+if TYPE_CHECKING:
+    from memorybank.services.accounts import Accounts
 
 admin_app = typer.Typer(
     help="Users, projects, roles and API keys of the server (shown once, stored hashed).",
@@ -17,16 +21,14 @@ admin_app = typer.Typer(
 )
 
 
-def _accounts(db: str | None) -> tuple[MemoryBank, Any]:
+@contextmanager
+def _accounts(db: str | None) -> Iterator[Accounts]:
+    """The accounts of the bank at ``db`` (or the configured one), open for the block."""
     from memorybank.services.accounts import Accounts
     from memorybank.settings import Settings
 
-    bank = memorybank.open(db)
-    try:
-        return bank, Accounts.open(bank, Settings(url=db) if db is not None else Settings())
-    except BaseException:
-        bank.close()
-        raise
+    with memorybank.open(db) as bank:
+        yield Accounts.open(bank, Settings(url=db) if db is not None else Settings())
 
 
 class OrgRoleChoice(StrEnum):
@@ -57,17 +59,15 @@ def admin_create_user(
     as_json: JsonOption = False,
 ) -> None:
     """Add a user (then `create-key` gives them an API key)."""
-    bank, accounts = _accounts(db)
-    with bank:
+    with _accounts(db) as accounts:
         created = accounts.create_user(user, name=name)
         if org is not None:
             accounts.add_org_member(org, user, org_role.value)
-    if as_json:
-        print_json({"user_id": created.id, "name": created.name, "org": org})
-    else:
-        typer.echo(
-            f"Created user {created.id}" + (f" in org {org} ({org_role.value})" if org else "")
-        )
+    answer(
+        as_json,
+        {"user_id": created.id, "name": created.name, "org": org},
+        f"Created user {created.id}" + (f" in org {org} ({org_role.value})" if org else ""),
+    )
 
 
 @admin_app.command("create-project")
@@ -81,13 +81,13 @@ def admin_create_project(
     as_json: JsonOption = False,
 ) -> None:
     """Add a project (a shared memory scope) with its owner."""
-    bank, accounts = _accounts(db)
-    with bank:
+    with _accounts(db) as accounts:
         created = accounts.create_project(project, owner=owner, name=name, org_id=org)
-    if as_json:
-        print_json({"project_id": created.id, "name": created.name, "owner": owner})
-    else:
-        typer.echo(f"Created project {created.id} owned by {owner}")
+    answer(
+        as_json,
+        {"project_id": created.id, "name": created.name, "owner": owner},
+        f"Created project {created.id} owned by {owner}",
+    )
 
 
 @admin_app.command("add-member")
@@ -100,13 +100,13 @@ def admin_add_member(
     as_json: JsonOption = False,
 ) -> None:
     """Give a user a role in a project (again: changes the role)."""
-    bank, accounts = _accounts(db)
-    with bank:
+    with _accounts(db) as accounts:
         accounts.add_member(project, user, role.value)
-    if as_json:
-        print_json({"project_id": project, "user_id": user, "role": role.value})
-    else:
-        typer.echo(f"{user} is now {role.value} of {project}")
+    answer(
+        as_json,
+        {"project_id": project, "user_id": user, "role": role.value},
+        f"{user} is now {role.value} of {project}",
+    )
 
 
 @admin_app.command("create-key")
@@ -118,14 +118,14 @@ def admin_create_key(
     as_json: JsonOption = False,
 ) -> None:
     """Create an API key. It is printed once and only its hash is stored."""
-    bank, accounts = _accounts(db)
-    with bank:
+    with _accounts(db) as accounts:
         key, raw = accounts.create_key(user, label=label)
-    if as_json:
-        print_json({"key_id": key.id, "user_id": user, "key": raw})
-    else:
-        typer.echo(f"API key {key.id} for {user} (shown once, store it now):")
-        typer.echo(raw)
+    answer(
+        as_json,
+        {"key_id": key.id, "user_id": user, "key": raw},
+        f"API key {key.id} for {user} (shown once, store it now):",
+        raw,
+    )
 
 
 @admin_app.command("revoke-key")
@@ -136,10 +136,6 @@ def admin_revoke_key(
     as_json: JsonOption = False,
 ) -> None:
     """Revoke an API key for good."""
-    bank, accounts = _accounts(db)
-    with bank:
+    with _accounts(db) as accounts:
         accounts.revoke_key(key_id)
-    if as_json:
-        print_json({"key_id": key_id, "revoked": True})
-    else:
-        typer.echo(f"Revoked {key_id}")
+    answer(as_json, {"key_id": key_id, "revoked": True}, f"Revoked {key_id}")

@@ -5,12 +5,13 @@ one line saying how to install them."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Protocol
 
 import typer
+from rich.console import Console, RenderableType
 from rich.text import Text
 
 from memorybank.cli._common import handles_errors, stdout
@@ -54,6 +55,40 @@ def _parse_sizes(raw: str) -> list[int]:
     return sizes
 
 
+# The options several benchmarks share.
+JsonOutOption = Annotated[
+    Path | None, typer.Option("--json", help="Also write the report as JSON to this file.")
+]
+LocomoDataOption = Annotated[
+    Path,
+    typer.Option("--data", help="locomo_dev.json, or a folder of LoCoMo-format .json files."),
+]
+WorkdirOption = Annotated[
+    Path | None,
+    typer.Option("--workdir", help="Where to build the database (default: a temp dir)."),
+]
+
+
+class _Report(Protocol):
+    """What every benchmark's report offers."""
+
+    def table(self) -> RenderableType: ...
+
+    def as_dict(self) -> dict[str, Any]: ...
+
+
+def _show_report(
+    console: Console, report: _Report, json_out: Path | None, notes: Sequence[Text] = ()
+) -> None:
+    """Print the report's table (then ``notes``) and, with ``--json``, write it to that file."""
+    console.print(report.table())
+    for note in notes:
+        console.print(note)
+    if json_out is not None:
+        json_out.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
+        console.print(f"Wrote {json_out}.")
+
+
 @bench_app.command("latency")
 @handles_errors
 def bench_latency(
@@ -74,9 +109,7 @@ def bench_latency(
         Path | None,
         typer.Option("--workdir", help="Where to build the databases (default: a temp dir)."),
     ] = None,
-    json_out: Annotated[
-        Path | None, typer.Option("--json", help="Also write the report as JSON to this file.")
-    ] = None,
+    json_out: JsonOutOption = None,
     url: Annotated[
         str | None,
         typer.Option(
@@ -100,19 +133,13 @@ def bench_latency(
         console=console,
         url=url,
     )
-    console.print(report.table())
-    if json_out is not None:
-        json_out.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
-        console.print(f"Wrote {json_out}.")
+    _show_report(console, report, json_out)
 
 
 @bench_app.command("locomo")
 @handles_errors
 def bench_locomo(
-    data: Annotated[
-        Path,
-        typer.Option("--data", help="locomo_dev.json, or a folder of LoCoMo-format .json files."),
-    ],
+    data: LocomoDataOption,
     ks: Annotated[
         str, typer.Option("--k", help="Comma-separated cut-offs for recall@k.")
     ] = "1,5,10",
@@ -122,16 +149,11 @@ def bench_locomo(
             "--ablate", help="Also run vector-only and BM25-only beside the default.", metavar=""
         ),
     ] = False,
-    json_out: Annotated[
-        Path | None, typer.Option("--json", help="Also write the report as JSON to this file.")
-    ] = None,
+    json_out: JsonOutOption = None,
     chart: Annotated[
         Path | None, typer.Option("--chart", help="Also draw recall@k as a PNG (needs matplotlib).")
     ] = None,
-    workdir: Annotated[
-        Path | None,
-        typer.Option("--workdir", help="Where to build the database (default: a temp dir)."),
-    ] = None,
+    workdir: WorkdirOption = None,
     bare: Annotated[
         bool,
         typer.Option("--bare", help="Save the turns without session_id and speaker metadata."),
@@ -145,10 +167,7 @@ def bench_locomo(
     report = run_locomo(
         data, ks=_parse_sizes(ks), ablate=ablate, workdir=workdir, console=console, bare=bare
     )
-    console.print(report.table())
-    if json_out is not None:
-        json_out.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
-        console.print(f"Wrote {json_out}.")
+    _show_report(console, report, json_out)
     if chart is not None:
         console.print(f"Wrote {report.chart(chart)}.")
 
@@ -160,9 +179,7 @@ def bench_calibrate(
         Path,
         typer.Option("--data", help="The data folder holding locomo/ and facts/."),
     ],
-    json_out: Annotated[
-        Path | None, typer.Option("--json", help="Also write the report as JSON to this file.")
-    ] = None,
+    json_out: JsonOutOption = None,
 ) -> None:
     """Fit the relevance calibration and score it on held-out conversations."""
     with bench_installed():
@@ -170,26 +187,18 @@ def bench_calibrate(
 
     console = stdout()
     report = run_calibration(data, console=console)
-    console.print(report.table())
-    if json_out is not None:
-        json_out.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
-        console.print(f"Wrote {json_out}.")
+    _show_report(console, report, json_out)
 
 
 @bench_app.command("recall")
 @handles_errors
 def bench_recall(
-    data: Annotated[
-        Path,
-        typer.Option("--data", help="locomo_dev.json, or a folder of LoCoMo-format .json files."),
-    ],
+    data: LocomoDataOption,
     budget: Annotated[int, typer.Option("--budget", help="Tokens of the memory block.")] = 500,
     cutoffs: Annotated[
         str, typer.Option("--min-relevance", help="Comma-separated cut-offs to measure.")
     ] = "0,0.15",
-    json_out: Annotated[
-        Path | None, typer.Option("--json", help="Also write the report as JSON to this file.")
-    ] = None,
+    json_out: JsonOutOption = None,
 ) -> None:
     """Auto-recall on LoCoMo: evidence in the memory block, tokens spent on the wrong user."""
     with bench_installed():
@@ -201,10 +210,7 @@ def bench_recall(
         raise typer.BadParameter(f"{cutoffs!r} is not a comma-separated list of numbers") from exc
     console = stdout()
     report = run_recall(data, budget=budget, cutoffs=levels, console=console)
-    console.print(report.table())
-    if json_out is not None:
-        json_out.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
-        console.print(f"Wrote {json_out}.")
+    _show_report(console, report, json_out)
 
 
 @bench_app.command("integrity")
@@ -217,13 +223,8 @@ def bench_integrity(
     sick_limit: Annotated[
         int | None, typer.Option("--sick-limit", min=1, help="Score only the first N SICK pairs.")
     ] = None,
-    json_out: Annotated[
-        Path | None, typer.Option("--json", help="Also write the report as JSON to this file.")
-    ] = None,
-    workdir: Annotated[
-        Path | None,
-        typer.Option("--workdir", help="Where to build the database (default: a temp dir)."),
-    ] = None,
+    json_out: JsonOutOption = None,
+    workdir: WorkdirOption = None,
 ) -> None:
     """Duplicates caught, updates and distinct facts kept or surfaced, beside the goals."""
     with bench_installed():
@@ -231,10 +232,7 @@ def bench_integrity(
 
     console = stdout()
     report = run_integrity(pairs, sick, sick_limit=sick_limit, workdir=workdir, console=console)
-    console.print(report.table())
-    if json_out is not None:
-        json_out.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
-        console.print(f"Wrote {json_out}.")
+    _show_report(console, report, json_out)
 
 
 @bench_app.command("load")
@@ -265,9 +263,7 @@ def bench_load(
             "--api-key", envvar="MEMORYBANK_API_KEY", help="Key for a server in auth mode."
         ),
     ] = None,
-    json_out: Annotated[
-        Path | None, typer.Option("--json", help="Also write the report as JSON to this file.")
-    ] = None,
+    json_out: JsonOutOption = None,
 ) -> None:
     """Throughput and latency under load: 80% search, 15% save, 5% other, over loopback."""
     with bench_installed():
@@ -283,11 +279,11 @@ def bench_load(
         api_key=api_key,
         console=console,
     )
-    console.print(report.table())
-    for sample in report.error_samples:
-        console.print(Text(sample, style="red"))
-    if json_out is not None:
-        json_out.write_text(json.dumps(report.as_dict(), indent=2) + "\n", encoding="utf-8")
-        console.print(f"Wrote {json_out}.")
+    _show_report(
+        console,
+        report,
+        json_out,
+        notes=[Text(sample, style="red") for sample in report.error_samples],
+    )
     if report.errors:
         raise typer.Exit(1)

@@ -11,9 +11,9 @@ handing each to a thread.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated
+from typing import Annotated, Any
 
 import anyio.to_thread
 from fastapi import Depends, Request
@@ -38,34 +38,14 @@ from memorybank.tools import Caller
 # -- the app's parts --------------------------------------------------------------------------
 
 
-async def app_bank(request: Request) -> MemoryBank:
-    """The bank the app serves."""
-    bank: MemoryBank = request.app.state.bank
-    return bank
+def app_part(name: str) -> Callable[[Request], Awaitable[Any]]:
+    """The dependency that reads ``app.state.<name>``, one of the parts the app was made with."""
 
+    async def part(request: Request) -> Any:
+        return getattr(request.app.state, name)
 
-async def app_accounts(request: Request) -> Accounts:
-    """Users, projects, keys, threads and providers."""
-    accounts: Accounts = request.app.state.accounts
-    return accounts
-
-
-async def app_settings(request: Request) -> Settings:
-    """The settings the app was made with."""
-    settings: Settings = request.app.state.settings
-    return settings
-
-
-async def app_confirmations(request: Request) -> ConfirmTokens:
-    """The pending confirm tokens of clearing a scope."""
-    confirmations: ConfirmTokens = request.app.state.confirmations
-    return confirmations
-
-
-async def app_metrics(request: Request) -> Metrics:
-    """The app's Prometheus registry."""
-    metrics: Metrics = request.app.state.metrics
-    return metrics
+    part.__name__ = part.__qualname__ = f"app_{name}"
+    return part
 
 
 async def current_principal(request: Request) -> Principal:
@@ -81,11 +61,16 @@ async def current_principal(request: Request) -> Principal:
     return await anyio.to_thread.run_sync(resolve_principal, accounts, header, acting_as)
 
 
-BankDep = Annotated[MemoryBank, Depends(app_bank)]
-AccountsDep = Annotated[Accounts, Depends(app_accounts)]
-SettingsDep = Annotated[Settings, Depends(app_settings)]
-ConfirmationsDep = Annotated[ConfirmTokens, Depends(app_confirmations)]
-MetricsDep = Annotated[Metrics, Depends(app_metrics)]
+#: The bank the app serves.
+BankDep = Annotated[MemoryBank, Depends(app_part("bank"))]
+#: Users, projects, keys, threads and providers.
+AccountsDep = Annotated[Accounts, Depends(app_part("accounts"))]
+#: The settings the app was made with.
+SettingsDep = Annotated[Settings, Depends(app_part("settings"))]
+#: The pending confirm tokens of clearing a scope.
+ConfirmationsDep = Annotated[ConfirmTokens, Depends(app_part("confirmations"))]
+#: The app's Prometheus registry.
+MetricsDep = Annotated[Metrics, Depends(app_part("metrics"))]
 PrincipalDep = Annotated[Principal, Depends(current_principal)]
 
 

@@ -82,6 +82,12 @@ def memory_json(memory: Memory, bank: MemoryBank) -> dict[str, Any]:
     return shown
 
 
+def memory_list_json(memories: list[Memory], bank: MemoryBank, count: int) -> dict[str, Any]:
+    """A page of memories as every listing answers it (:class:`MemoryList`): the memories
+    and ``count``, how many there are in all (or were found)."""
+    return {"memories": [memory_json(m, bank) for m in memories], "count": count}
+
+
 class ErrorBody(BaseModel):
     """Every error answer: ``{"error": "<what to fix>"}``; a duplicate (409) adds
     ``duplicate`` and the ``existing`` memory."""

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
+from memorybank.core.bank import MemoryBank
 from memorybank.model import SaveInput
 from memorybank.rules.permissions import Action
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
@@ -23,13 +24,38 @@ from memorybank.server.schemas import (
     MemoryList,
     SaveRequest,
     SaveResults,
-    memory_json,
+    memory_list_json,
 )
 
 router = APIRouter(tags=["memories"])
 
 Scopes = Literal["all", "user", "project"]
 Order = Literal["created_desc", "created_asc", "importance_desc"]
+
+
+def memory_page(
+    bank: MemoryBank,
+    user_id: str,
+    project_id: str | None,
+    scopes: Scopes,
+    limit: int,
+    offset: int,
+    filters: dict[str, Any],
+    order: Order = "created_desc",
+) -> dict[str, Any]:
+    """A page of the memories in ``scopes`` that meet ``filters``, and how many do in all,
+    as :class:`MemoryList`."""
+    memories = bank.list(
+        user_id,
+        project_id=project_id,
+        scopes=scopes,
+        limit=limit,
+        offset=offset,
+        order=order,
+        **filters,
+    )
+    total = bank.count(user_id, project_id=project_id, scopes=scopes, **filters)
+    return memory_list_json(memories, bank, total)
 
 
 @router.post(
@@ -74,19 +100,10 @@ def list_memories(
     order: Order = "created_desc",
 ) -> dict[str, Any]:
     """A page of the caller's memories in the chosen scopes, with the total count."""
-    if project_id is not None:
-        authorize(accounts, principal, Action.VIEW, project_id)
-    memories = bank.list(
-        principal.user_id,
-        project_id=project_id,
-        scopes=scopes,
-        limit=limit,
-        offset=offset,
-        order=order,
-        **filters,
+    authorize(accounts, principal, Action.VIEW, project_id)
+    return memory_page(
+        bank, principal.user_id, project_id, scopes, limit, offset, filters, order=order
     )
-    total = bank.count(principal.user_id, project_id=project_id, scopes=scopes, **filters)
-    return {"memories": [memory_json(m, bank) for m in memories], "count": total}
 
 
 @router.get("/api/memories/count", responses=documented(Count, 404))
@@ -100,8 +117,7 @@ def count_memories(
     scopes: Scopes = "all",
 ) -> dict[str, Any]:
     """How many memories the caller has in the chosen scopes, meeting the filters."""
-    if project_id is not None:
-        authorize(accounts, principal, Action.VIEW, project_id)
+    authorize(accounts, principal, Action.VIEW, project_id)
     return {"count": bank.count(principal.user_id, project_id=project_id, scopes=scopes, **filters)}
 
 

@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 
 from memorybank.core.bank import MemoryBank
 from memorybank.errors import NotFound
-from memorybank.model import Memory, Source
+from memorybank.model import Source
 from memorybank.server.deps import (
     AccountsDep,
     BankDep,
@@ -22,6 +22,7 @@ from memorybank.server.execution import computing, reading
 from memorybank.server.openapi import SEED_002, documented
 from memorybank.server.principals import Action, Principal, authorize
 from memorybank.server.request_limits import ConfirmTokens
+from memorybank.server.routes.bank import memory_page
 from memorybank.server.schemas import (
     AddFact,
     Cleared,
@@ -37,10 +38,18 @@ from memorybank.server.schemas import (
     OptionalSearchText,
     ShownMemory,
     memory_json,
+    memory_list_json,
 )
 from memorybank.services.accounts import Accounts, Role
 
 router = APIRouter(tags=["memories"])
+
+#: How seed 002's two deletes by id are declared (they differ in the scope they accept).
+_DELETE_ONE: dict[str, Any] = {
+    "tags": [SEED_002],
+    "status_code": 204,
+    "responses": documented(None, 404, *WRITE_ERRORS, status=204),
+}
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -101,9 +110,9 @@ def list_scope(
     category: str | None,
     limit: int,
     offset: int,
-) -> tuple[list[Memory], int]:
+) -> dict[str, Any]:
     """A page of the caller's private memories or a project's, and how many there are in all
-    (with ``q``: the best matches, and how many were found)."""
+    (with ``q``: the best matches, and how many were found), as :class:`MemoryList`."""
     scopes: Literal["user", "project"] = "project" if project_id else "user"
     if q:
         hits = bank.search(
@@ -114,19 +123,9 @@ def list_scope(
             limit=limit,
             category=category,
         )
-        memories = [h.memory for h in hits]
-        return memories, len(memories)
+        return memory_list_json([h.memory for h in hits], bank, len(hits))
     filters: dict[str, Any] = {} if category is None else {"category": category}
-    memories = bank.list(
-        principal.user_id,
-        project_id=project_id,
-        scopes=scopes,
-        limit=limit,
-        offset=offset,
-        **filters,
-    )
-    total = bank.count(principal.user_id, project_id=project_id, scopes=scopes, **filters)
-    return memories, total
+    return memory_page(bank, principal.user_id, project_id, scopes, limit, offset, filters)
 
 
 def clear_scope(
@@ -185,11 +184,7 @@ def list_user_memory(
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> dict[str, Any]:
     """The caller's private memories (newest first; ``q`` searches instead)."""
-    memories, total = list_scope(bank, principal, None, q, category, limit, offset)
-    return {
-        "memories": [memory_json(m, bank) for m in memories],
-        "count": total,
-    }
+    return list_scope(bank, principal, None, q, category, limit, offset)
 
 
 @router.post(
@@ -204,12 +199,7 @@ def add_user_memory(principal: PrincipalDep, bank: BankDep, body: AddFact) -> JS
     return add_fact(bank, principal, body, None, "owner")
 
 
-@router.delete(
-    "/api/memory/user/{memory_id}",
-    tags=[SEED_002],
-    status_code=204,
-    responses=documented(None, 404, *WRITE_ERRORS, status=204),
-)
+@router.delete("/api/memory/user/{memory_id}", **_DELETE_ONE)
 def delete_user_memory(
     principal: PrincipalDep, bank: BankDep, accounts: AccountsDep, memory_id: str
 ) -> Response:
@@ -250,12 +240,7 @@ def list_drive_memory(
 ) -> dict[str, Any]:
     """A project's memories, for every member, with the caller's role."""
     role = authorize(accounts, principal, Action.VIEW, drive_id)
-    memories, total = list_scope(bank, principal, drive_id, q, category, limit, offset)
-    return {
-        "memories": [memory_json(m, bank) for m in memories],
-        "count": total,
-        "role": role,
-    }
+    return {**list_scope(bank, principal, drive_id, q, category, limit, offset), "role": role}
 
 
 @router.post(
@@ -277,12 +262,7 @@ def add_drive_memory(
     return add_fact(bank, principal, body, drive_id, role)
 
 
-@router.delete(
-    "/api/memory/drive/{memory_id}",
-    tags=[SEED_002],
-    status_code=204,
-    responses=documented(None, 404, *WRITE_ERRORS, status=204),
-)
+@router.delete("/api/memory/drive/{memory_id}", **_DELETE_ONE)
 def delete_drive_memory(
     principal: PrincipalDep, bank: BankDep, accounts: AccountsDep, memory_id: str
 ) -> Response:

@@ -23,7 +23,7 @@ from memorybank.server.schemas import (
     SearchResults,
     SearchText,
     SinceParam,
-    memory_json,
+    memory_list_json,
 )
 
 router = APIRouter(tags=["search"])
@@ -100,8 +100,7 @@ def search_memories(
     """Hybrid search; ``org_wide`` (org admins only) searches every org member's private
     memories; ``min_relevance`` keeps only hits at least that relevant (calibrated, 0–1).
     Each hit has the memory, its score and the parts of the score."""
-    if project_id is not None:
-        authorize(accounts, principal, Action.VIEW, project_id)
+    authorize(accounts, principal, Action.VIEW, project_id)
     if org_wide:
         users = bank.org_readers(caller_of(accounts, principal, None), "org_wide")
         hits = [
@@ -146,8 +145,7 @@ def recent_memories(
 ) -> dict[str, Any]:
     """Newest memories first (``since``: 24h, 7d, 30d, 90d, a number with h/d/w up to 100
     years, or an ISO datetime)."""
-    if project_id is not None:
-        authorize(accounts, principal, Action.VIEW, project_id)
+    authorize(accounts, principal, Action.VIEW, project_id)
     memories = bank.recent(
         principal.user_id,
         project_id=project_id,
@@ -156,10 +154,7 @@ def recent_memories(
         include_superseded=include_superseded,
         **filters,
     )
-    return {
-        "memories": [memory_json(m, bank) for m in memories],
-        "count": len(memories),
-    }
+    return memory_list_json(memories, bank, len(memories))
 
 
 __all__ = ["SearchFilters", "router", "search_filters"]
