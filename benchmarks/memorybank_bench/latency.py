@@ -35,9 +35,9 @@ from rich.console import Console
 
 import memorybank
 from memorybank.core.bank import MemoryBank
+from memorybank.core.prompt import auto_recall
 from memorybank.factory import build_embedder
 from memorybank.model import Caller, Category, Source
-from memorybank.services.prompt import auto_recall
 from memorybank.settings import Settings
 from memorybank.stores.postgres import PostgresStore
 from memorybank_bench.facts import FactGenerator

@@ -2,7 +2,7 @@
 what it costs when the question is asked of the wrong user.
 
 Every conversation is ingested as ``bench locomo`` does (one user per conversation). Each
-scored question is then given to :func:`memorybank.services.prompt.auto_recall` with a token budget
+scored question is then given to :func:`memorybank.core.prompt.auto_recall` with a token budget
 (500 by default), once as the message of its own user and once as a message of the next
 conversation's user. Reported per cut-off (``min_relevance``):
 
@@ -30,11 +30,11 @@ from rich.console import Console
 from rich.table import Table
 
 import memorybank
+from memorybank.core.prompt import auto_recall
 from memorybank.model import Caller
 from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
 from memorybank.rules.render import sanitize_memory_text
 from memorybank.rules.tokens import count_tokens
-from memorybank.services.prompt import auto_recall
 from memorybank_bench.locomo import Conversation, ingest, load_conversations
 
 DEFAULT_BUDGET = 500

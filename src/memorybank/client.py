@@ -495,7 +495,7 @@ class Client:
         return str(self._json(user_id, "GET", "/api/prompt", params=params)["prompt"])
 
     def auto_recall(self, caller: Caller, message: str, budget_tokens: int = 500) -> str:
-        """Auto-recall, as :func:`memorybank.services.prompt.auto_recall` (``POST
+        """Auto-recall, as :func:`memorybank.core.prompt.auto_recall` (``POST
         /api/auto-recall``): the always-loaded memories and those relevant to ``message``,
         within ``budget_tokens``; the project is ``caller.thread_id``'s."""
         self._as(caller.user_id)

@@ -45,8 +45,8 @@ from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 
 from memorybank import __version__
+from memorybank.core.prompt import auto_recall
 from memorybank.errors import MemoryBankError, ValidationError
-from memorybank.services.prompt import auto_recall
 from memorybank.tools import Caller, call, to_mcp, toolkit
 from memorybank.tools import profile as get_profile
 
@@ -110,7 +110,7 @@ RECALL_PROMPT = types.Prompt(
         ),
     ],
 )
-"""The MCP prompt of auto-recall (:func:`memorybank.services.prompt.auto_recall`)."""
+"""The MCP prompt of auto-recall (:func:`memorybank.core.prompt.auto_recall`)."""
 
 
 def recall_prompt(

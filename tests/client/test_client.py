@@ -24,8 +24,8 @@ from memorybank import (
     StoreError,
     ValidationError,
 )
+from memorybank.core.prompt import auto_recall
 from memorybank.errors import RateLimited
-from memorybank.services.prompt import auto_recall
 from server_helpers import free_port
 
 

@@ -9,10 +9,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from memorybank import MemoryBank
+from memorybank.core.prompt import system_prompt
 from memorybank.errors import PermissionDenied
 from memorybank.model import Caller, EventKind
 from memorybank.services.conversations import remember_conversation, render_remembered
-from memorybank.services.prompt import system_prompt
 from memorybank.tools import call, profile
 from server_helpers import LOOPBACK_PEER, make_world
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from memorybank import MemoryBank
-from memorybank.services.prompt import system_prompt
+from memorybank.core.prompt import system_prompt
 from memorybank.tools import Caller, call, profile, to_anthropic, to_openai
 
 BLAH = profile("blah")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 import functools
 import threading
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
@@ -22,6 +23,7 @@ import numpy as np
 from pydantic import ValidationError as PydanticValidationError
 
 from memorybank.core.events import read_events
+from memorybank.core.prompt import auto_recall
 from memorybank.core.reindex import ProgressFn
 from memorybank.core.reinforcement import Reinforcements
 from memorybank.core.search import Pool
@@ -394,6 +396,18 @@ class MemoryBank:
         self.reinforcements.note(found)
         self.usage.searched(user_id, hits=len(found))  # recall hit rate: searches that found any
         return found
+
+    def context_for(self, caller: Caller, message: str, budget_tokens: int = 500) -> str:
+        """Deprecated: auto-recall is :func:`memorybank.core.prompt.auto_recall` (``bank``
+        first); this older name answers the same, with a ``DeprecationWarning``, until the next
+        release."""
+        warnings.warn(
+            "MemoryBank.context_for is deprecated: use "
+            "memorybank.core.prompt.auto_recall(bank, caller, message, budget_tokens)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return auto_recall(self, caller, message, budget_tokens)
 
     def _latest_turn(self, user_id: str, project_id: str | None) -> Memory | None:
         """The newest conversation turn of one scope (where an implicit session continues)."""

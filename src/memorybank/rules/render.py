@@ -1,5 +1,5 @@
 """Memory rendered for a prompt, within an exact token budget: the pure half of the memory
-block (the reads that choose the memories are :mod:`memorybank.services.prompt`).
+block (the reads that choose the memories are :mod:`memorybank.core.prompt`).
 
 Memory text is data, never instructions: every memory becomes one bullet line via
 :func:`sanitize_memory_text` (control characters and line breaks flattened, ``<``/``>``

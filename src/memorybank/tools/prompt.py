@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from memorybank.core.prompt import system_prompt as memory_block
 from memorybank.rules.tokens import count_tokens
-from memorybank.services.prompt import system_prompt as memory_block
 from memorybank.tools.profiles import profile as find_profile
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ def system_prompt(
 ) -> str:
     """Profile ``profile``'s guidance plus the caller's pre-loaded memories (identity,
     preference and relationship first, then the project's) and, given the user's current
-    ``message``, the memories relevant to it (auto-recall, :mod:`memorybank.services.prompt`), never
+    ``message``, the memories relevant to it (auto-recall, :mod:`memorybank.core.prompt`), never
     over ``budget_tokens`` o200k tokens.
 
     >>> from memorybank.tools import Caller

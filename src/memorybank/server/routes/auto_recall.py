@@ -1,5 +1,5 @@
 """Auto-recall over HTTP: ``POST /api/auto-recall`` renders the memory block for the user's
-current message (:func:`memorybank.services.prompt.auto_recall`), for an app to put in its
+current message (:func:`memorybank.core.prompt.auto_recall`), for an app to put in its
 system prompt before each answer. It answers ``{"prompt", "tokens"}`` as ``GET /api/prompt``
 does. ``POST /api/context`` is its deprecated former path (answering ``{"context", "tokens"}``),
 kept for one release."""
@@ -12,6 +12,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from memorybank.core.bank import MemoryBank
+from memorybank.core.prompt import auto_recall, system_prompt
 from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
 from memorybank.rules.tokens import count_tokens
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, caller_of, thread_of
@@ -21,7 +22,6 @@ from memorybank.server.principals import Principal
 from memorybank.server.routes.tools import find_profile
 from memorybank.server.schemas import QUERY_MAX, Id, PromptBlock
 from memorybank.services.accounts import Accounts
-from memorybank.services.prompt import auto_recall, system_prompt
 
 router = APIRouter(tags=["tools"])
 

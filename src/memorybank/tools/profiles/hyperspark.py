@@ -349,7 +349,7 @@ def remember_(
 
 def get_context_(bank: MemoryBank, caller: Caller, args: GetContextArgs) -> str:
     """The formatted overview of the user."""
-    from memorybank.services.prompt import get_context  # the context module is heavier; load on use
+    from memorybank.core.prompt import get_context  # the context module is heavier; load on use
 
     focus: Sequence[str] | None = None if args.focus is None else [d.value for d in args.focus]
     return get_context(bank, caller, args.maxTokens, focus)

@@ -12,6 +12,10 @@
 * :func:`get_context` — seed 003's ``get_context`` block: "## User Context" with identity,
   preferences, current focus, relationships and how-to sections, then ``_N memories_``.
 
+The block lives in the core, beside the bank, because it is what the bank hands the model:
+``MemoryBank.context_for``, its older name for :func:`auto_recall`, keeps answering (with a
+``DeprecationWarning``) for one release, and the core never imports a service.
+
 All read through the public :class:`~memorybank.MemoryBank` API only, fetch a bounded number
 of memories per group (:data:`~memorybank.rules.render.FETCH_LIMIT`), and never return more
 tokens than asked for. Raw conversation transcripts (``source="conversation"``) are not facts

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memorybank import MemoryBank
+from memorybank.core.prompt import get_context, system_prompt
 from memorybank.errors import ValidationError
 from memorybank.model import Caller, Category, Domain, Memory, Ring, utcnow
 from memorybank.providers.embedders.local import LocalEmbedder
@@ -26,7 +27,6 @@ from memorybank.rules.render import (
     sanitize_memory_text,
 )
 from memorybank.rules.tokens import count_tokens
-from memorybank.services.prompt import get_context, system_prompt
 from memorybank.stores.sqlite import SQLiteStore
 
 GUIDANCE = "You can remember facts about the user with the save_memory tool."

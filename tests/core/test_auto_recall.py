@@ -7,10 +7,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from memorybank import MemoryBank, ValidationError
+from memorybank.core.prompt import auto_recall
 from memorybank.mcp import RECALL_PROMPT, build_server, recall_prompt
 from memorybank.model import Caller
 from memorybank.rules.tokens import count_tokens
-from memorybank.services.prompt import auto_recall
 from memorybank.tools import system_prompt
 from server_helpers import LOOPBACK_PEER, make_world
 
@@ -158,3 +158,14 @@ def test_rest_search_min_relevance(bank: MemoryBank) -> None:
         assert [x["memory"]["content"] for x in hits] == [MARATHON]
         bad = {"q": "x", "min_relevance": 1.5}
         assert client.get("/api/search", params=bad, headers=h).status_code == 422
+
+
+def test_the_banks_older_name_still_answers_with_a_warning(bank: MemoryBank) -> None:
+    """``MemoryBank.context_for`` (callers such as the fact-lifecycle scorer use it) answers
+    exactly what ``auto_recall`` does, and says it is deprecated."""
+    bank.save("kim", "User is training for the Berlin marathon in September", "context")
+    kim = Caller(user_id="kim")
+    with pytest.warns(DeprecationWarning, match="auto_recall"):
+        old = bank.context_for(kim, "Any tips for my marathon training?", 300)
+    assert old == auto_recall(bank, kim, "Any tips for my marathon training?", 300)
+    assert "Berlin marathon" in old
