@@ -64,6 +64,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
@@ -205,14 +206,7 @@ def forget_confirm(
     outcome = bank.execute_forget_plan(
         plan, caller.user_id, project_id=caller.project_id, now=now, role=caller.role
     )
-    return ForgetResult(
-        plan_id=plan.id,
-        forgotten=outcome.forgotten,
-        rewritten=outcome.rewritten,
-        kept=outcome.kept,
-        missing=outcome.missing,
-        redacted=outcome.redacted,
-    )
+    return ForgetResult(plan_id=plan.id, **asdict(outcome))
 
 
 def forget_cancel(

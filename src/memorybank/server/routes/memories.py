@@ -350,11 +350,7 @@ def patch_memory(
         memory_id,
         principal.user_id,
         project_id=scope,
-        content=body.content,
-        category=body.category,
-        importance=body.importance,
-        tags=body.tags,
-        metadata=body.metadata,
+        **body.model_dump(),
         actor=principal.user_id,
         role=role,
     )

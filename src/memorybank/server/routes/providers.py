@@ -27,14 +27,7 @@ _CHECK_SCHEMA: dict[str, Any] = {
 
 def provider_view(provider: ProviderSettings) -> dict[str, Any]:
     """A provider as the API shows it: never the key, only whether one is set."""
-    return ProviderView(
-        kind=provider.kind,
-        base_url=provider.base_url,
-        model=provider.model,
-        enabled=provider.enabled,
-        key_set=provider.key_set,
-        key_hint=provider.key_hint,
-    ).model_dump()
+    return ProviderView.model_validate(provider, from_attributes=True).model_dump()
 
 
 def provider_kind(kind: str) -> ProviderKind:
