@@ -71,7 +71,7 @@ class Merge:
 
 @dataclass(frozen=True)
 class Consolidation:
-    """What :meth:`MemoryBank.consolidate` found in one scope, and whether it was applied."""
+    """What :func:`consolidate` found in one scope, and whether it was applied."""
 
     user_id: str
     project_id: str | None
