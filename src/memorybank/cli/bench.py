@@ -213,6 +213,51 @@ def bench_recall(
     _show_report(console, report, json_out)
 
 
+@bench_app.command("facts")
+@handles_errors
+def bench_facts(
+    data: LocomoDataOption,
+    limit_conversations: Annotated[
+        int | None,
+        typer.Option("--limit-conversations", min=1, help="Score only the first N conversations."),
+    ] = None,
+    max_sessions: Annotated[
+        int | None,
+        typer.Option("--max-sessions", min=1, help="Save only the first N sessions' facts."),
+    ] = None,
+    json_out: JsonOutOption = None,
+) -> None:
+    """The product path on LoCoMo: observations saved as facts, then search and the block."""
+    with bench_installed():
+        from memorybank_bench.locomo_facts import run_facts
+
+    console = stdout()
+    report = run_facts(
+        data,
+        limit_conversations=limit_conversations,
+        max_sessions=max_sessions,
+        console=console,
+    )
+    _show_report(console, report, json_out)
+
+
+@bench_app.command("lifecycle")
+@handles_errors
+def bench_lifecycle(
+    scenarios: Annotated[
+        Path, typer.Argument(help="Fact-lifecycle scenarios (JSON lines: lifecycle_dev.jsonl).")
+    ],
+    json_out: JsonOutOption = None,
+) -> None:
+    """A fact's life through the default tools: updates, distinct facts, paraphrases."""
+    with bench_installed():
+        from memorybank_bench.lifecycle import run_lifecycle
+
+    console = stdout()
+    report = run_lifecycle(scenarios, console=console)
+    _show_report(console, report, json_out, notes=report.failure_notes())
+
+
 @bench_app.command("integrity")
 @handles_errors
 def bench_integrity(
