@@ -204,6 +204,7 @@ class FactsReport:
     save: Latency
     search: Latency
     block: Latency
+    refusals: list[dict[str, str]] = field(default_factory=list)
     seconds: float = 0.0
 
     def table(self) -> Table:
@@ -255,6 +256,7 @@ class FactsReport:
                 "search": _ms(self.search),
                 "block": _ms(self.block),
             },
+            "refused": self.refusals,
             "seconds": self.seconds,
         }
 
@@ -270,6 +272,7 @@ class _Saved:
     invalid: int = 0
     skipped: int = 0
     seconds: list[float] = field(default_factory=list)
+    refusals: list[dict[str, str]] = field(default_factory=list)  # kind, fact, why
 
 
 def save_observations(
@@ -293,13 +296,16 @@ def save_observations(
                 occurred_at=dates.get(obs.session),
                 metadata={"dia_ids": list(obs.dia_ids)},
             )
-        except ValidationError:
+        except ValidationError as exc:
             out.invalid += 1
+            out.refusals.append({"kind": "invalid", "fact": obs.text, "why": str(exc)})
             continue
         finally:
             out.seconds.append(time.perf_counter() - started)
         if result.duplicate or not result.success:
             out.duplicate += 1
+            why = f"duplicate of {result.existing_content!r}"
+            out.refusals.append({"kind": "duplicate", "fact": obs.text, "why": why})
             continue
         out.saved += 1
         line = f"- {sanitize_memory_text(result.content)}\n"
@@ -355,6 +361,7 @@ def run_facts(
                     totals.duplicate += result.duplicate
                     totals.invalid += result.invalid
                     totals.skipped += result.skipped
+                    totals.refusals += result.refusals
             for conversation in conversations:  # untimed: load caches once per user
                 caller = Caller(user_id=conversation.sample_id)
                 bank.search(conversation.sample_id, "warm up", limit=1)
@@ -397,6 +404,7 @@ def run_facts(
         save=Latency.of(saves),
         search=Latency.of(searches),
         block=Latency.of(blocks),
+        refusals=totals.refusals,
         seconds=time.perf_counter() - started,
     )
 
