@@ -40,6 +40,8 @@ def _memorybank_without(module: str, *args: str, cwd: Path) -> subprocess.Comple
         ("psutil", ["bench", "latency", "--sizes", "10", "--workdir", "work"]),
         ("psutil", ["bench", "load", "--seconds", "1"]),
         ("memorybank_bench", ["bench", "locomo", "--data", "locomo.json"]),
+        ("memorybank_bench", ["bench", "facts", "--data", "locomo.json"]),
+        ("memorybank_bench", ["bench", "lifecycle", "scenarios.jsonl"]),
         ("memorybank_bench", ["bench", "latency", "--sizes", "10", "--workdir", "work"]),
     ],
 )
