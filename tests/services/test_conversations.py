@@ -345,3 +345,10 @@ def test_bank_llm_is_the_default(bank: MemoryBank, chat: ChatServer, llm: ChatCl
     result = remember_conversation(bank, CALLER, SEED_MESSAGES)
     assert result == RememberResult(conversation_ids=result.conversation_ids)
     assert len(chat.requests) == 1
+
+
+def test_a_statement_to_remember_gets_the_category_the_bank_infers() -> None:
+    turns = [Message(role="user", content="Remember that my sister Ana lives in Madrid.")]
+    assert explicit_statements(turns) == [
+        ("Remember that my sister Ana lives in Madrid.", Category.RELATIONSHIP)
+    ]

@@ -180,3 +180,17 @@ def test_high_importance_memories_reach_the_system_prompt(bank: MemoryBank) -> N
     prompt = system_prompt(bank, CTX, BLAH.guidance)
     assert "User's name is John" in prompt
     assert "migration" not in prompt  # context memories are searched on demand
+
+
+def test_the_seeds_required_category_is_kept(bank: MemoryBank) -> None:
+    # Seed 000's saveMemory requires a category: nothing is inferred over the model's choice.
+    out = call(
+        bank,
+        BLAH,
+        "saveMemory",
+        {"content": "User's name is Kim", "reasoning": "Who they are"},
+        CTX,
+    )
+    assert out["success"] is False
+    told = save(bank, "User prefers tea over coffee", "context")
+    assert told["success"] is True and told["category"] == "context"

@@ -57,7 +57,7 @@ def test_lifecycle(bank: MemoryBank) -> None:
 def test_strict_mode_nulls(bank: MemoryBank) -> None:
     out = run(bank, "remember", fact="User's sister is Ada", category=None, id=None)
     assert out["success"] is True
-    assert bank.get(out["id"], "uma").category.value == "context"
+    assert bank.get(out["id"], "uma").category.value == "relationship"  # inferred
 
 
 def test_duplicate_names_the_existing_fact(bank: MemoryBank) -> None:
@@ -89,3 +89,20 @@ def test_other_users_ids_are_not_reachable(bank: MemoryBank) -> None:
     assert run(bank, "forget", eve, id=theirs)["success"] is False
     assert run(bank, "remember", eve, fact="User hates vinyl", id=theirs)["success"] is False
     assert bank.get(theirs, "zed").content == "User collects vinyl records"
+
+
+def test_category_left_out_is_inferred_and_an_explicit_one_wins(bank: MemoryBank) -> None:
+    category = to_anthropic(DEFAULT)[0]["input_schema"]["properties"]["category"]
+    assert "default" not in category and "inferred" in category["description"].lower()
+    for caller in (CTX, Caller(user_id="uma")):  # with and without a project (scope)
+        name = run(bank, "remember", caller, fact="User's name is Kim")
+        tea = run(bank, "remember", caller, fact="User prefers tea")
+        told = run(bank, "remember", caller, fact="User's name is Kim Lee", category="context")
+        assert bank.get(name["id"], "uma").category.value == "identity"
+        assert bank.get(name["id"], "uma").importance == 10
+        assert bank.get(tea["id"], "uma").category.value == "preference"
+        assert bank.get(told["id"], "uma").category.value == "context"
+        for out in (name, tea, told):
+            run(bank, "forget", caller, id=out["id"])
+    shared = run(bank, "remember", fact="User's name is Kim", scope="project")
+    assert bank.get(shared["id"], "uma", project_id="atlas").category.value == "identity"

@@ -138,3 +138,11 @@ def test_duplicate_save_returns_the_existing_note(bank: MemoryBank) -> None:
     first = run(bank, "memory_save", content="User drinks oat milk lattes")["note_id"]
     again = run(bank, "memory_save", content="User drinks oat milk lattes")
     assert again["note_id"] == first and "memory_update" in again["message"]
+
+
+def test_memory_save_lets_the_bank_infer_the_category(bank: MemoryBank) -> None:
+    # Seed 004's memory_save takes no category: the bank infers it, as bank.save does.
+    name = run(bank, "memory_save", content="User's name is Kim")
+    tea = run(bank, "memory_save", content="User prefers tea")
+    assert bank.get(name["note_id"], CTX.user_id).category.value == "identity"
+    assert bank.get(tea["note_id"], CTX.user_id).category.value == "preference"

@@ -139,3 +139,15 @@ def test_conversation_turns_are_not_facts(bank: MemoryBank) -> None:
     assert pagespace_context(bank, NO_DRIVE) == ""
     small = make_profile(max_facts=1)
     assert save(bank, NO_DRIVE, "user", "Reviews PRs in the morning", small)["success"] is True
+
+
+def test_user_facts_get_the_category_the_bank_infers(bank: MemoryBank) -> None:
+    # Seed 002 has no categories: a user fact's is inferred; a drive fact is the workspace's.
+    name = save(bank, OWNER, "user", "User's name is Kim")
+    tea = save(bank, OWNER, "user", "User prefers tea")
+    drive = save(bank, OWNER, "drive", "User prefers tea with the team standup")
+    assert bank.get(name["factId"], OWNER.user_id).category.value == "identity"
+    assert bank.get(tea["factId"], OWNER.user_id).category.value == "preference"
+    assert (
+        bank.get(drive["factId"], OWNER.user_id, project_id="drive-1").category.value == "project"
+    )

@@ -165,3 +165,14 @@ def test_null_metadata_fields_from_strict_models(bank: MemoryBank) -> None:
     query = {"query": "outdoor hobbies", "limit": None, "category": None, "tags": None}
     out = call(bank, SM, "search_memories", query, UNFOLDERED)
     assert len(out["results"]) == 2
+
+
+def test_category_left_out_or_unknown_is_inferred_and_a_bank_category_wins(
+    bank: MemoryBank,
+) -> None:
+    def category(out: Any) -> str:
+        return bank.get(out["memoryId"], "ana", project_id="apollo").category.value
+
+    assert category(add(bank, FOLDER_A, "User's name is Kim")) == "identity"
+    assert category(add(bank, FOLDER_A, "User prefers tea", category="incident")) == "preference"
+    assert category(add(bank, FOLDER_A, "User's name is Kim Lee", category="context")) == "context"

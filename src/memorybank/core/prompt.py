@@ -4,11 +4,12 @@
 * :func:`system_prompt` — a profile's guidance plus the memories pre-loaded into every
   conversation (seed 000: identity, preference and relationship facts about the user; seed
   002: "About This User" / "About This Workspace"), for about 500 tokens.
-* :func:`auto_recall` — auto-recall: the same block for the message at hand, with the memories
-  relevant to it (seed 004's runtime "auto-retrieves relevant context"). Relevance is the
-  calibrated ``SearchHit.relevance`` (:mod:`memorybank.rules.ranking`), so the cut-off means
-  the same for every user and query: a message about something never remembered adds nothing
-  beyond the always-loaded part.
+* :func:`auto_recall` — auto-recall: the same block for the message at hand, led by the
+  memories relevant to it (seed 004's runtime "auto-retrieves relevant context"), which take
+  their place in the budget before the always-loaded ones. Relevance is the calibrated
+  ``SearchHit.relevance`` (:mod:`memorybank.rules.ranking`), so the cut-off means the same for
+  every user and query: a message about something never remembered gives exactly the block
+  :func:`system_prompt` gives without a message.
 * :func:`get_context` — seed 003's ``get_context`` block: "## User Context" with identity,
   preferences, current focus, relationships and how-to sections, then ``_N memories_``.
 
@@ -63,11 +64,9 @@ def _fetch(bank: MemoryBank, user_id: str, **query: Any) -> list[Memory]:
     )
 
 
-def _relevant(
-    bank: MemoryBank, caller: Caller, message: str, min_relevance: float, shown: set[str]
-) -> list[Memory]:
+def _relevant(bank: MemoryBank, caller: Caller, message: str, min_relevance: float) -> list[Memory]:
     """The memories relevant to ``message`` (calibrated relevance at least ``min_relevance``),
-    best first, leaving out those already pre-loaded."""
+    best first."""
     if not message.strip():
         return []
     hits = bank.search(
@@ -79,7 +78,7 @@ def _relevant(
     )
     if not hits or max(h.relevance for h in hits) < min_relevance:
         return []
-    return [h.memory for h in hits if h.memory.id not in shown]
+    return [h.memory for h in hits]
 
 
 def system_prompt(
@@ -94,15 +93,22 @@ def system_prompt(
 ) -> str:
     """``guidance`` plus the pre-loaded memories, in at most ``budget_tokens`` tokens.
 
-    The user's identity, preference and relationship memories come first ("About This
-    User"), then every memory of ``caller.project_id`` if set ("About This Workspace"); each
-    group by importance, then newest first. Given the user's current ``message``, the
-    memories relevant to it (calibrated relevance at least ``min_relevance``, see
-    :data:`~memorybank.rules.ranking.RECALL_MIN_RELEVANCE`) come last as "Relevant To This
-    Message", best first, and take the budget before the workspace does; when nothing is
-    relevant, nothing is added. When the guidance alone does not fit it is
-    truncated and no memory is included; when no memory fits (or ``caller.memory_enabled`` is
-    off) the guidance is returned alone.
+    The always-loaded memories are the user's identity, preference and relationship ones
+    ("About This User"), then every memory of ``caller.project_id`` if set ("About This
+    Workspace"); each group by importance, then newest first. Without a ``message`` they are
+    the whole block (seed 000's block).
+
+    Given the user's current ``message``, the memories relevant to it (calibrated relevance
+    at least ``min_relevance``, see :data:`~memorybank.rules.ranking.RECALL_MIN_RELEVANCE`)
+    take the budget first, best first, each whole or not at all, as "Relevant To This
+    Message"; the always-loaded memories fill what is left, leaving out those already shown
+    as relevant. That section is also shown first: it is what the model needs for the turn at
+    hand, a model attends most reliably to the start of a long context, and a reader sees at
+    once which facts bear on the message, before the standing profile. When nothing is
+    relevant the block is the one without a message.
+
+    When the guidance alone does not fit it is truncated and no memory is included; when no
+    memory fits (or ``caller.memory_enabled`` is off) the guidance is returned alone.
 
     >>> _ = bank.save("sam", "User's name is Sam Rivera", "identity")
     >>> _ = bank.save("sam", "User prefers concise answers", "preference")
@@ -138,18 +144,18 @@ def system_prompt(
         if caller.project_id is None
         else _fetch(bank, caller.user_id, project_id=caller.project_id, scopes="project")
     )
-    shown = {m.id for m in (*about, *workspace)}
-    relevant = [] if message is None else _relevant(bank, caller, message, min_relevance, shown)
+    relevant = [] if message is None else _relevant(bank, caller, message, min_relevance)
+    shown = {m.id for m in relevant}
     sections = [
-        Section("## About This User\n", lines_of(about)),
-        Section("## About This Workspace\n", lines_of(workspace)),
         Section("## Relevant To This Message\n", lines_of(relevant)),
+        Section("## About This User\n", lines_of([m for m in about if m.id not in shown])),
+        Section("## About This Workspace\n", lines_of([m for m in workspace if m.id not in shown])),
     ]
     if not any(s.lines for s in sections):
         return guidance
     lead = guidance.rstrip() + "\n\n" if guidance.strip() else ""
     prefix = f"{lead}{OPEN_TAG}\n{SYSTEM_NOTE}\n"
-    text = fill(prefix, sections, CLOSE_TAG, (0, 2, 1), budget, encoding)
+    text = fill(prefix, sections, CLOSE_TAG, (0, 1, 2), budget, encoding)
     if text is None or not any(any(s.kept) for s in sections):
         return guidance
     return text
@@ -247,10 +253,11 @@ def auto_recall(
     min_relevance: float = RECALL_MIN_RELEVANCE,
     encoding: Encoding = "o200k_base",
 ) -> str:
-    """The ``<memories>`` block for ``message``, in at most ``budget_tokens`` tokens: the
-    always-loaded facts, then the memories whose relevance to ``message`` is at least
-    ``min_relevance`` (best first, each whole or not at all). Empty when there is nothing to
-    show or memory is off for ``caller``.
+    """The ``<memories>`` block for ``message``, in at most ``budget_tokens`` tokens: first the
+    memories whose relevance to ``message`` is at least ``min_relevance`` (best first, each
+    whole or not at all), then the always-loaded facts in what is left (see
+    :func:`system_prompt`). Empty when there is nothing to show or memory is off for
+    ``caller``.
 
     >>> _ = bank.save("kim", "User's name is Kim", "identity")
     >>> _ = bank.save("kim", "User is training for the Berlin marathon in September", "context")
@@ -258,10 +265,10 @@ def auto_recall(
     >>> print(auto_recall(bank, kim, "Any tips for my marathon training?"))  # doctest: +ELLIPSIS
     <memories>
     ...
-    ## About This User
-    - User's name is Kim
     ## Relevant To This Message
     - User is training for the Berlin marathon in September
+    ## About This User
+    - User's name is Kim
     </memories>
     >>> print(auto_recall(bank, kim, "What is the capital of Peru?"))  # doctest: +ELLIPSIS
     <memories>

@@ -55,7 +55,7 @@ from memorybank.model import (
 )
 from memorybank.providers.llm.client import JSONCompleter, complete_model
 from memorybank.rules.permissions import Action, allowed, require
-from memorybank.rules.policy import strip_lead_in
+from memorybank.rules.policy import infer_category, strip_lead_in
 from memorybank.rules.verdicts import THRESHOLDS, needs_reconciling
 
 if TYPE_CHECKING:
@@ -247,7 +247,8 @@ def explicit_statements(turns: Sequence[Message]) -> list[tuple[str, Category]]:
 
     A sentence counts when it starts with "my name is", "I prefer", "I am"/"I'm" (not a
     passing state like "I'm not sure"), "I work", or asks to be remembered ("remember that",
-    "don't forget"); the last kind is ``context`` unless its body is one of the others.
+    "don't forget"); the last kind takes the category the bank infers from its body unless
+    the body is one of the others.
 
     >>> explicit_statements([Message(role="user", content="Hi! I prefer tea. It's cold.")])
     [('I prefer tea.', <Category.PREFERENCE: 'preference'>)]
@@ -261,7 +262,7 @@ def explicit_statements(turns: Sequence[Message]) -> list[tuple[str, Category]]:
             body = strip_lead_in(sentence) if explicit else sentence
             category = next((c for p, c in _STATEMENTS if p.match(body)), None)
             if category is None and explicit and body != sentence:
-                category = Category.CONTEXT
+                category = infer_category(body)  # as bank.save infers it
             if category is not None:
                 found.append((sentence, category))
     return found

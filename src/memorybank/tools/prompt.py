@@ -22,9 +22,10 @@ def system_prompt(
     message: str | None = None,
 ) -> str:
     """Profile ``profile``'s guidance plus the caller's pre-loaded memories (identity,
-    preference and relationship first, then the project's) and, given the user's current
-    ``message``, the memories relevant to it (auto-recall, :mod:`memorybank.core.prompt`), never
-    over ``budget_tokens`` o200k tokens.
+    preference and relationship first, then the project's), never over ``budget_tokens`` o200k
+    tokens. Given the user's current ``message``, the memories relevant to it take the budget
+    first and lead the block, and the pre-loaded ones fill what is left (auto-recall,
+    :func:`memorybank.core.prompt.system_prompt`); every profile gets the same block.
 
     >>> from memorybank.tools import Caller
     >>> _ = bank.save("u1", "User prefers dark mode", "preference")

@@ -8,7 +8,9 @@ not advertised: a fact's is the bank's policy, whose errors tell the model what 
 ``query`` and ``id`` are checked against :data:`QUERY_MAX` and :data:`ID_MAX` without a
 ``maxLength`` in the definitions; ``recall`` returns the best
 :data:`RECALL_LIMIT` facts rather than taking a limit. ``category`` stays: it decides which
-facts are pre-loaded into every prompt. Facts go to the user's private memory; ``recall`` also
+facts are pre-loaded into every prompt; left out, the bank infers it from the fact as
+:meth:`~memorybank.MemoryBank.save` does ("User's name is Kim" is identity), and what the
+model passes wins. Facts go to the user's private memory; ``recall`` also
 reads the current project's memory. Only when the call has a project does ``remember`` offer
 ``scope`` ("user" | "project", seed 002's drive memory, which every member's AI may add to): the
 variant in ``PROFILE.extras["in_project"]``, which :func:`~memorybank.tools.toolkit` picks, so
@@ -68,11 +70,20 @@ Query = Annotated[str, _at_most(QUERY_MAX, "query")]
 FactId = Annotated[str, _at_most(ID_MAX, "id")]
 
 
+# A category in the order the definitions show. ``Annotated`` keeps ``FactCategory | None`` its
+# own type: typing caches ``Literal[...] | None`` by the Literal's set of values, so another
+# profile's Optional Literal of the same values in another order (blah's) would be shared and
+# show the other order.
+FactCategory = Annotated[
+    Literal["identity", "preference", "relationship", "project", "context"], "default profile"
+]
+
+
 class RememberArgs(Arguments):
     """Arguments of ``remember``."""
 
     fact: str = Field(description="Third person, e.g. 'User prefers tea'")
-    category: Literal["identity", "preference", "relationship", "project", "context"] = "context"
+    category: FactCategory | None = Field(None, description="Inferred if omitted")
     id: FactId | None = Field(None, description="Replace this fact (id from recall)")
 
 
@@ -103,7 +114,7 @@ def remember(bank: MemoryBank, caller: Caller, args: RememberArgs) -> dict[str, 
             caller.user_id,
             project_id=caller.project_id,
             content=args.fact,
-            category=args.category if "category" in args.model_fields_set else None,
+            category=args.category,
             role=caller.role,
         )
         return {"success": True, "id": changed.id, "fact": changed.content}

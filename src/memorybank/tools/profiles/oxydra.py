@@ -132,7 +132,7 @@ def memory_search(bank: MemoryBank, caller: Caller, args: MemorySearchArgs) -> l
 
 def memory_save(bank: MemoryBank, caller: Caller, args: MemorySaveArgs) -> dict[str, Any]:
     """Save a note in the user's private memory; its id is the note_id."""
-    result = bank.save(caller.user_id, args.content, "context")
+    result = bank.save(caller.user_id, args.content)  # the seed has no category: inferred
     if result.duplicate:
         return {
             "note_id": result.existing_id,

@@ -112,7 +112,7 @@ def make_profile(max_facts: int = DEFAULT_MAX_FACTS) -> Profile:
         result = bank.save(
             caller.user_id,
             args.fact,
-            "context" if args.scope == "user" else "project",
+            None if args.scope == "user" else "project",  # user: inferred, as bank.save does
             project_id=project_id,
             role=caller.role,
         )

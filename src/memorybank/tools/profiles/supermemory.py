@@ -90,12 +90,13 @@ class SearchMemoriesArgs(Arguments):
     )
 
 
-def _bank_category(value: str | None) -> Category:
-    """Supermemory categories are free text; ours drive importance, so map what we can."""
+def _bank_category(value: str | None) -> Category | None:
+    """Supermemory categories are free text; ours drive importance, so map what we can and let
+    the bank infer the rest from the content (``None``), as ``bank.save`` does."""
     try:
         return Category(_label(value or ""))
     except ValueError:
-        return Category.CONTEXT
+        return None
 
 
 def _search_scope(caller: Caller) -> dict[str, Any]:
