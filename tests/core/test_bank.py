@@ -155,7 +155,7 @@ def test_search_is_hybrid_and_scored(memories: Any) -> None:
     assert hits[0].memory.content.startswith("User's sister Maria")
     top = hits[0]
     assert 0 <= top.relevance <= 1 and top.vector_similarity is not None
-    expected = 0.60 * top.relevance + 0.25 * top.importance + 0.15 * top.recency
+    expected = top.relevance * (0.60 + 0.25 * top.importance + 0.15 * top.recency)
     assert top.score == pytest.approx(expected)
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     assert memories.search("alice", "FastAPI")[0].memory.content.startswith("User runs the billing")

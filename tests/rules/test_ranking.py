@@ -77,8 +77,22 @@ def test_fuse_calibrates_relevance_and_blends_the_score() -> None:
     assert 0 < by["c"].relevance < by["a"].relevance < by["b"].relevance < 1
     assert by["c"].recency == pytest.approx(0.5)  # default half-life 90 days
     assert by["a"].score == pytest.approx(blend(by["a"].relevance, 1.0, 1.0, settings))
-    assert by["a"].score == pytest.approx(0.6 * by["a"].relevance + 0.25 * 1.0 + 0.15 * 1.0)
+    # Relevance leads: importance 10 and a fresh memory keep all of it.
+    assert by["a"].score == pytest.approx(by["a"].relevance * (0.6 + 0.25 * 1.0 + 0.15 * 1.0))
     assert len(fuse([Candidate.of(a, 0.9)], [], RetrievalSettings(), NOW, 0)) == 0
+
+
+def test_a_relevant_memory_outranks_an_irrelevant_one_whatever_its_importance_and_age() -> None:
+    """Issue 25: importance and recency order memories of similar relevance; they never lift
+    an irrelevant one above a relevant one (the additive 60/25/15 did, for short facts)."""
+    settings = RetrievalSettings()
+    for relevant, irrelevant in [(0.2, 0.02), (0.9, 0.5), (0.05, 0.029)]:
+        low = blend(relevant, importance=0.1, recency=0.0, settings=settings)  # old, unimportant
+        high = blend(irrelevant, importance=1.0, recency=1.0, settings=settings)
+        assert low > high
+    # Of two equally relevant memories, the more important and the newer ranks first.
+    assert blend(0.4, 0.9, 1.0, settings) > blend(0.4, 0.5, 1.0, settings)
+    assert blend(0.4, 0.5, 1.0, settings) > blend(0.4, 0.5, 0.2, settings)
 
 
 def test_relevance_is_absolute_not_scaled_to_the_best() -> None:

@@ -32,6 +32,7 @@ from memorybank.model import Caller, Category, Memory, Ring
 from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
 from memorybank.rules.render import (
     CLOSE_TAG,
+    COMPANION_SHARE_OF_BEST,
     CONTEXT_NOTE,
     FACT_SOURCES,
     FETCH_LIMIT,
@@ -76,9 +77,13 @@ def _relevant(bank: MemoryBank, caller: Caller, message: str, min_relevance: flo
         limit=RECALL_LIMIT,
         min_relevance=min_relevance * RECALL_COMPANIONS,
     )
-    if not hits or max(h.relevance for h in hits) < min_relevance:
+    best = max((h.relevance for h in hits), default=0.0)
+    if best < min_relevance:
         return []
-    return [h.memory for h in hits]
+    # Companions are measured against the best match too, not only the cut-off: beside a sure
+    # match, a memory a twentieth as likely to be relevant is noise, however small the scope.
+    floor = max(RECALL_COMPANIONS * min_relevance, COMPANION_SHARE_OF_BEST * best)
+    return [h.memory for h in hits if h.relevance >= floor]
 
 
 def system_prompt(

@@ -1,17 +1,21 @@
 """Hybrid scoring: fuse vector and BM25 candidates into ranking evidence, calibrate it into
-an absolute relevance, then weigh that with importance and recency.
+an absolute relevance, then let importance and recency order facts of similar relevance.
 
-    base      = vector_weight · dense + text_weight · bm25        (each min-max normalised)
+    base      = vector_weight · dense + text_weight · bm25   (min-max normalised, dense over
+                                                              a cosine span of at least 0.3)
     total     = base + neighbour_weight · max(base of the turns around it in its session)
                      + speaker_weight · [the query names who said it]
                      + time_weight · [it happened in a period the query names]
     relevance = Calibration(total, total / best total, best cosine, best BM25, pool size)
-    score     = 0.60 · relevance + 0.25 · importance / 10 + 0.15 · recency   (:func:`blend`)
+    score     = relevance · (0.60 + 0.25 · importance / 10 + 0.15 · recency)   (:func:`blend`)
 
 ``relevance`` is the chance, fitted by logistic regression (``memorybank bench calibrate``),
 that the memory is relevant to the query: the same number means the same for every query and
 user, so it can be cut off (``min_relevance``, :data:`RECALL_MIN_RELEVANCE`), and within one
-query it ranks as ``total`` does. Recency decays exponentially with the memory's age
+query it ranks as ``total`` does. Importance and recency scale the relevance by 0.60–1.00,
+so a relevant memory outranks one that is not (a relevance more than 1 / 0.6 times higher
+always wins), whatever their importance and age. Recency decays exponentially with the
+memory's age
 (half-life configurable). All weights are settings; ``docs/retrieval.md`` shows what each step
 adds on LoCoMo. The store supplies candidates and session neighbours; this module only scores
 them, so every backend ranks the same candidates the same way.
@@ -35,6 +39,9 @@ from memorybank.rules.timeparse import TimeWindow, time_windows
 
 Neighbours = Mapping[str, Sequence[tuple[Candidate, int]]]
 MIN_TEXT_SCORE = 1e-3
+#: The least spread of cosine similarity the dense signal is scaled over (see
+#: :func:`gather`): about what separates a fact that answers a question from one that does not.
+DENSE_SCALE_SPAN = 0.3
 
 
 #: Former names of settings, read until the next release: ``{former: current}``.
@@ -154,7 +161,7 @@ class Calibration:
 #: Fitted by ``memorybank bench calibrate`` on the LoCoMo development half (turns and
 #: observations) and the fact pairs; the held-out figures in ``docs/retrieval.md`` come from
 #: fits that left each conversation out.
-CALIBRATION = Calibration(bias=-9.29, evidence=1.97, share=4.72, cosine=5.18, bm25=0.41, pool=-0.72)
+CALIBRATION = Calibration(bias=-9.7, evidence=2.14, share=4.73, cosine=5.82, bm25=0.43, pool=-0.81)
 
 #: The ``min_relevance`` auto-recall uses unless told otherwise. Held out on LoCoMo, the top
 #: hit of 87% of questions asked of the right user's chat turns passes it (93% over
@@ -167,7 +174,8 @@ RECALL_MIN_RELEVANCE = 0.15
 class Evidence:
     """What a search knows about one candidate before it is scored.
 
-    ``dense`` and ``bm25`` are the min-max normalised signals, ``base`` their weighted mean,
+    ``dense`` and ``bm25`` are the normalised signals (see :func:`gather`), ``base`` their
+    weighted mean,
     ``neighbour`` the best ``base`` among its session neighbours, ``speaker`` and ``time``
     whether the query names who said it or a period it happened in; ``cosine`` and
     ``text_score`` the raw signals (a candidate one signal did not find gets the lowest
@@ -229,19 +237,24 @@ def _minmax(values: Sequence[float]) -> tuple[float, float]:
 def _base_relevance(
     merged: dict[str, Evidence], settings: RetrievalSettings, has_vector: bool, has_text: bool
 ) -> None:
-    """Each candidate's fused signal: min-max normalised dense and BM25 scores, weighted, and
-    its raw signals for calibration. A signal that found nothing at all (a query of stop
-    words, an empty scope) says nothing, so the other one decides alone."""
+    """Each candidate's fused signal: dense similarity scaled from the lowest found (over a
+    span of at least :data:`DENSE_SCALE_SPAN`) to the best, and BM25 min-max normalised,
+    weighted; and its raw signals for calibration. A signal that found nothing at all (a query
+    of stop words, an empty scope) says nothing, so the other one decides alone."""
     v_lo, v_hi = _minmax([f.vector for f in merged.values() if f.vector is not None])
     t_lo, t_hi = _minmax([f.text for f in merged.values() if f.text is not None])
+    # Dense similarity is scaled over at least DENSE_SCALE_SPAN: in a scope of a few facts the
+    # candidates' own spread is no measure, and stretching it made the second of two facts
+    # that both answer the question look like no match at all.
+    n_lo = min(v_lo, v_hi - DENSE_SCALE_SPAN)
     vector_weight = settings.vector_weight if has_vector else 0.0
     text_weight = settings.text_weight if has_text else 0.0
     total = (vector_weight + text_weight) or 1.0
-    v_span, t_span = v_hi - v_lo, t_hi - t_lo
+    v_span, t_span = v_hi - n_lo, t_hi - t_lo
     for fused in merged.values():
-        # Min-max normalised in line, not through a helper: this runs for every candidate.
+        # Normalised in line, not through a helper: this runs for every candidate.
         v, t = fused.vector, fused.text
-        dense = 0.0 if v is None else ((v - v_lo) / v_span if v_hi > v_lo else 1.0)
+        dense = 0.0 if v is None else (v - n_lo) / v_span
         bm25 = 0.0 if t is None else ((t - t_lo) / t_span if t_hi > t_lo else 1.0)
         fused.base = (vector_weight * dense + text_weight * bm25) / total
         # A candidate only the text search found is less similar than the last vector hit.
@@ -307,9 +320,10 @@ def gather(
 ) -> list[Evidence]:
     """The evidence for every candidate (and session neighbour) of a search, unordered.
 
-    Dense similarities and BM25 scores are min-max normalised over the candidates (a
-    candidate missing from one list gets 0 for that signal), weighted, spread to session
-    neighbours and boosted when the query names the speaker or a period the memory falls in.
+    Dense similarities are scaled from the lowest to the best found, over a span of at least
+    :data:`DENSE_SCALE_SPAN`, and BM25 scores min-max normalised (a candidate missing from
+    one list gets 0 for that signal), weighted, spread to session neighbours and boosted when
+    the query names the speaker or a period the memory falls in.
     """
     # BM25 gives a term found in most memories ("user", in facts that all start with it) an
     # IDF of almost nothing; matches on such terms alone are no evidence, and min-max scaling
@@ -336,17 +350,29 @@ def gather(
 def blend(
     relevance: float, importance: float, recency: float, settings: RetrievalSettings
 ) -> float:
-    """Seed 003's score: ``0.60 · relevance + 0.25 · importance + 0.15 · recency`` (the
-    weights are settings), each part in [0, 1]; ``importance`` is the memory's importance / 10.
+    """Seed 003's weights, led by relevance: ``relevance · (0.60 + 0.25 · importance + 0.15 ·
+    recency)`` over the weights' sum (they are settings), each part in [0, 1]; ``importance``
+    is the memory's importance / 10.
 
-    >>> round(blend(0.9, 0.5, 1.0, RetrievalSettings()), 3)
-    0.815
+    Seed 003 adds the three parts. Added, importance and recency (two fifths of the score)
+    outrank relevance wherever relevance is low in absolute terms, which it is for a short fact
+    answering a short question: the user's most important facts came first whatever was asked.
+    Scaled by relevance, they order memories of similar relevance and never lift an irrelevant
+    one above a relevant one; with relevance 1, the score is seed 003's.
+
+    >>> settings = RetrievalSettings()
+    >>> round(blend(0.9, 0.5, 1.0, settings), 3)
+    0.787
+    >>> blend(0.2, 0.1, 0.0, settings) > blend(0.02, 1.0, 1.0, settings)
+    True
     """
-    return (
-        settings.relevance_weight * relevance
+    weights = settings.relevance_weight + settings.importance_weight + settings.recency_weight
+    share = (
+        settings.relevance_weight
         + settings.importance_weight * importance
         + settings.recency_weight * recency
     )
+    return relevance * share / weights
 
 
 def fuse(

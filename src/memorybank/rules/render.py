@@ -35,6 +35,10 @@ RECALL_COMPANIONS = 0.1
 of the cut-off: an answer is often spread over several memories less sure one by one (on
 LoCoMo, see ``docs/retrieval.md``)."""
 
+COMPANION_SHARE_OF_BEST = 0.05
+"""…and at least this share of the best memory's relevance: in a scope of a few facts, the
+ones that do not match still score a little, and beside a sure match they are noise."""
+
 # Tokens that joining rendered pieces can save at most, in practice (a line break merging
 # with the blank line after it); used only to skip hopeless candidates without counting.
 _SLACK = 4
@@ -231,6 +235,7 @@ def parse_focus(focus: Sequence[str] | str | None) -> tuple[Domain, ...] | None:
 
 __all__ = [
     "CLOSE_TAG",
+    "COMPANION_SHARE_OF_BEST",
     "CONTEXT_NOTE",
     "FACT_SOURCES",
     "FETCH_LIMIT",

@@ -396,8 +396,9 @@ REMEMBER_DESCRIPTION = (
 RECALL_DESCRIPTION = (
     "Semantic search for relevant memories. Use when the user asks 'What do I…', 'What's "
     "my…', refers to past conversations, or before personalised recommendations. Richer "
-    "queries match better. Results are scored by relevance (60%), importance (25%) and "
-    "recency (15%); their [mem_…] ids can be passed to log_decision.memoriesConsidered."
+    "queries match better. Results are ranked by relevance, then importance and recency "
+    "(score = relevance × (60% + 25% importance + 15% recency)); their [mem_…] ids can be "
+    "passed to log_decision.memoriesConsidered."
 )
 RECALL_RECENT_DESCRIPTION = (
     "Recent memories, newest first. Use for 'what have we discussed recently?', 'catch me "
