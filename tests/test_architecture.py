@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import importlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -191,17 +191,26 @@ def _targets(module: Module, imported: str, name: str | None) -> set[str]:
     return {t for t in targets if t in known and t != module.name}
 
 
-@cache
-def import_edges() -> tuple[Edge, ...]:
+ImportsOf = Callable[[ast.AST], Iterator[ast.Import | ast.ImportFrom]]
+
+
+def _edges(imports_of: ImportsOf) -> tuple[Edge, ...]:
+    """The edges between modules of memorybank that ``imports_of`` finds in each module."""
     edges: dict[tuple[str, str], Edge] = {}
     for module in modules().values():
-        for node in _runtime_imports(syntax_tree(module.name)):
+        for node in imports_of(syntax_tree(module.name)):
             for imported, name in _imported(node, module):
                 if imported != "memorybank" and not imported.startswith("memorybank."):
                     continue
                 for target in _targets(module, imported, name):
                     edges.setdefault((module.name, target), Edge(module.name, target, node.lineno))
     return tuple(edges.values())
+
+
+@cache
+def import_edges() -> tuple[Edge, ...]:
+    """The edges of imports that run (at import or later): the cycle test's graph."""
+    return _edges(_runtime_imports)
 
 
 def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -486,15 +495,7 @@ def _every_import(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
 @cache
 def every_import_edge() -> tuple[Edge, ...]:
     """Like :func:`import_edges`, with the imports made only for annotations."""
-    edges: dict[tuple[str, str], Edge] = {}
-    for module in modules().values():
-        for node in _every_import(syntax_tree(module.name)):
-            for imported, name in _imported(node, module):
-                if imported != "memorybank" and not imported.startswith("memorybank."):
-                    continue
-                for target in _targets(module, imported, name):
-                    edges.setdefault((module.name, target), Edge(module.name, target, node.lineno))
-    return tuple(edges.values())
+    return _edges(_every_import)
 
 
 def test_type_checking_imports_are_edges_for_direction() -> None:
