@@ -124,12 +124,15 @@ def test_run_facts_dev_slice(embedder: LocalEmbedder) -> None:
 def test_cli_bench_facts(tmp_path: Path, embedder: LocalEmbedder) -> None:
     data = _write(tmp_path / "tiny.json", [_sample(), {**_sample(), "sample_id": "conv-two"}])
     out = tmp_path / "facts.json"
+    # Wide enough that Rich does not fold the temporary path; words compared across wraps.
     result = CliRunner().invoke(
         app,
         ["bench", "facts", "--data", str(data), "--limit-conversations", "1", "--json", str(out)],
+        env={"COLUMNS": "300"},
     )
     assert result.exit_code == 0, result.output
-    assert "block recall" in result.output and f"Wrote {out}" in result.output
+    said = " ".join(result.output.split())
+    assert "block recall" in said and f"Wrote {out}" in said
     written = json.loads(out.read_text())
     assert written["counts"]["conversations"] == 1
     assert set(written["per_category"]) == {"multi-hop", "temporal", "open-domain", "single-hop"}

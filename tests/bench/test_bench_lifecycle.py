@@ -89,9 +89,13 @@ def test_run_lifecycle_tiny(tmp_path: Path, embedder: LocalEmbedder) -> None:
 
 def test_cli_bench_lifecycle(tmp_path: Path, embedder: LocalEmbedder) -> None:
     data, out = _write(tmp_path / "s.jsonl", TINY[:1]), tmp_path / "life.json"
-    result = CliRunner().invoke(app, ["bench", "lifecycle", str(data), "--json", str(out)])
+    # Wide enough that Rich does not fold the temporary path; words compared across wraps.
+    result = CliRunner().invoke(
+        app, ["bench", "lifecycle", str(data), "--json", str(out)], env={"COLUMNS": "300"}
+    )
     assert result.exit_code == 0, result.output
-    assert "replacement duplicates" in result.output and f"Wrote {out}" in result.output
+    said = " ".join(result.output.split())
+    assert "replacement duplicates" in said and f"Wrote {out}" in said
     assert json.loads(out.read_text())["kinds"]["update"]["total"] == 1
 
 
