@@ -51,8 +51,10 @@ browsers:
 pytest: install-dev browsers
 	MEMORYBANK_STRESS_SECONDS=15 $(BIN)/pytest -n 2
 
-# The TypeScript client: its dev tools from the lockfile (npm ci), the tsc build, and node's
-# test runner against a real `memorybank serve` that the tests start.
+# The TypeScript client: its dev tools from the lockfile (npm ci), the tsc builds (ES module and
+# CommonJS), and node's test runner against a real `memorybank serve` that the tests start: the
+# client, its chat examples, and its npm pack tarball installed (offline) in a CommonJS app and
+# an ES module app, where every TypeScript block of both READMEs is compiled with tsc --strict.
 typescript: install
 	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error \
 		&& MEMORYBANK_BIN="$(abspath $(BIN))/memorybank" npm test

@@ -1,5 +1,6 @@
 export { MemoryBankClient } from "./client.js";
 export type {
+  AutoRecallOptions,
   ClientOptions,
   CountOptions,
   ExportDocument,
@@ -29,5 +30,13 @@ export {
   ValidationError,
 } from "./errors.js";
 export { aiSdkTools, openAITools, runOpenAIToolCalls } from "./tools.js";
-export type { AISdkTool, OpenAITool, OpenAIToolCall, OpenAIToolMessage, ToolOptions } from "./tools.js";
+export type {
+  AISdkTool,
+  AISdkToolOptions,
+  JSONSchemaObject,
+  OpenAITool,
+  OpenAIToolCall,
+  OpenAIToolMessage,
+  ToolOptions,
+} from "./tools.js";
 export type { components, operations, paths } from "./schema.js";

@@ -1,8 +1,9 @@
 /**
  * Memory tools for a chat model, fetched from the server (one source of truth: the profile's
  * definitions, descriptions and JSON schemas) and run there, shaped for the two SDKs the apps
- * use: the OpenAI Node SDK (`tools` and `role: "tool"` messages) and the Vercel AI SDK
- * (`tool({description, inputSchema, execute})`). No dependency on either.
+ * use: the OpenAI Node SDK (`tools` and `role: "tool"` messages) and the Vercel AI SDK 5 or
+ * later (`tool({description, inputSchema, execute})`). No dependency on either: the types are
+ * structural, and the AI SDK's `jsonSchema` is passed in.
  */
 
 import type { MemoryBankClient } from "./client.js";
@@ -35,6 +36,21 @@ export interface OpenAIToolMessage {
   content: string;
 }
 
+/** One call run by the server; what it refuses, or an error on the way, is an answer too. */
+async function runTool(
+  client: MemoryBankClient,
+  profile: string,
+  name: string,
+  args: string | Record<string, unknown>,
+  threadId: string | undefined,
+): Promise<unknown> {
+  try {
+    return await client.callTool(profile, name, args, threadId);
+  } catch (error) {
+    return { success: false, error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
 /** The profile's tools for `client.chat.completions.create({tools})`. */
 export async function openAITools(client: MemoryBankClient, options: ToolOptions = {}): Promise<OpenAITool[]> {
   const answer = await client.toolDefinitions(options.profile ?? "default", {
@@ -55,48 +71,51 @@ export async function runOpenAIToolCalls(
   const profile = options.profile ?? "default";
   const answers: OpenAIToolMessage[] = [];
   for (const call of toolCalls ?? []) {
-    let result: unknown;
-    try {
-      result = call.function
-        ? await client.callTool(profile, call.function.name, call.function.arguments, options.threadId)
-        : { success: false, error: `tool call ${call.id} is not a memory tool call (no function)` };
-    } catch (error) {
-      result = { success: false, error: error instanceof Error ? error.message : String(error) };
-    }
+    const result = call.function
+      ? await runTool(client, profile, call.function.name, call.function.arguments, options.threadId)
+      : { success: false, error: `tool call ${call.id} is not a memory tool call (no function)` };
     answers.push({ role: "tool", tool_call_id: call.id, content: JSON.stringify(result) });
   }
   return answers;
 }
 
-/** One tool in the Vercel AI SDK's shape: pass it to `tool()` (v5 reads `inputSchema`, v4
- * `parameters`; both hold the same schema, wrapped by `jsonSchema` when you give it). */
-export interface AISdkTool {
-  description?: string;
-  inputSchema: unknown;
-  parameters: unknown;
-  execute: (args: Record<string, unknown>) => Promise<unknown>;
+/** A tool's input, as the server describes it: a JSON schema object (draft 7). */
+export type JSONSchemaObject = Record<string, unknown>;
+
+/** How {@link aiSdkTools} builds the tools: {@link ToolOptions} and the AI SDK's `jsonSchema`. */
+export interface AISdkToolOptions<Schema> extends ToolOptions {
+  /** `jsonSchema` from `ai` (AI SDK 5 or later): wraps each tool's JSON schema in the AI SDK's
+   * `Schema`, which `tool()`, `generateText` and `streamText` read. Passed in, so that this
+   * package does not depend on `ai`. */
+  jsonSchema: (schema: JSONSchemaObject) => Schema;
 }
 
-/** The profile's tools for the Vercel AI SDK, keyed by name:
- * `tools: mapValues(await aiSdkTools(memory, { jsonSchema }), tool)`. */
-export async function aiSdkTools(
+/** One memory tool in the Vercel AI SDK's shape (`tool({description, inputSchema, execute})`):
+ * a `ToolSet` entry as it is, or the argument of `tool()`. `Schema` is what `jsonSchema`
+ * returned (`Schema<unknown>` with the AI SDK's). */
+export interface AISdkTool<Schema = unknown> {
+  description?: string;
+  inputSchema: Schema;
+  /** Runs the call on the server; never throws: a refusal (bad input, memory off) or an
+   * error on the way comes back as `{success: false, error}` for the model to read. */
+  execute: (input: unknown) => Promise<unknown>;
+}
+
+/** The profile's tools for the Vercel AI SDK (5 or later), keyed by name, ready for
+ * `generateText({tools})` or `streamText({tools})`:
+ * `const tools = await aiSdkTools(memory, { jsonSchema })` with `jsonSchema` from `ai`. */
+export async function aiSdkTools<Schema>(
   client: MemoryBankClient,
-  options: ToolOptions & { jsonSchema?: (schema: Record<string, unknown>) => unknown } = {},
-): Promise<Record<string, AISdkTool>> {
+  options: AISdkToolOptions<Schema>,
+): Promise<Record<string, AISdkTool<Schema>>> {
   const profile = options.profile ?? "default";
   const tools = await openAITools(client, options);
-  const wrap = options.jsonSchema ?? ((schema: Record<string, unknown>) => schema);
-  const entries = tools.map((t): [string, AISdkTool] => {
-    const schema = wrap(t.function.parameters);
-    return [
-      t.function.name,
-      {
-        description: t.function.description,
-        inputSchema: schema,
-        parameters: schema,
-        execute: (args) => client.callTool(profile, t.function.name, args, options.threadId),
-      },
-    ];
+  const entries = tools.map((t): [string, AISdkTool<Schema>] => {
+    const { name, description, parameters } = t.function;
+    const execute = (input: unknown) =>
+      runTool(client, profile, name, input as Record<string, unknown>, options.threadId);
+    const inputSchema = options.jsonSchema(parameters);
+    return [name, description === undefined ? { inputSchema, execute } : { description, inputSchema, execute }];
   });
   return Object.fromEntries(entries);
 }

@@ -1,15 +1,9 @@
 /**
- * The client against a real `memorybank serve` it starts on a free port, in local mode, over
- * a database in a temporary folder. `MEMORYBANK_BIN` names the command (default: the
- * repository's `.venv/bin/memorybank`).
+ * The client against a real `memorybank serve` it starts on a free port (test/servers.ts), and
+ * the two chat examples (examples/) against that server and a scripted chat model.
  */
 
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 
 import {
@@ -21,48 +15,25 @@ import {
   StoreError,
   ValidationError,
 } from "../src/index.js";
+import { freePort, startMemorybank, startScriptedModel, type Running, type ScriptedModel } from "./servers.js";
 
-const BIN = process.env.MEMORYBANK_BIN ?? resolve(import.meta.dirname, "../../../../.venv/bin/memorybank");
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = createServer();
-    probe.once("error", fail);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => done(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
-
-let server: ChildProcess;
-let home: string;
+let server: Running;
 let baseUrl: string;
+let model: ScriptedModel;
 
 before(async () => {
-  home = mkdtempSync(join(tmpdir(), "memorybank-ts-"));
-  const port = await freePort();
-  baseUrl = `http://127.0.0.1:${port}`;
-  server = spawn(BIN, ["serve", "--port", String(port), "--db", `sqlite:///${join(home, "m.db")}`], {
-    env: { ...process.env, MEMORYBANK_HOME: home, MEMORYBANK_AI_WRITE_RATE_PER_MINUTE: "100000" },
-    stdio: "ignore",
-  });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    assert.equal(server.exitCode, null, "the server exited on its own");
-    try {
-      if ((await fetch(`${baseUrl}/healthz`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    assert.ok(Date.now() < deadline, "the server did not come up");
-    await new Promise((done) => setTimeout(done, 100));
-  }
+  server = await startMemorybank();
+  baseUrl = server.baseUrl;
+  // The examples read these when they are first imported (both SDKs read OPENAI_BASE_URL).
+  model = await startScriptedModel();
+  process.env.OPENAI_BASE_URL = model.baseUrl;
+  process.env.OPENAI_API_KEY = "sk-test-not-a-secret";
+  process.env.MEMORYBANK_URL = baseUrl;
 });
 
-after(() => {
-  server.kill();
-  rmSync(home, { recursive: true, force: true });
+after(async () => {
+  await model?.stop();
+  await server?.stop();
 });
 
 describe("the memory API", () => {
@@ -151,74 +122,73 @@ describe("tool calls", () => {
     assert.equal(await memory.context("Where does my sister live?", { budget: 500 }), recalled);
   });
 
-  test("Vercel AI SDK: tool() shapes that execute on the server", async () => {
+  test("Vercel AI SDK: tools in tool()'s shape that execute on the server", async () => {
+    const { jsonSchema, tool } = await import("ai");
     const memory = new MemoryBankClient({ baseUrl, user: "grace" });
-    const wrapped: unknown[] = [];
-    const tools = await aiSdkTools(memory, { jsonSchema: (schema) => (wrapped.push(schema), { jsonSchema: schema }) });
+    const tools = await aiSdkTools(memory, { jsonSchema });
     assert.deepEqual(Object.keys(tools).sort(), ["forget", "recall", "remember"]);
-    const remember = tools.remember;
-    assert.ok(remember && remember.description && remember.inputSchema === remember.parameters);
-    assert.equal(wrapped.length, 3);
+    const remember = tools.remember!;
+    assert.equal(tool(remember), remember); // tool() only types it
+    assert.ok(remember.description);
+    // the AI SDK's schema holds the server's JSON schema, which is what the model is shown
+    const definition = (await openAITools(memory)).find((t) => t.function.name === "remember");
+    assert.deepEqual(await remember.inputSchema.jsonSchema, definition?.function.parameters);
     const result = (await remember.execute({ fact: "I live in Lisbon", category: "identity" })) as { success: boolean };
     assert.equal(result.success, true);
     const recalled = await tools.recall?.execute({ query: "where does the user live?" });
     assert.match(JSON.stringify(recalled), /Lisbon/);
+    // what the server refuses is an answer for the model, never a throw: a bad fact (its
+    // answer says so), input that is not an object (a 422 answer)
+    const refused = (await remember.execute({ fact: "x" })) as { success: boolean; error: string };
+    assert.equal(refused.success, false);
+    const invalid = (await remember.execute(42)) as { success: boolean; error: string };
+    assert.equal(invalid.success, false);
+    assert.ok(invalid.error);
   });
 });
 
-describe("the README's chat with memory", () => {
-  test("runs the model's tool calls on the server and answers", async () => {
-    const { createServer: createHttpServer } = await import("node:http");
-    const requests: { messages: { role: string; content?: string }[] }[] = [];
-    const replies = [
-      {
-        role: "assistant",
-        content: null,
-        tool_calls: [
-          {
-            id: "call_1",
-            type: "function",
-            function: { name: "remember", arguments: '{"fact": "I prefer green tea", "category": "preference"}' },
-          },
-        ],
-      },
-      { role: "assistant", content: "Noted: green tea it is." },
-    ];
-    const model = createHttpServer((request, response) => {
-      let body = "";
-      request.on("data", (chunk) => (body += chunk));
-      request.on("end", () => {
-        requests.push(JSON.parse(body));
-        const message = replies[requests.length - 1];
-        response.setHeader("Content-Type", "application/json");
-        response.end(
-          JSON.stringify({
-            id: `chatcmpl-${requests.length}`,
-            object: "chat.completion",
-            created: 0,
-            model: "gpt-4o-mini",
-            choices: [{ index: 0, message, finish_reason: message?.content ? "stop" : "tool_calls" }],
-          }),
-        );
-      });
-    });
-    await new Promise<void>((done) => model.listen(0, "127.0.0.1", done));
-    const address = model.address();
-    const port = typeof address === "object" && address ? address.port : 0;
-    process.env.OPENAI_BASE_URL = `http://127.0.0.1:${port}/v1`;
-    process.env.OPENAI_API_KEY = "sk-test-not-a-secret";
-    process.env.MEMORYBANK_URL = baseUrl;
-    try {
-      const { chat } = await import("../examples/chat-openai.js");
-      const answer = await chat([{ role: "user", content: "I prefer green tea, remember that" }]);
-      assert.equal(answer, "Noted: green tea it is.");
-      assert.equal(requests[0]?.messages[0]?.role, "system"); // the memory block came first
-      const toolMessage = requests[1]?.messages.find((m) => m.role === "tool");
-      assert.equal(JSON.parse(toolMessage?.content ?? "{}").success, true);
-      const local = new MemoryBankClient({ baseUrl });
-      assert.equal((await local.search("what does the user drink?"))[0]?.memory.content, "User prefers green tea");
-    } finally {
-      model.close();
-    }
+describe("the READMEs' chats with memory", () => {
+  test("OpenAI Node SDK: runs the model's tool calls on the server and answers", async () => {
+    const remember = {
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        {
+          id: "call_1",
+          type: "function",
+          function: { name: "remember", arguments: '{"fact": "I prefer green tea", "category": "preference"}' },
+        },
+      ],
+    };
+    model.script([remember, { role: "assistant", content: "Noted: green tea it is." }]);
+    const { chat } = await import("../examples/chat-openai.js");
+    const answer = await chat([{ role: "user", content: "I prefer green tea, remember that" }]);
+    assert.equal(answer, "Noted: green tea it is.");
+    assert.equal(model.requests[0]?.messages[0]?.role, "system"); // the memory block came first
+    const toolMessage = model.requests[1]?.messages.find((m) => m.role === "tool");
+    assert.equal(JSON.parse(String(toolMessage?.content ?? "{}")).success, true);
+    const local = new MemoryBankClient({ baseUrl });
+    assert.equal((await local.search("what does the user drink?"))[0]?.memory.content, "User prefers green tea");
+  });
+
+  test("Vercel AI SDK: the tools run on the server between the model's steps", async () => {
+    const local = new MemoryBankClient({ baseUrl });
+    await local.save("User works as a nurse in Porto", { category: "identity", importance: 4 });
+    const recall = {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "call_2", type: "function", function: { name: "recall", arguments: '{"query": "job"}' } }],
+    };
+    model.script([recall, { role: "assistant", content: "You are a nurse." }]);
+    const { chat } = await import("../examples/chat-ai-sdk.js");
+    const answer = await chat([{ role: "user", content: "What is my job?" }]);
+    assert.equal(answer, "You are a nurse.");
+    const [first, second] = model.requests;
+    assert.deepEqual(first?.tools?.map((t) => t.function.name).sort(), ["forget", "recall", "remember"]);
+    assert.equal(first?.messages[0]?.role, "system");
+    assert.match(String(first?.messages[0]?.content), /nurse in Porto/); // what is known already
+    const toolMessage = second?.messages.find((m) => m.role === "tool");
+    assert.equal(toolMessage?.tool_call_id, "call_2");
+    assert.match(String(toolMessage?.content), /nurse in Porto/); // recalled by the server
   });
 });
