@@ -10,6 +10,7 @@ real, empty :class:`~memorybank.MemoryBank` on a SQLite file there, with the bun
 from __future__ import annotations
 
 import doctest
+import importlib.util
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,10 +22,16 @@ if TYPE_CHECKING:
     from memorybank.providers.embedders.local import LocalEmbedder
 
 # Modules that doctest collection must not import (paths relative to this file): those needing
-# an optional extra. None do: every module of src/memorybank imports with the core dependencies
-# (the benchmarks, which need the `bench` extra, live in benchmarks/, outside the doctest paths).
-# `__main__.py` files are never imported by pytest's doctest collection.
-collect_ignore: list[str] = []
+# an optional extra that is not installed. Only the framework integrations need one (the `dev`
+# extra installs them all); every other module of src/memorybank imports with the core
+# dependencies (the benchmarks, which need the `bench` extra, live in benchmarks/, outside the
+# doctest paths). `__main__.py` files are never imported by pytest's doctest collection.
+_INTEGRATIONS = {"langgraph": "langgraph", "pydantic_ai": "pydantic_ai", "openai_agents": "agents"}
+collect_ignore: list[str] = [
+    f"src/memorybank/integrations/{module}.py"
+    for module, framework in _INTEGRATIONS.items()
+    if importlib.util.find_spec(framework) is None
+]
 
 _USES_BANK = re.compile(r"\bbank\b")
 

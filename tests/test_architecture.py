@@ -469,6 +469,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memorybank",
         ),
     ),
+    # Adapters to agent frameworks: above everything, so they may use any layer (services,
+    # core, tools …) and nothing imports them (importing memorybank never loads a framework).
+    ("integrations", ("memorybank.integrations",)),
 )
 
 
@@ -507,7 +510,7 @@ def test_layers_are_folders() -> None:
     """Every module of a layer below the edge lives in that layer's folder."""
     for name in modules():
         layer = LAYERS[layer_of(name)][0]
-        if layer in ("core", "services", "rules", "providers", "stores"):
+        if layer in ("core", "services", "rules", "providers", "stores", "integrations"):
             assert name.split(".")[1] == layer, f"{name} is in layer {layer} outside its folder"
 
 

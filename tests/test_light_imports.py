@@ -1,5 +1,6 @@
 """Importing memorybank (and its CLI) loads no model runtime: onnxruntime, onnx and tokenizers
-wait until an embedding is needed, and psutil belongs to the benchmarks alone."""
+wait until an embedding is needed, and psutil belongs to the benchmarks alone. No agent
+framework either: each is loaded only by its own module of memorybank.integrations."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import sys
 
 import pytest
 
-HEAVY = ("onnxruntime", "onnx", "tokenizers", "psutil")
+FRAMEWORKS = ("langgraph", "langchain_core", "pydantic_ai", "agents", "openai")
+HEAVY = ("onnxruntime", "onnx", "tokenizers", "psutil", *FRAMEWORKS)
 
 
 def _loaded_after(statement: str) -> list[str]:
@@ -29,6 +31,20 @@ def _loaded_after(statement: str) -> list[str]:
 )
 def test_importing_memorybank_loads_no_model_runtime(statement: str) -> None:
     assert _loaded_after(statement) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "frameworks"),
+    [
+        ("langgraph", {"langgraph", "langchain_core"}),
+        ("pydantic_ai", {"pydantic_ai"}),
+        ("openai_agents", {"agents", "openai"}),
+    ],
+)
+def test_an_integration_loads_its_own_framework_only(module: str, frameworks: set[str]) -> None:
+    pytest.importorskip({"openai_agents": "agents"}.get(module, module))
+    loaded = set(_loaded_after(f"import memorybank.integrations.{module}")) & set(FRAMEWORKS)
+    assert loaded == frameworks
 
 
 def test_the_embedders_load_when_asked_for() -> None:
