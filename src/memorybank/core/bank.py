@@ -56,19 +56,19 @@ from memorybank.model.stored import PlanOutcome
 from memorybank.providers.embedders.base import Embedder, Vectors
 from memorybank.providers.embedders.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryVectorCache
 from memorybank.rules.filtering import memory_filter
-from memorybank.rules.intake import is_conversation, prepare, save_result
+from memorybank.rules.intake import is_conversation, prepare, replaces_pair, save_result
 from memorybank.rules.limits import RateLimiter
-from memorybank.rules.permissions import Action, adding, require, require_org_admin
+from memorybank.rules.permissions import Action, adding, allowed, require, require_org_admin
 from memorybank.rules.policy import PolicySettings, to_third_person, validate_memory
 from memorybank.rules.pydantic_errors import pydantic_message
 from memorybank.rules.ranking import RetrievalSettings
 from memorybank.rules.sessions import assign_sessions
 from memorybank.rules.verdicts import THRESHOLDS
-from memorybank.stores.base import Order, Store
+from memorybank.stores.base import Order, Replaces, Store
 from memorybank.stores.insights_sql import usage_sink
 
 #: What a save does with stored facts the new one may update or contradict.
-OnConflict = Literal["keep", "supersede"]
+OnConflict = Literal["auto", "keep", "supersede"]
 
 
 class MemoryBank:
@@ -210,13 +210,14 @@ class MemoryBank:
         session_id: str | None = None,
         created_by: str | None = None,
         role: Role | None = None,
-        on_conflict: OnConflict = "keep",
+        on_conflict: OnConflict = "auto",
     ) -> SaveResult:
         """Validate, rephrase to the third person, embed, check for duplicates, score
         importance and store one fact. ``role`` is the caller's role in ``project_id``
-        (see :mod:`memorybank.rules.permissions`; ``None``: the host application). Stored facts it
-        may update or contradict are in ``conflicts``; ``on_conflict="supersede"`` also marks
-        them superseded by the new one (see :meth:`save_many`).
+        (see :mod:`memorybank.rules.permissions`; ``None``: the host application). The stored
+        facts it surely replaces are superseded by it and listed in ``replaced``; those it only
+        may update or contradict are kept and listed in ``conflicts`` (``on_conflict``: see
+        :meth:`save_many`).
 
         >>> bank.save("u1", "I prefer TypeScript", "preference").content
         'User prefers TypeScript'
@@ -249,13 +250,19 @@ class MemoryBank:
         project_id: str | None = None,
         progress: ProgressFn | None = None,
         role: Role | None = None,
-        on_conflict: OnConflict = "keep",
+        on_conflict: OnConflict = "auto",
     ) -> list[SaveResult]:
         """Save a batch: one embedding batch, one transaction. Any invalid item raises a
         :class:`ValidationError` naming its index, and nothing is stored. A stored fact lists
         the stored facts of its scope it may update or contradict (``conflicts``, as
-        :func:`memorybank.rules.verdicts.judge` finds them; a duplicate is refused): ``"keep"``
-        keeps both, ``"supersede"`` marks each old one superseded by the new (with history).
+        :func:`memorybank.rules.verdicts.judge` finds them; a duplicate is refused).
+        ``on_conflict`` says which of them the new fact supersedes, in the same transaction
+        (each stays stored, with a SUPERSEDE history event, out of search and the prompt,
+        restorable with :meth:`restore`; listed in ``replaced``, the rest in ``conflicts``):
+        ``"auto"`` (the default) those it surely replaces
+        (:func:`memorybank.rules.verdicts.replaces`: a new value, a negation, an ended or changed
+        state; none where ``role`` may not change the project's facts), ``"supersede"`` every
+        one, ``"keep"`` none.
 
         Conversation items (``ring="episodic"``, ``source="conversation"``) are stored as said:
         no third-person rule, no minimum length, no duplicate rejection; longer text is split
@@ -280,8 +287,12 @@ class MemoryBank:
         prepared = [(m, c, r) for m, (_, c, r) in zip(turns, prepared, strict=True)]
         for action in {adding(memory.source) for memory, _, _ in prepared}:
             require(role, action, project_id)
+        replaces: Replaces | None = None
         if on_conflict == "supersede":
             require(role, Action.CHANGE, project_id)
+            replaces = _every
+        elif on_conflict == "auto" and (project_id is None or allowed(role, Action.CHANGE)):
+            replaces = replaces_pair
         if not prepared:
             return []
         vectors = self._embed([m.content for m, _, _ in prepared], progress)
@@ -294,15 +305,12 @@ class MemoryBank:
             judge=settled_judge(self.store, self.llm, memories, vectors, checks),
             candidate_floor=THRESHOLDS.candidate,
             candidates=THRESHOLDS.candidates,
+            replaces=replaces,
         )
         results = [
             save_result(outcome.memory, outcome, rephrased)
             for outcome, (_, _, rephrased) in zip(outcomes, prepared, strict=True)
         ]
-        for result in results if on_conflict == "supersede" else []:
-            for old in result.conflicts:
-                newer = str(result.memory_id)
-                self.supersede(old.memory_id, newer, user_id, project_id=project_id, role=role)
         self.usage.saves_decided(user_id, results)
         return results
 
@@ -742,6 +750,11 @@ class MemoryBank:
     def stats(self) -> dict[str, int | str]:
         """Store counts plus the embedding model."""
         return {**self.store.stats(), "embedding_model": self.embedder.model_id}
+
+
+def _every(new: Memory, old: Memory, similarity: float) -> bool:
+    """``on_conflict="supersede"``: a new fact replaces every stored one it may conflict with."""
+    return True
 
 
 def _required(value: str, field: str) -> str:

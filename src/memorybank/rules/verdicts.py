@@ -577,6 +577,23 @@ def borderline(verdict: Verdict, similarity: float) -> bool:
     return verdict.why.startswith("a different value")
 
 
+def replaces(new: str, old: str, similarity: float) -> bool:
+    """Whether fact ``new`` surely replaces the stored fact ``old`` (cosine ``similarity``): the
+    rules call it an update (a new value for the same thing, a negation, an ended or changed
+    state) and :func:`borderline` does not call that unsure. Only such a pair is superseded
+    without asking; an unsure one, even one an LLM settled as a conflict, stays "may conflict".
+
+    >>> replaces("User's phone number is 555-0199", "User's phone number is 555-0101", 0.9)
+    True
+    >>> replaces("User's car is a Tesla", "User's car is a Honda", 0.8)  # a one-word value
+    False
+    >>> replaces("User likes hiking", "User likes jazz", 0.5)
+    False
+    """
+    verdict = judge(new, old, similarity)
+    return verdict.relation is Relation.CONFLICT and not borderline(verdict, similarity)
+
+
 def needs_reconciling(nearest: float) -> bool:
     """Whether remember asks its LLM what a new fact does to the stored ones (adds to,
     updates, replaces or repeats them), given the similarity of the ``nearest``. Less
@@ -598,5 +615,6 @@ __all__ = [
     "is_candidate",
     "judge",
     "needs_reconciling",
+    "replaces",
     "specificity",
 ]
