@@ -26,6 +26,7 @@ from memorybank.core.events import read_events
 from memorybank.core.prompt import auto_recall
 from memorybank.core.reindex import ProgressFn
 from memorybank.core.reinforcement import Reinforcements
+from memorybank.core.rewrite import already_said, merge_into
 from memorybank.core.search import Pool
 from memorybank.core.settle import settled_judge
 from memorybank.core.usage import Usage
@@ -56,7 +57,13 @@ from memorybank.model.stored import PlanOutcome
 from memorybank.providers.embedders.base import Embedder, Vectors
 from memorybank.providers.embedders.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryVectorCache
 from memorybank.rules.filtering import memory_filter
-from memorybank.rules.intake import is_conversation, prepare, replaces_pair, save_result
+from memorybank.rules.intake import (
+    is_conversation,
+    prepare,
+    replaces_any,
+    replaces_pair,
+    save_result,
+)
 from memorybank.rules.limits import RateLimiter
 from memorybank.rules.permissions import Action, adding, allowed, require, require_org_admin
 from memorybank.rules.policy import PolicySettings, to_third_person, validate_memory
@@ -256,13 +263,10 @@ class MemoryBank:
         :class:`ValidationError` naming its index, and nothing is stored. A stored fact lists
         the stored facts of its scope it may update or contradict (``conflicts``, as
         :func:`memorybank.rules.verdicts.judge` finds them; a duplicate is refused).
-        ``on_conflict`` says which of them the new fact supersedes, in the same transaction
-        (each stays stored, with a SUPERSEDE history event, out of search and the prompt,
-        restorable with :meth:`restore`; listed in ``replaced``, the rest in ``conflicts``):
-        ``"auto"`` (the default) those it surely replaces
-        (:func:`memorybank.rules.verdicts.replaces`: a new value, a negation, an ended or changed
-        state; none where ``role`` may not change the project's facts), ``"supersede"`` every
-        one, ``"keep"`` none.
+        ``on_conflict`` says which the new fact supersedes in the same transaction (kept in
+        history, out of search and the prompt, :meth:`restore`-able; ``replaced``, the rest
+        ``conflicts``): ``"auto"`` those it surely replaces (``verdicts.replaces``; none if
+        ``role`` may not change facts), ``"supersede"`` all, ``"keep"`` none.
 
         Conversation items (``ring="episodic"``, ``source="conversation"``) are stored as said:
         no third-person rule, no minimum length, no duplicate rejection; longer text is split
@@ -290,7 +294,7 @@ class MemoryBank:
         replaces: Replaces | None = None
         if on_conflict == "supersede":
             require(role, Action.CHANGE, project_id)
-            replaces = _every
+            replaces = replaces_any
         elif on_conflict == "auto" and (project_id is None or allowed(role, Action.CHANGE)):
             replaces = replaces_pair
         if not prepared:
@@ -528,6 +532,9 @@ class MemoryBank:
     ) -> Memory:
         """Change a memory in place: same id; re-validated, re-embedded, recorded in history.
         In a project's context (``project_id``) only its admins and owners may change memory.
+        New ``content`` that another current fact of the scope already says merges the two
+        instead (:mod:`memorybank.core.rewrite`): this memory is superseded by that one, which
+        is returned (its id is not ``memory_id``).
 
         >>> mid = bank.save("u1", "User prefers to be called Sam", "identity").memory_id
         >>> bank.update(mid, "u1", content="User prefers to be called SG").content
@@ -568,6 +575,9 @@ class MemoryBank:
             }
         )
         vector = self.embedder.embed([new_content])[0] if new_content != old.content else None
+        same = None if vector is None else already_said(self.store, old, new_content, vector)
+        if same is not None and not conversation:
+            return merge_into(self.store, old, same, actor or user_id)
         self.store.replace(
             changed,
             vector,
@@ -654,6 +664,35 @@ class MemoryBank:
         event = HistoryEvent.about(old, EventKind.SUPERSEDE, actor or user_id)
         self.store.replace(marked, None, event)
         return marked
+
+    def restore(
+        self,
+        memory_id: str,
+        user_id: str,
+        *,
+        project_id: str | None = None,
+        actor: str | None = None,
+        role: Role | None = None,
+    ) -> Memory:
+        """Bring a superseded memory back: ``superseded_by`` cleared (an UPDATE history event,
+        its text unchanged), in search and the prompt again; the newer memory stays.
+
+        >>> old = bank.save("u1", "User lives in Oslo", "identity").memory_id
+        >>> bank.save("u1", "User moved to Bergen", "identity").replaced[0].memory_id == old
+        True
+        >>> bank.restore(old, "u1").superseded_by is None
+        True
+        """
+        require(role, Action.CHANGE, project_id)
+        old = self.get(memory_id, user_id, project_id=project_id)
+        if old.superseded_by is None:
+            return old
+        back = old.model_copy(update={"superseded_by": None, "updated_at": utcnow()})
+        text = {"old_content": old.content, "new_content": old.content}
+        self.store.replace(
+            back, None, HistoryEvent.about(old, EventKind.UPDATE, actor or user_id, **text)
+        )
+        return back
 
     # -- forget plans (seed 003's two-step forgetting; memorybank.services.forget) ---------
 
@@ -750,11 +789,6 @@ class MemoryBank:
     def stats(self) -> dict[str, int | str]:
         """Store counts plus the embedding model."""
         return {**self.store.stats(), "embedding_model": self.embedder.model_id}
-
-
-def _every(new: Memory, old: Memory, similarity: float) -> bool:
-    """``on_conflict="supersede"``: a new fact replaces every stored one it may conflict with."""
-    return True
 
 
 def _required(value: str, field: str) -> str:

@@ -176,6 +176,11 @@ def replaces_pair(new: Memory, old: Memory, similarity: float) -> bool:
     return replaces(new.content, old.content, similarity)
 
 
+def replaces_any(new: Memory, old: Memory, similarity: float) -> bool:
+    """``on_conflict="supersede"``: a new fact replaces every stored one it may conflict with."""
+    return True
+
+
 def _conflict(related: Related) -> Conflict:
     old = related.memory
     return Conflict(
@@ -252,6 +257,7 @@ __all__ = [
     "imported",
     "is_conversation",
     "judge_pair",
+    "replaces_any",
     "replaces_pair",
     "prepare",
     "save_result",

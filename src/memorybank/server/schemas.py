@@ -269,10 +269,12 @@ class DriveMemoryList(MemoryList):
 
 
 class MemoryCreated(BaseModel):
-    """A fact added by hand, and the stored facts it may update or contradict."""
+    """A fact added by hand, the stored facts it replaced (superseded by it) and those it may
+    update or contradict (kept)."""
 
     memory: ShownMemory
     conflicts: list[Conflict]
+    replaced: list[Conflict] = []
 
 
 class Count(BaseModel):

@@ -64,7 +64,8 @@ def add_fact(
 ) -> JSONResponse:
     """Save a fact by hand (one write against the caller's write limit, which MCP and the
     tools share); :class:`StateConflict` with the stored one for a duplicate. The answer's
-    ``conflicts`` are the stored facts the new one may update or contradict."""
+    ``replaced`` are the stored facts the new one surely replaced (superseded by it),
+    ``conflicts`` those it may update or contradict (kept)."""
     bank.count_write(principal.user_id)
     result = bank.save(
         principal.user_id,
@@ -97,6 +98,7 @@ def add_fact(
         {
             "memory": memory_json(result.memory, bank),
             "conflicts": conflicts,
+            "replaced": [c.model_dump(mode="json") for c in result.replaced],
         },
         status_code=201,
     )

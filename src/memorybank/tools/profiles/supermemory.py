@@ -134,7 +134,8 @@ def add_memory(bank: MemoryBank, caller: Caller, args: AddMemoryArgs) -> dict[st
         }
         # Only memories of the caller's own pool are named (as for a duplicate).
         mine = [c for c in result.conflicts if _own(bank, caller, c.memory_id)]
-        return with_conflicts(answer, mine, "memoryId")
+        gone = [c for c in result.replaced if _own(bank, caller, c.memory_id)]
+        return with_conflicts(answer, mine, "memoryId", gone)
     existing = _own(bank, caller, result.existing_id)
     if existing is None:
         # Another pool (or another member of the folder) holds it: say nothing about it.
