@@ -170,15 +170,15 @@ def judge_pair(new: Memory, old: Memory, similarity: float) -> Verdict:
     return judge(new.content, old.content, similarity)
 
 
-def replaces_pair(new: Memory, old: Memory, similarity: float) -> bool:
-    """:func:`memorybank.rules.verdicts.replaces` on two memories' texts: whether a save with
-    ``on_conflict="auto"`` supersedes the stored one the judge called a conflict."""
-    return replaces(new.content, old.content, similarity)
+def replaces_pair(new: Memory, olds: Sequence[tuple[Memory, float]]) -> list[bool]:
+    """:func:`memorybank.rules.verdicts.replaces` on memories' texts: which stored facts the
+    judge called conflicts a save with ``on_conflict="auto"`` supersedes."""
+    return replaces(new.content, [(old.content, similarity) for old, similarity in olds])
 
 
-def replaces_any(new: Memory, old: Memory, similarity: float) -> bool:
+def replaces_any(new: Memory, olds: Sequence[tuple[Memory, float]]) -> list[bool]:
     """``on_conflict="supersede"``: a new fact replaces every stored one it may conflict with."""
-    return True
+    return [True] * len(olds)
 
 
 def _conflict(related: Related) -> Conflict:

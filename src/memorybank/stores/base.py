@@ -47,9 +47,9 @@ class Judgement(Protocol):
 #: Decides how a new memory relates to a stored candidate, given their cosine similarity.
 Judge = Callable[[Memory, Memory, float], Judgement]
 
-#: Whether a new memory replaces a stored one the judge called a conflict (given their cosine
-#: similarity): that one is superseded by the new memory in the insert's transaction.
-Replaces = Callable[[Memory, Memory, float], bool]
+#: Which of the stored memories the judge called conflicts (each with its cosine similarity)
+#: a new memory replaces: those are superseded by it in the insert's transaction.
+Replaces = Callable[[Memory, Sequence[tuple[Memory, float]]], Sequence[bool]]
 
 
 class Store(Protocol):

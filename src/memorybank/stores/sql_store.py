@@ -220,9 +220,11 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
         marked superseded by it here, in the insert's transaction; the rest are kept."""
         kept: list[Related] = []
         superseded: list[Related] = []
-        for related in conflicts:
+        pairs = [(related.memory, related.similarity) for related in conflicts]
+        chosen = replaces(memory, pairs) if replaces is not None and pairs else [False] * len(pairs)
+        for related, replaced in zip(conflicts, chosen, strict=True):
             old = related.memory
-            if replaces is None or not replaces(memory, old, related.similarity):
+            if not replaced:
                 kept.append(related)
                 continue
             marked = old.model_copy(update={"superseded_by": memory.id, "updated_at": utcnow()})
