@@ -33,8 +33,6 @@ from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
 from memorybank.rules.render import (
     CLOSE_TAG,
     COMPANION_SHARE_OF_BEST,
-    STANDOUT_RATIO,
-    STANDOUT_SHARE_OF_CUT,
     CONTEXT_NOTE,
     FACT_SOURCES,
     FETCH_LIMIT,
@@ -42,6 +40,8 @@ from memorybank.rules.render import (
     OPEN_TAG,
     RECALL_COMPANIONS,
     RECALL_LIMIT,
+    STANDOUT_RATIO,
+    STANDOUT_SHARE_OF_CUT,
     SYSTEM_NOTE,
     Section,
     check_budget,
