@@ -90,8 +90,11 @@ def _relevant(bank: MemoryBank, caller: Caller, message: str, min_relevance: flo
 
 def _stands_out(hits: Sequence[SearchHit], min_relevance: float) -> bool:
     """Whether the best of ``hits`` (below the cut-off) still answers: it stands far above the
-    rest (:data:`~memorybank.rules.render.STANDOUT_RATIO`)."""
-    if not hits or hits[0].relevance < STANDOUT_SHARE_OF_CUT * min_relevance:
+    rest (:data:`~memorybank.rules.render.STANDOUT_RATIO`). A cut-off stricter than the
+    default is the caller's to keep: then nothing below it answers."""
+    if min_relevance > RECALL_MIN_RELEVANCE or not hits:
+        return False
+    if hits[0].relevance < STANDOUT_SHARE_OF_CUT * min_relevance:
         return False
     runner_up = hits[1].relevance if len(hits) > 1 else 0.0
     return hits[0].relevance >= STANDOUT_RATIO * runner_up

@@ -12,15 +12,18 @@ from __future__ import annotations
 
 from memorybank.model import EventKind, HistoryEvent, Memory, MemoryFilter, ScopeSet, utcnow
 from memorybank.providers.embedders.base import Vectors
+from memorybank.rules.render import FACT_SOURCES
 from memorybank.rules.verdicts import THRESHOLDS, Relation, is_candidate, judge
 from memorybank.stores.base import Store
 
 
 def already_said(store: Store, memory: Memory, content: str, vector: Vectors) -> Memory | None:
     """The current fact of ``memory``'s scope, other than ``memory``, that already says
-    ``content`` (the verdict calls ``content`` a duplicate of it), nearest first; else None."""
+    ``content`` (the verdict calls ``content`` a duplicate of it), nearest first; else None.
+    Conversation turns are not facts: a fact is never merged into what was said."""
+    current_facts = MemoryFilter(superseded=False, source=FACT_SOURCES)
     nearest = store.vector_search(
-        ScopeSet.of(memory.scope), vector, THRESHOLDS.candidates, MemoryFilter(superseded=False)
+        ScopeSet.of(memory.scope), vector, THRESHOLDS.candidates, current_facts
     )
     for candidate in nearest:
         other = candidate.memory

@@ -602,6 +602,7 @@ def replaces(new: str, olds: Sequence[tuple[str, float]]) -> list[bool]:
     for old, similarity in olds:
         verdict = judge(new, old, similarity)
         unsure = verdict.relation is not Relation.CONFLICT or borderline(verdict, similarity)
+        unsure = unsure or not _one_number_changed(fact, _features(old))
         sure.append(None if unsure else _aboutness(fact, _features(old), similarity))
     if not fact.changes:
         return [
@@ -609,6 +610,13 @@ def replaces(new: str, olds: Sequence[tuple[str, float]]) -> list[bool]:
             for score, (_, similarity) in zip(sure, olds, strict=True)
         ]
     return _one_change(fact, sure, olds)
+
+
+def _one_number_changed(new: _Fact, old: _Fact) -> bool:
+    """Whether the numbers of the pair leave one value changed at most: "3 direct reports" /
+    "5 direct reports" is one attribute updated, "book 11 in 2001" / "book 12 in 2002" may
+    be another book."""
+    return len(new.numbers - old.numbers) <= 1 and len(old.numbers - new.numbers) <= 1
 
 
 def _aboutness(new: _Fact, old: _Fact, similarity: float) -> float | None:

@@ -246,7 +246,7 @@ class SaveRequest(_Body):
 
     items: list[SaveItem] = Field(min_length=1, max_length=1000)
     project_id: Id | None = None
-    on_conflict: Literal["keep", "supersede"] = "keep"
+    on_conflict: Literal["auto", "keep", "supersede"] = "auto"
 
 
 class SaveResults(BaseModel):

@@ -359,6 +359,27 @@ def patch_memory(
     return memory_json(changed, bank)
 
 
+@router.post(
+    "/api/memories/{memory_id}/restore",
+    responses=documented(ShownMemory, 404, *WRITE_ERRORS),
+)
+@computing
+def restore_memory(
+    principal: PrincipalDep,
+    bank: BankDep,
+    accounts: AccountsDep,
+    memory_id: str,
+    project_id: IdParam = None,
+) -> dict[str, Any]:
+    """Bring a superseded memory back into search and the prompt (the UI's "Undo" of a
+    "Replaced: …"); the newer memory stays. Project memories: admins and owners."""
+    scope, role = memory_scope(accounts, principal, memory_id, Action.CHANGE)
+    back = bank.restore(
+        memory_id, principal.user_id, project_id=scope, actor=principal.user_id, role=role
+    )
+    return memory_json(back, bank)
+
+
 @router.get("/api/memories/{memory_id}/history", responses=documented(HistoryList, 404))
 @reading
 def memory_history(
