@@ -104,6 +104,11 @@ def add_fact(
     )
 
 
+IncludeSuperseded = Annotated[
+    bool, Query(description="Also the facts a newer one replaced (kept in history)")
+]
+
+
 def list_scope(
     bank: MemoryBank,
     principal: Principal,
@@ -112,9 +117,11 @@ def list_scope(
     category: str | None,
     limit: int,
     offset: int,
+    include_superseded: bool = False,
 ) -> dict[str, Any]:
     """A page of the caller's private memories or a project's, and how many there are in all
-    (with ``q``: the best matches, and how many were found), as :class:`MemoryList`."""
+    (with ``q``: the best matches, and how many were found), as :class:`MemoryList`. Facts a
+    newer one replaced are left out unless ``include_superseded``."""
     scopes: Literal["user", "project"] = "project" if project_id else "user"
     if q:
         hits = bank.search(
@@ -124,9 +131,12 @@ def list_scope(
             scopes=scopes,
             limit=limit,
             category=category,
+            include_superseded=include_superseded,
         )
         return memory_list_json([h.memory for h in hits], bank, len(hits))
     filters: dict[str, Any] = {} if category is None else {"category": category}
+    if not include_superseded:
+        filters["superseded"] = False
     return memory_page(bank, principal.user_id, project_id, scopes, limit, offset, filters)
 
 
@@ -184,9 +194,10 @@ def list_user_memory(
     category: NameParam = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
+    include_superseded: IncludeSuperseded = False,
 ) -> dict[str, Any]:
     """The caller's private memories (newest first; ``q`` searches instead)."""
-    return list_scope(bank, principal, None, q, category, limit, offset)
+    return list_scope(bank, principal, None, q, category, limit, offset, include_superseded)
 
 
 @router.post(
@@ -239,10 +250,12 @@ def list_drive_memory(
     category: NameParam = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
+    include_superseded: IncludeSuperseded = False,
 ) -> dict[str, Any]:
     """A project's memories, for every member, with the caller's role."""
     role = authorize(accounts, principal, Action.VIEW, drive_id)
-    return {**list_scope(bank, principal, drive_id, q, category, limit, offset), "role": role}
+    page = list_scope(bank, principal, drive_id, q, category, limit, offset, include_superseded)
+    return {**page, "role": role}
 
 
 @router.post(

@@ -169,8 +169,9 @@ SAVE_DESCRIPTION = (
     "Save an important piece of information to your persistent memory as a natural language "
     "note. Use this proactively whenever the user shares preferences, makes decisions, states "
     "facts, or tells you something worth remembering across conversations. Saved notes persist "
-    "across all sessions and channels. Returns a note_id for future reference, and any notes "
-    "it may contradict (conflicts): update or delete those."
+    "across all sessions and channels. Returns a note_id for future reference, the notes it "
+    "replaced (replaced: tell the user), and any notes it may contradict (conflicts): update "
+    "or delete those."
 )
 UPDATE_DESCRIPTION = (
     "Update a previously saved note with new content. Use this when the user corrects or "
