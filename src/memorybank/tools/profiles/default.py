@@ -29,6 +29,7 @@ from pydantic import AfterValidator, Field
 from memorybank.errors import ValidationError
 from memorybank.model import Caller
 from memorybank.providers.json_schemas import Arguments, tool_error
+from memorybank.rules.render import FACT_SOURCES
 from memorybank.tools.base import Profile, SafetyTier
 from memorybank.tools.profiles import define, with_conflicts
 
@@ -153,7 +154,13 @@ def _replace(bank: MemoryBank, caller: Caller, args: RememberArgs, fact_id: str)
 
 def recall(bank: MemoryBank, caller: Caller, args: RecallArgs) -> dict[str, Any]:
     """Best-matching facts from the user's and the current project's memory."""
-    hits = bank.search(caller.user_id, args.query, project_id=caller.project_id, limit=RECALL_LIMIT)
+    hits = bank.search(
+        caller.user_id,
+        args.query,
+        project_id=caller.project_id,
+        limit=RECALL_LIMIT,
+        source=FACT_SOURCES,  # facts: stored conversation turns are not facts about the user
+    )
     return {
         "success": True,
         "facts": [{"id": h.memory.id, "fact": h.memory.content} for h in hits],

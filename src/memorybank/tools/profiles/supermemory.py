@@ -23,6 +23,7 @@ from pydantic import Field
 from memorybank.errors import ValidationError
 from memorybank.model import Caller, Category, utcnow
 from memorybank.providers.json_schemas import Arguments
+from memorybank.rules.render import FACT_SOURCES
 from memorybank.tools.base import Profile, SafetyTier
 from memorybank.tools.profiles import define, with_conflicts
 
@@ -169,6 +170,7 @@ def search_memories(bank: MemoryBank, caller: Caller, args: SearchMemoriesArgs) 
         args.query,
         limit=args.limit,
         tags=container_tags(caller, args.category, args.tags),
+        source=FACT_SOURCES,  # facts: stored conversation turns are not facts about the user
         **_search_scope(caller),
     )
     results = [
