@@ -688,10 +688,14 @@ class MemoryBank:
         if old.superseded_by is None:
             return old
         back = old.model_copy(update={"superseded_by": None, "updated_at": utcnow()})
-        text = {"old_content": old.content, "new_content": old.content}
-        self.store.replace(
-            back, None, HistoryEvent.about(old, EventKind.UPDATE, actor or user_id, **text)
+        event = HistoryEvent.about(
+            old,
+            EventKind.UPDATE,
+            actor or user_id,
+            old_content=old.content,
+            new_content=old.content,
         )
+        self.store.replace(back, None, event)
         return back
 
     # -- forget plans (seed 003's two-step forgetting; memorybank.services.forget) ---------
