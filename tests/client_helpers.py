@@ -43,7 +43,7 @@ def served(bank: MemoryBank, **settings: object) -> Iterator[tuple[str, Accounts
 
 
 #: Where each method of the bank takes the user: second for those addressed by a memory id.
-_USER_SECOND = frozenset({"get", "update", "delete", "history"})
+_USER_SECOND = frozenset({"get", "update", "delete", "history", "restore"})
 
 
 class ClientPerUser:

@@ -78,7 +78,8 @@ class Tally:
 
     total: int = 0
     refused: int = 0
-    surfaced: int = 0
+    surfaced: int = 0  # surfaced as conflicts, or replaced (superseded by b: issue 26)
+    superseded: int = 0  # a superseded by b
     skipped: int = 0
 
     def share(self, part: int) -> float:
@@ -114,6 +115,7 @@ class IntegrityReport:
             goal("pairs: updates surfaced as conflicts", upd, upd.surfaced, 0.90, False),
             goal("pairs: distinct lost (refused)", dis, dis.refused, 0.0, True),
             goal("pairs: distinct surfaced as conflicts", dis, dis.surfaced, 0.5, True),
+            goal("pairs: distinct superseded", dis, dis.superseded, 0.0, True),
             goal("SICK: CONTRADICTION refused", con, con.refused, 0.0, True),
             goal("SICK: NEUTRAL refused", neu, neu.refused, 0.005, True),
             goal("SICK: near-paraphrases caught", par, par.refused, 0.75, False),
@@ -219,8 +221,10 @@ def _score(
             continue
         tally.total += 1
         tally.refused += result.duplicate
-        tally.surfaced += bool(result.conflicts)
-        outcome = "duplicate" if result.duplicate else "conflict" if result.conflicts else "stored"
+        tally.surfaced += bool(result.conflicts or result.replaced)
+        tally.superseded += bool(result.replaced)
+        changed = result.conflicts or result.replaced
+        outcome = "duplicate" if result.duplicate else "conflict" if changed else "stored"
         if _missed(pair.group, outcome):
             report.misses.append(
                 {"group": pair.group, "a": pair.a, "b": pair.b, "outcome": outcome}

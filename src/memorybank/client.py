@@ -258,7 +258,7 @@ class Client:
         domain: Domain | str | None = None,
         occurred_at: datetime | None = None,
         session_id: str | None = None,
-        on_conflict: Literal["keep", "supersede"] = "keep",
+        on_conflict: Literal["auto", "keep", "supersede"] = "auto",
     ) -> SaveResult:
         """Save one fact, as :meth:`MemoryBank.save <memorybank.MemoryBank.save>`."""
         item = {
@@ -282,7 +282,7 @@ class Client:
         items: Iterable[SaveInput | Mapping[str, Any]],
         *,
         project_id: str | None = None,
-        on_conflict: Literal["keep", "supersede"] = "keep",
+        on_conflict: Literal["auto", "keep", "supersede"] = "auto",
     ) -> builtins.list[SaveResult]:
         """Save a batch in one request, all or nothing (``POST /api/memories``)."""
         self._as(user_id)
@@ -429,6 +429,12 @@ class Client:
             json_body={k: v for k, v in body.items() if v is not None},
         )
         return _memory(answer)
+
+    def restore(self, memory_id: str, user_id: str, *, project_id: str | None = None) -> Memory:
+        """Bring a superseded memory back into search and the prompt (``POST …/restore``)."""
+        self._as(user_id)
+        path = f"/api/memories/{_segment(memory_id)}/restore"
+        return _memory(self._json(user_id, "POST", path, params=_params(project_id=project_id)))
 
     def delete(self, memory_id: str, user_id: str, *, project_id: str | None = None) -> None:
         """Delete for real (a private memory, or with ``project_id`` a project's)."""

@@ -88,7 +88,13 @@ def test_cli_prints_the_goals_and_writes_json(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "updates surfaced as conflicts" in result.output
     report = json.loads(out.read_text(encoding="utf-8"))
-    assert report["pairs"]["update"] == {"total": 1, "refused": 0, "surfaced": 1, "skipped": 0}
+    assert report["pairs"]["update"] == {
+        "total": 1,
+        "refused": 0,
+        "surfaced": 1,
+        "skipped": 0,
+        "superseded": 0,  # one word of value: may conflict, kept
+    }
     assert report["pairs"]["duplicate"]["refused"] == 1
     assert report["sick"]["CONTRADICTION"]["refused"] == 0
     assert report["judge_ms_per_pair"] > 0  # the rules' speed is this figure, not a timed test

@@ -230,12 +230,15 @@ def test_system_prompt_budget_fills_with_whole_memories(bank: MemoryBank) -> Non
 
 def test_relevant_fact_takes_the_budget_before_the_always_loaded_ones(bank: MemoryBank) -> None:
     # 36 always-loaded facts, more than 500 tokens of them, and one relevant context fact.
+    # Numbered alike, each could be read as the one before changed: kept apart on purpose.
+    keep = {"on_conflict": "keep"}
     for i in range(12):
-        bank.save("kim", f"User's colleague number {i} works on the payroll system", "relationship")
-        bank.save(
-            "kim", f"User prefers typeface number {i} for slides and printed notes", "preference"
-        )
-        bank.save("kim", f"User holds membership card number {i} at the rowing club", "identity")
+        colleague = f"User's colleague number {i} works on the payroll system"
+        bank.save("kim", colleague, "relationship", **keep)
+        typeface = f"User prefers typeface number {i} for slides and printed notes"
+        bank.save("kim", typeface, "preference", **keep)
+        card = f"User holds membership card number {i} at the rowing club"
+        bank.save("kim", card, "identity", **keep)
     marathon = "User is training for the Berlin marathon in September"
     bank.save("kim", marathon, "context")
     kim = Caller(user_id="kim")

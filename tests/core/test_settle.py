@@ -55,7 +55,8 @@ def test_sure_pairs_never_reach_the_model(llm_bank: MemoryBank, chat: ChatServer
     changed = llm_bank.save("u", "User's phone number is 555-0199", "identity")
     llm_bank.save("u", "User is allergic to peanuts", "identity")
     negated = llm_bank.save("u", "User is not allergic to peanuts", "identity")
-    assert changed.success and changed.conflicts and negated.success and negated.conflicts
+    # Both are sure: the new fact replaces the old one without asking anybody.
+    assert changed.success and changed.replaced and negated.success and negated.replaced
     assert chat.requests == []  # numbers and negation are the rules' to decide
 
 

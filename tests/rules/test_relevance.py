@@ -57,7 +57,7 @@ def test_the_ranking_does_not_depend_on_limit(bank: MemoryBank) -> None:
         for day in range(20)
         for topic in topics
     ]
-    bank.save_many("carol", items)
+    bank.save_many("carol", items, on_conflict="keep")  # numbered alike, all kept
     for query in ("which music does the user like?", "sailing week 3", "day 12", "board games"):
         top50 = [h.memory.id for h in bank.search("carol", query, limit=50)]
         assert [h.memory.id for h in bank.search("carol", query, limit=5)] == top50[:5]

@@ -647,6 +647,26 @@ def test_an_ai_save_shows_the_remembered_toast_and_undo_forgets_it(
     assert server.bank.list("local") == []
 
 
+def test_a_replacing_save_says_replaced_and_undo_restores_the_old_fact(
+    page: Page, serve: Callable[..., Server]
+) -> None:
+    server = serve()
+    old = server.bank.save("local", "User lives in Oslo", "identity", source="user")
+    go_live(page, server.url)
+    expect(page.locator("#memory-list .memory")).to_have_count(1)
+
+    saved = tool(server.url, "remember", {"fact": "User moved to Bergen"})
+    assert [c["id"] for c in saved["replaced"]] == [old.memory_id], saved
+    toast = page.locator(f'.toast[data-memory-id="{old.memory_id}"]')
+    expect(toast).to_have_text(re.compile("Replaced: User lives in Oslo"))
+    # The list shows what is current: the replaced fact leaves it.
+    expect(page.locator("#memory-list .memory .content")).to_have_text(["User moved to Bergen"])
+    toast.get_by_role("button", name="Undo").click()
+    expect(toast).to_contain_text("Restored")
+    assert server.bank.get(str(old.memory_id), "local").superseded_by is None
+    expect(page.locator("#memory-list .memory")).to_have_count(2)
+
+
 def test_an_ai_forget_says_what_was_forgotten_and_hand_edits_make_no_toast(
     page: Page, serve: Callable[..., Server]
 ) -> None:

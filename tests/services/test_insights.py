@@ -26,7 +26,7 @@ def test_metrics_count_what_saves_searches_and_prompts_decided(bank: MemoryBank)
     assert first.success and again.duplicate
     for i, text in enumerate(["User's sister is named Maria", "User works as a nurse"]):
         bank.save("ana", text)
-        bank.save("ben", f"User plays chess on day {i}")
+        bank.save("ben", f"User plays chess on day {i}", on_conflict="keep")
     bank.save("ben", "Team Apollo deploys on Fridays", project_id="apollo")
     assert bank.search("ana", "tea")
     assert not bank.search("cyd", "anything at all")  # cyd has no memory

@@ -8,6 +8,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
@@ -184,3 +185,47 @@ def test_dispatcher_never_raises_and_always_answers_json(
         assert "internal error" not in error, error
         for leak in ("Traceback", str(tmp_path), 'File "', "sqlite", "apsw"):
             assert leak not in error, error
+
+
+# -- issue 26: a search tool answers facts; stored conversation turns are not facts ----------
+
+_SEARCHES = {
+    "default": ("recall", {"query": "Where is the user moving?"}),
+    "blah": ("searchMemories", {"query": "Where is the user moving?"}),
+    "supermemory": ("search_memories", {"query": "Where is the user moving?"}),
+    "oxydra": ("memory_search", {"query": "Where is the user moving?"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SEARCHES))
+def test_search_tools_answer_facts_not_conversation_turns(bank: MemoryBank, name: str) -> None:
+    said = [
+        ("user", "I'm moving to Lisbon next month, any tips?"),
+        ("assistant", "The user is moving to Porto, where the user's sister lives."),
+    ]
+    for role, text in said:
+        bank.save(
+            "vic",
+            text,
+            "context",
+            ring="episodic",
+            source="conversation",
+            session_id="t1",
+            metadata={"role": role},
+        )
+    caller = Caller(user_id="vic", thread_id="t1")
+    if name == "supermemory":  # its pools are its own tool's to fill
+        added = call(
+            bank,
+            profile(name),
+            "add_memory",
+            {"content": "User is moving to Lisbon in June"},
+            caller,
+        )
+        fact = added["memoryId"]
+    else:
+        fact = bank.save("vic", "User is moving to Lisbon in June", "context").memory_id
+    tool, args = _SEARCHES[name]
+    answer = json.dumps(call(bank, profile(name), tool, args, caller))
+    assert "Lisbon in June" in answer and str(fact) in answer
+    assert "any tips" not in answer and "Porto" not in answer

@@ -26,6 +26,7 @@ from memorybank.core.events import read_events
 from memorybank.core.prompt import auto_recall
 from memorybank.core.reindex import ProgressFn
 from memorybank.core.reinforcement import Reinforcements
+from memorybank.core.rewrite import already_said, merge_into
 from memorybank.core.search import Pool
 from memorybank.core.settle import settled_judge
 from memorybank.core.usage import Usage
@@ -56,19 +57,25 @@ from memorybank.model.stored import PlanOutcome
 from memorybank.providers.embedders.base import Embedder, Vectors
 from memorybank.providers.embedders.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryVectorCache
 from memorybank.rules.filtering import memory_filter
-from memorybank.rules.intake import is_conversation, prepare, save_result
+from memorybank.rules.intake import (
+    is_conversation,
+    prepare,
+    replaces_any,
+    replaces_pair,
+    save_result,
+)
 from memorybank.rules.limits import RateLimiter
-from memorybank.rules.permissions import Action, adding, require, require_org_admin
+from memorybank.rules.permissions import Action, adding, allowed, require, require_org_admin
 from memorybank.rules.policy import PolicySettings, to_third_person, validate_memory
 from memorybank.rules.pydantic_errors import pydantic_message
 from memorybank.rules.ranking import RetrievalSettings
 from memorybank.rules.sessions import assign_sessions
 from memorybank.rules.verdicts import THRESHOLDS
-from memorybank.stores.base import Order, Store
+from memorybank.stores.base import Order, Replaces, Store
 from memorybank.stores.insights_sql import usage_sink
 
 #: What a save does with stored facts the new one may update or contradict.
-OnConflict = Literal["keep", "supersede"]
+OnConflict = Literal["auto", "keep", "supersede"]
 
 
 class MemoryBank:
@@ -210,13 +217,14 @@ class MemoryBank:
         session_id: str | None = None,
         created_by: str | None = None,
         role: Role | None = None,
-        on_conflict: OnConflict = "keep",
+        on_conflict: OnConflict = "auto",
     ) -> SaveResult:
         """Validate, rephrase to the third person, embed, check for duplicates, score
         importance and store one fact. ``role`` is the caller's role in ``project_id``
-        (see :mod:`memorybank.rules.permissions`; ``None``: the host application). Stored facts it
-        may update or contradict are in ``conflicts``; ``on_conflict="supersede"`` also marks
-        them superseded by the new one (see :meth:`save_many`).
+        (see :mod:`memorybank.rules.permissions`; ``None``: the host application). The stored
+        facts it surely replaces are superseded by it and listed in ``replaced``; those it only
+        may update or contradict are kept and listed in ``conflicts`` (``on_conflict``: see
+        :meth:`save_many`).
 
         >>> bank.save("u1", "I prefer TypeScript", "preference").content
         'User prefers TypeScript'
@@ -249,13 +257,16 @@ class MemoryBank:
         project_id: str | None = None,
         progress: ProgressFn | None = None,
         role: Role | None = None,
-        on_conflict: OnConflict = "keep",
+        on_conflict: OnConflict = "auto",
     ) -> list[SaveResult]:
         """Save a batch: one embedding batch, one transaction. Any invalid item raises a
         :class:`ValidationError` naming its index, and nothing is stored. A stored fact lists
         the stored facts of its scope it may update or contradict (``conflicts``, as
-        :func:`memorybank.rules.verdicts.judge` finds them; a duplicate is refused): ``"keep"``
-        keeps both, ``"supersede"`` marks each old one superseded by the new (with history).
+        :func:`memorybank.rules.verdicts.judge` finds them; a duplicate is refused).
+        ``on_conflict`` says which the new fact supersedes in the same transaction (kept in
+        history, out of search and the prompt, :meth:`restore`-able; ``replaced``, the rest
+        ``conflicts``): ``"auto"`` those it surely replaces (``verdicts.replaces``; none if
+        ``role`` may not change facts), ``"supersede"`` all, ``"keep"`` none.
 
         Conversation items (``ring="episodic"``, ``source="conversation"``) are stored as said:
         no third-person rule, no minimum length, no duplicate rejection; longer text is split
@@ -280,8 +291,12 @@ class MemoryBank:
         prepared = [(m, c, r) for m, (_, c, r) in zip(turns, prepared, strict=True)]
         for action in {adding(memory.source) for memory, _, _ in prepared}:
             require(role, action, project_id)
+        replaces: Replaces | None = None
         if on_conflict == "supersede":
             require(role, Action.CHANGE, project_id)
+            replaces = replaces_any
+        elif on_conflict == "auto" and (project_id is None or allowed(role, Action.CHANGE)):
+            replaces = replaces_pair
         if not prepared:
             return []
         vectors = self._embed([m.content for m, _, _ in prepared], progress)
@@ -294,15 +309,12 @@ class MemoryBank:
             judge=settled_judge(self.store, self.llm, memories, vectors, checks),
             candidate_floor=THRESHOLDS.candidate,
             candidates=THRESHOLDS.candidates,
+            replaces=replaces,
         )
         results = [
             save_result(outcome.memory, outcome, rephrased)
             for outcome, (_, _, rephrased) in zip(outcomes, prepared, strict=True)
         ]
-        for result in results if on_conflict == "supersede" else []:
-            for old in result.conflicts:
-                newer = str(result.memory_id)
-                self.supersede(old.memory_id, newer, user_id, project_id=project_id, role=role)
         self.usage.saves_decided(user_id, results)
         return results
 
@@ -520,6 +532,9 @@ class MemoryBank:
     ) -> Memory:
         """Change a memory in place: same id; re-validated, re-embedded, recorded in history.
         In a project's context (``project_id``) only its admins and owners may change memory.
+        New ``content`` that another current fact of the scope already says merges the two
+        instead (:mod:`memorybank.core.rewrite`): this memory is superseded by that one, which
+        is returned (its id is not ``memory_id``).
 
         >>> mid = bank.save("u1", "User prefers to be called Sam", "identity").memory_id
         >>> bank.update(mid, "u1", content="User prefers to be called SG").content
@@ -560,6 +575,9 @@ class MemoryBank:
             }
         )
         vector = self.embedder.embed([new_content])[0] if new_content != old.content else None
+        same = None if vector is None else already_said(self.store, old, new_content, vector)
+        if same is not None and not conversation:
+            return merge_into(self.store, old, same, actor or user_id)
         self.store.replace(
             changed,
             vector,
@@ -646,6 +664,39 @@ class MemoryBank:
         event = HistoryEvent.about(old, EventKind.SUPERSEDE, actor or user_id)
         self.store.replace(marked, None, event)
         return marked
+
+    def restore(
+        self,
+        memory_id: str,
+        user_id: str,
+        *,
+        project_id: str | None = None,
+        actor: str | None = None,
+        role: Role | None = None,
+    ) -> Memory:
+        """Bring a superseded memory back: ``superseded_by`` cleared (an UPDATE history event,
+        its text unchanged), in search and the prompt again; the newer memory stays.
+
+        >>> old = bank.save("u1", "User lives in Oslo", "identity").memory_id
+        >>> bank.save("u1", "User moved to Bergen", "identity").replaced[0].memory_id == old
+        True
+        >>> bank.restore(old, "u1").superseded_by is None
+        True
+        """
+        require(role, Action.CHANGE, project_id)
+        old = self.get(memory_id, user_id, project_id=project_id)
+        if old.superseded_by is None:
+            return old
+        back = old.model_copy(update={"superseded_by": None, "updated_at": utcnow()})
+        event = HistoryEvent.about(
+            old,
+            EventKind.UPDATE,
+            actor or user_id,
+            old_content=old.content,
+            new_content=old.content,
+        )
+        self.store.replace(back, None, event)
+        return back
 
     # -- forget plans (seed 003's two-step forgetting; memorybank.services.forget) ---------
 

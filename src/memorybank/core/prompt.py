@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from memorybank.model import Caller, Category, Memory, Ring
+from memorybank.model import Caller, Category, Memory, Ring, SearchHit
 from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
 from memorybank.rules.render import (
     CLOSE_TAG,
@@ -40,6 +40,8 @@ from memorybank.rules.render import (
     OPEN_TAG,
     RECALL_COMPANIONS,
     RECALL_LIMIT,
+    STANDOUT_RATIO,
+    STANDOUT_SHARE_OF_CUT,
     SYSTEM_NOTE,
     Section,
     check_budget,
@@ -79,11 +81,23 @@ def _relevant(bank: MemoryBank, caller: Caller, message: str, min_relevance: flo
     )
     best = max((h.relevance for h in hits), default=0.0)
     if best < min_relevance:
-        return []
+        return [hits[0].memory] if _stands_out(hits, min_relevance) else []
     # Companions are measured against the best match too, not only the cut-off: beside a sure
     # match, a memory a twentieth as likely to be relevant is noise, however small the scope.
     floor = max(RECALL_COMPANIONS * min_relevance, COMPANION_SHARE_OF_BEST * best)
     return [h.memory for h in hits if h.relevance >= floor]
+
+
+def _stands_out(hits: Sequence[SearchHit], min_relevance: float) -> bool:
+    """Whether the best of ``hits`` (below the cut-off) still answers: it stands far above the
+    rest (:data:`~memorybank.rules.render.STANDOUT_RATIO`). A cut-off stricter than the
+    default is the caller's to keep: then nothing below it answers."""
+    if min_relevance > RECALL_MIN_RELEVANCE or not hits:
+        return False
+    if hits[0].relevance < STANDOUT_SHARE_OF_CUT * min_relevance:
+        return False
+    runner_up = hits[1].relevance if len(hits) > 1 else 0.0
+    return hits[0].relevance >= STANDOUT_RATIO * runner_up
 
 
 def system_prompt(

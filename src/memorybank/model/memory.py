@@ -362,7 +362,8 @@ class Conflict(BaseModel):
 
 class SaveResult(BaseModel):
     """What :meth:`MemoryBank.save` did: saved, or found a duplicate, with the stored text;
-    a stored fact also lists the stored ones it may update or contradict (``conflicts``)."""
+    a stored fact also lists the stored ones it may update or contradict, kept
+    (``conflicts``), and those it replaced: superseded by it in the save (``replaced``)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -378,6 +379,7 @@ class SaveResult(BaseModel):
     rephrased: bool = False
     memory: Memory | None = None
     conflicts: list[Conflict] = Field(default_factory=list)
+    replaced: list[Conflict] = Field(default_factory=list)
 
 
 class HistoryEvent(BaseModel):

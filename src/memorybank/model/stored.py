@@ -95,8 +95,10 @@ class InsertOutcome:
     inserted: bool
     duplicate_of: Memory | None = None
     similarity: float | None = None
-    #: Stored facts the judge said the inserted one may update or contradict.
+    #: Stored facts the judge said the inserted one may update or contradict (kept).
     conflicts: tuple[Related, ...] = ()
+    #: Stored facts it replaced: superseded by it in the insert's transaction.
+    superseded: tuple[Related, ...] = ()
 
 
 @dataclass(frozen=True)

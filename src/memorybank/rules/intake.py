@@ -27,7 +27,7 @@ from memorybank.model import (
     new_id,
     utcnow,
 )
-from memorybank.model.stored import InsertOutcome
+from memorybank.model.stored import InsertOutcome, Related
 from memorybank.rules.policy import (
     PolicySettings,
     infer_category,
@@ -36,7 +36,7 @@ from memorybank.rules.policy import (
     to_third_person,
     validate_memory,
 )
-from memorybank.rules.verdicts import Verdict, judge
+from memorybank.rules.verdicts import Verdict, judge, replaces
 
 #: The importance of a conversation turn saved without one.
 CONVERSATION_IMPORTANCE = 5
@@ -170,19 +170,36 @@ def judge_pair(new: Memory, old: Memory, similarity: float) -> Verdict:
     return judge(new.content, old.content, similarity)
 
 
+def replaces_pair(new: Memory, olds: Sequence[tuple[Memory, float]]) -> list[bool]:
+    """:func:`memorybank.rules.verdicts.replaces` on memories' texts: which stored facts the
+    judge called conflicts a save with ``on_conflict="auto"`` supersedes."""
+    return replaces(new.content, [(old.content, similarity) for old, similarity in olds])
+
+
+def replaces_any(new: Memory, olds: Sequence[tuple[Memory, float]]) -> list[bool]:
+    """``on_conflict="supersede"``: a new fact replaces every stored one it may conflict with."""
+    return [True] * len(olds)
+
+
+def _conflict(related: Related) -> Conflict:
+    old = related.memory
+    return Conflict(
+        memory_id=old.id, content=old.content, why=related.why, similarity=related.similarity
+    )
+
+
 def save_result(memory: Memory, outcome: InsertOutcome, rephrased: bool) -> SaveResult:
     """What a save answers: the stored memory, or the duplicate that kept it out."""
     if outcome.inserted:
         result = stored(memory, rephrased)
-        if not outcome.conflicts:
+        if not outcome.conflicts and not outcome.superseded:
             return result
-        conflicts = [
-            Conflict(
-                memory_id=c.memory.id, content=c.memory.content, why=c.why, similarity=c.similarity
-            )
-            for c in outcome.conflicts
-        ]
-        return result.model_copy(update={"conflicts": conflicts})
+        return result.model_copy(
+            update={
+                "conflicts": [_conflict(c) for c in outcome.conflicts],
+                "replaced": [_conflict(c) for c in outcome.superseded],
+            }
+        )
     existing = outcome.duplicate_of
     return SaveResult(
         success=False,
@@ -240,6 +257,8 @@ __all__ = [
     "imported",
     "is_conversation",
     "judge_pair",
+    "replaces_any",
+    "replaces_pair",
     "prepare",
     "save_result",
     "skipped",

@@ -36,6 +36,15 @@ of the cut-off: an answer is often spread over several memories less sure one by
 LoCoMo, see ``docs/retrieval.md``)."""
 
 COMPANION_SHARE_OF_BEST = 0.05
+
+STANDOUT_RATIO = 10.0
+"""A best match below the cut-off still answers when it stands out: this many times as
+relevant as the next memory (and at least :data:`STANDOUT_SHARE_OF_CUT` of the cut-off). In a
+scope of unrelated facts, "User switched to Chrome for work" is the one memory near "Which
+browser do I use?", though relevance fitted on conversations gives it a modest probability."""
+
+STANDOUT_SHARE_OF_CUT = 0.3
+"""…and it is at least this share of the cut-off."""
 """…and at least this share of the best memory's relevance: in a scope of a few facts, the
 ones that do not match still score a little, and beside a sure match they are noise."""
 
@@ -236,6 +245,8 @@ def parse_focus(focus: Sequence[str] | str | None) -> tuple[Domain, ...] | None:
 __all__ = [
     "CLOSE_TAG",
     "COMPANION_SHARE_OF_BEST",
+    "STANDOUT_RATIO",
+    "STANDOUT_SHARE_OF_CUT",
     "CONTEXT_NOTE",
     "FACT_SOURCES",
     "FETCH_LIMIT",

@@ -40,6 +40,7 @@ model settles those and only those (:mod:`memorybank.core.settle`).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
@@ -577,6 +578,100 @@ def borderline(verdict: Verdict, similarity: float) -> bool:
     return verdict.why.startswith("a different value")
 
 
+def replaces(new: str, olds: Sequence[tuple[str, float]]) -> list[bool]:
+    """Which stored facts ``olds`` (text, cosine similarity) the fact ``new`` surely replaces:
+    only those get superseded without asking; an unsure one, even one an LLM settled as a
+    conflict, stays "may conflict" for the model or the user to decide.
+
+    Sure is: the rules call the pair an update (a new value for the same thing, a negation, an
+    ended or changed state) that :func:`borderline` does not call unsure, the change is said
+    by more than a bare "now" or "again", and the pair is surely about one thing: they share
+    words (a name, a word or its stem: "teaching" / "teacher"), or nothing is shared but it is
+    clearly the nearest fact the change can be about. A changed state ("moved", "quit",
+    "broke up") retires one fact at most: the best of them.
+
+    >>> replaces("User's phone number is 555-0199", [("User's phone number is 555-0101", 0.9)])
+    [True]
+    >>> replaces("User's car is a Tesla", [("User's car is a Honda", 0.8)])  # a one-word value
+    [False]
+    >>> replaces("User moved to Paris", [("User lives in London", 0.46), ("User likes tea", 0.41)])
+    [True, False]
+    """
+    fact = _features(new)
+    sure: list[float | None] = []
+    for old, similarity in olds:
+        verdict = judge(new, old, similarity)
+        unsure = verdict.relation is not Relation.CONFLICT or borderline(verdict, similarity)
+        unsure = unsure or not _one_number_changed(fact, _features(old))
+        sure.append(None if unsure else _aboutness(fact, _features(old), similarity))
+    if not fact.changes:
+        return [
+            score is not None and score > similarity
+            for score, (_, similarity) in zip(sure, olds, strict=True)
+        ]
+    return _one_change(fact, sure, olds)
+
+
+def _one_number_changed(new: _Fact, old: _Fact) -> bool:
+    """Whether the numbers of the pair leave one value changed at most: "3 direct reports" /
+    "5 direct reports" is one attribute updated, "book 11 in 2001" / "book 12 in 2002" may
+    be another book."""
+    return len(new.numbers - old.numbers) <= 1 and len(old.numbers - new.numbers) <= 1
+
+
+def _aboutness(new: _Fact, old: _Fact, similarity: float) -> float | None:
+    """How surely the conflict pair is one thing changed (``None``: not sure at all). Above
+    ``similarity`` means the words say so; equal means only the embedding does."""
+    if new.changes and not new.changes - _WEAK_CHANGES:
+        return None  # only "now" / "again" mark the change: too little to retire a fact
+    new_words, old_words = set(new.content) - new.changes, set(old.content)
+    shared = sum(any(_related(word, other) for other in old_words) for word in new_words)
+    if shared or new.names & old.names:
+        return similarity + 0.1 * shared / max(1, min(len(new_words), len(old_words)))
+    if new.changes:
+        return similarity  # "switched to Chrome" / "uses Firefox": the nearest may be it
+    if (new.negations > 0) != (old.negations > 0):
+        return similarity + 0.1
+    if any(_OPPOSITE[value] & old.values for value in new.values - old.values):
+        return similarity + 0.1
+    return None
+
+
+def _related(word: str, other: str) -> bool:
+    """The same stem, or one stem the start of the other ("teach" / "teacher")."""
+    if word == other:
+        return True
+    short, long = sorted((word, other), key=len)
+    return len(short) >= 4 and long.startswith(short)
+
+
+# Adverbs and light verbs that mark a change too weakly to retire a fact unasked: "User now
+# works from home on Fridays" may replace "User works from the office five days a week", but
+# "You are now in developer mode" says nothing about an unrelated stored fact that happens to
+# share a word with it.
+_WEAK_CHANGES = frozenset({"now", "again", "started", "became", "become", "used"})
+
+#: How much nearer than the next conflict a fact must be for a changed state with no word in
+#: common to be surely about it.
+_CLEAR_MARGIN = 0.05
+
+
+def _one_change(
+    fact: _Fact, sure: list[float | None], olds: Sequence[tuple[str, float]]
+) -> list[bool]:
+    """A changed state replaces at most its best candidate: one with words in common, or the
+    nearest by a clear margin over every other conflict."""
+    ranked = sorted((score, i) for i, score in enumerate(sure) if score is not None)
+    out = [False] * len(olds)
+    if not ranked:
+        return out
+    best, index = ranked[-1]
+    runner_up = ranked[-2][0] if len(ranked) > 1 else 0.0
+    if best > olds[index][1] or best - runner_up >= _CLEAR_MARGIN:
+        out[index] = True
+    return out
+
+
 def needs_reconciling(nearest: float) -> bool:
     """Whether remember asks its LLM what a new fact does to the stored ones (adds to,
     updates, replaces or repeats them), given the similarity of the ``nearest``. Less
@@ -598,5 +693,6 @@ __all__ = [
     "is_candidate",
     "judge",
     "needs_reconciling",
+    "replaces",
     "specificity",
 ]

@@ -246,7 +246,7 @@ class SaveRequest(_Body):
 
     items: list[SaveItem] = Field(min_length=1, max_length=1000)
     project_id: Id | None = None
-    on_conflict: Literal["keep", "supersede"] = "keep"
+    on_conflict: Literal["auto", "keep", "supersede"] = "auto"
 
 
 class SaveResults(BaseModel):
@@ -269,10 +269,12 @@ class DriveMemoryList(MemoryList):
 
 
 class MemoryCreated(BaseModel):
-    """A fact added by hand, and the stored facts it may update or contradict."""
+    """A fact added by hand, the stored facts it replaced (superseded by it) and those it may
+    update or contradict (kept)."""
 
     memory: ShownMemory
     conflicts: list[Conflict]
+    replaced: list[Conflict] = []
 
 
 class Count(BaseModel):

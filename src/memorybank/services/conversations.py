@@ -309,6 +309,15 @@ def _add(
         return None
     result.stored.append(saved.memory)
     result.conflicts += saved.conflicts
+    result.superseded += [
+        Superseded(
+            old_id=old.memory_id,
+            new_id=saved.memory.id,
+            old_content=old.content,
+            new_content=saved.memory.content,
+        )
+        for old in saved.replaced
+    ]
     return saved.memory
 
 

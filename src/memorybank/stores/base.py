@@ -47,6 +47,10 @@ class Judgement(Protocol):
 #: Decides how a new memory relates to a stored candidate, given their cosine similarity.
 Judge = Callable[[Memory, Memory, float], Judgement]
 
+#: Which of the stored memories the judge called conflicts (each with its cosine similarity)
+#: a new memory replaces: those are superseded by it in the insert's transaction.
+Replaces = Callable[[Memory, Sequence[tuple[Memory, float]]], Sequence[bool]]
+
 
 class Store(Protocol):
     """Persistence for memories. See :mod:`memorybank.stores.sqlite` for the default."""
@@ -81,6 +85,7 @@ class Store(Protocol):
         judge: Judge | None = None,
         candidate_floor: float | None = None,
         candidates: int = 5,
+        replaces: Replaces | None = None,
     ) -> list[InsertOutcome]:
         """Insert memories with their vectors in one transaction.
 
@@ -88,7 +93,10 @@ class Store(Protocol):
         ``candidates`` stored facts of the scope with cosine similarity at least
         ``candidate_floor`` (``None``: any), nearest first, earlier items of this batch
         included, are shown to the judge; any ``"duplicate"`` keeps the item out
-        (``duplicate_of``), else it is stored with the ``"conflict"`` ones in ``conflicts``.
+        (``duplicate_of``), else it is stored with the ``"conflict"`` ones in ``conflicts``,
+        but for those ``replaces`` says it replaces: in the same transaction they are marked
+        superseded by it (``superseded_by``, a SUPERSEDE history event) and listed in
+        ``superseded`` instead.
         What is a duplicate is the judge's to say; the store only finds the candidates. The
         check and the insert are serialised per scope so concurrent writers cannot both insert.
         Each inserted memory gets an ADD history event unless ``record`` is false (a migration,

@@ -50,10 +50,11 @@ from memorybank.model import (
     ScopeSet,
     Source,
     current_channel,
+    utcnow,
 )
 from memorybank.model.stored import Candidate, InsertOutcome, Related, from_us, to_us
 from memorybank.providers.embedders.base import Vectors
-from memorybank.stores.base import Judge, Order
+from memorybank.stores.base import Judge, Order, Replaces
 from memorybank.stores.search_index import SearchIndex
 from memorybank.stores.sql import (
     Dialect,
@@ -207,6 +208,31 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
                 conflicts.append(Related(other, similarity, verdict.why))
         return tuple(conflicts)
 
+    def _supersede(
+        self,
+        txn: TxnT,
+        memory: Memory,
+        conflicts: tuple[Related, ...],
+        replaces: Replaces | None,
+        actor: str | None,
+    ) -> InsertOutcome:
+        """The outcome of inserting ``memory``: the conflicts ``replaces`` says it replaces are
+        marked superseded by it here, in the insert's transaction; the rest are kept."""
+        kept: list[Related] = []
+        superseded: list[Related] = []
+        pairs = [(related.memory, related.similarity) for related in conflicts]
+        chosen = replaces(memory, pairs) if replaces is not None and pairs else [False] * len(pairs)
+        for related, replaced in zip(conflicts, chosen, strict=True):
+            old = related.memory
+            if not replaced:
+                kept.append(related)
+                continue
+            marked = old.model_copy(update={"superseded_by": memory.id, "updated_at": utcnow()})
+            event = HistoryEvent.about(old, EventKind.SUPERSEDE, actor or memory.user_id)
+            self._replace_row(txn, marked, None, event)
+            superseded.append(Related(marked, related.similarity, related.why))
+        return InsertOutcome(memory, True, conflicts=tuple(kept), superseded=tuple(superseded))
+
     def _after_delete(self) -> None:
         """Runs after a committed delete (nothing by default)."""
 
@@ -223,6 +249,7 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
         judge: Judge | None = None,
         candidate_floor: float | None = None,
         candidates: int = 5,
+        replaces: Replaces | None = None,
     ) -> list[InsertOutcome]:
         """Insert memories with their vectors in one transaction (see :class:`Store`)."""
         vecs = self._check_vectors(vectors, len(memories))
@@ -247,7 +274,7 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
                         continue
                     conflicts = decided
                 self.index.add(txn, memory, vector, bound, check)
-                outcomes.append(InsertOutcome(memory, True, conflicts=conflicts))
+                outcomes.append(self._supersede(txn, memory, conflicts, replaces, actor))
             for outcome in outcomes if record else ():
                 if outcome.inserted:
                     self._record(txn, _added(outcome.memory, actor))

@@ -31,6 +31,10 @@ router = APIRouter(tags=["memories"])
 
 Scopes = Literal["all", "user", "project"]
 Order = Literal["created_desc", "created_asc", "importance_desc"]
+Superseded = Annotated[
+    bool | None,
+    Query(description="false: only current memories; true: only those a newer one replaced"),
+]
 
 
 def memory_page(
@@ -98,9 +102,12 @@ def list_memories(
     limit: Annotated[int, Query(ge=1, le=10_000)] = 50,
     offset: Annotated[int, Query(ge=0, lt=2**63)] = 0,
     order: Order = "created_desc",
+    superseded: Superseded = None,
 ) -> dict[str, Any]:
     """A page of the caller's memories in the chosen scopes, with the total count."""
     authorize(accounts, principal, Action.VIEW, project_id)
+    if superseded is not None:
+        filters = {**filters, "superseded": superseded}
     return memory_page(
         bank, principal.user_id, project_id, scopes, limit, offset, filters, order=order
     )
@@ -115,9 +122,12 @@ def count_memories(
     filters: SearchFilters,
     project_id: IdParam = None,
     scopes: Scopes = "all",
+    superseded: Superseded = None,
 ) -> dict[str, Any]:
     """How many memories the caller has in the chosen scopes, meeting the filters."""
     authorize(accounts, principal, Action.VIEW, project_id)
+    if superseded is not None:
+        filters = {**filters, "superseded": superseded}
     return {"count": bank.count(principal.user_id, project_id=project_id, scopes=scopes, **filters)}
 
 

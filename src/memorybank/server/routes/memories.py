@@ -64,7 +64,8 @@ def add_fact(
 ) -> JSONResponse:
     """Save a fact by hand (one write against the caller's write limit, which MCP and the
     tools share); :class:`StateConflict` with the stored one for a duplicate. The answer's
-    ``conflicts`` are the stored facts the new one may update or contradict."""
+    ``replaced`` are the stored facts the new one surely replaced (superseded by it),
+    ``conflicts`` those it may update or contradict (kept)."""
     bank.count_write(principal.user_id)
     result = bank.save(
         principal.user_id,
@@ -97,9 +98,15 @@ def add_fact(
         {
             "memory": memory_json(result.memory, bank),
             "conflicts": conflicts,
+            "replaced": [c.model_dump(mode="json") for c in result.replaced],
         },
         status_code=201,
     )
+
+
+IncludeSuperseded = Annotated[
+    bool, Query(description="Also the facts a newer one replaced (kept in history)")
+]
 
 
 def list_scope(
@@ -110,9 +117,11 @@ def list_scope(
     category: str | None,
     limit: int,
     offset: int,
+    include_superseded: bool = False,
 ) -> dict[str, Any]:
     """A page of the caller's private memories or a project's, and how many there are in all
-    (with ``q``: the best matches, and how many were found), as :class:`MemoryList`."""
+    (with ``q``: the best matches, and how many were found), as :class:`MemoryList`. Facts a
+    newer one replaced are left out unless ``include_superseded``."""
     scopes: Literal["user", "project"] = "project" if project_id else "user"
     if q:
         hits = bank.search(
@@ -122,9 +131,12 @@ def list_scope(
             scopes=scopes,
             limit=limit,
             category=category,
+            include_superseded=include_superseded,
         )
         return memory_list_json([h.memory for h in hits], bank, len(hits))
     filters: dict[str, Any] = {} if category is None else {"category": category}
+    if not include_superseded:
+        filters["superseded"] = False
     return memory_page(bank, principal.user_id, project_id, scopes, limit, offset, filters)
 
 
@@ -182,9 +194,10 @@ def list_user_memory(
     category: NameParam = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
+    include_superseded: IncludeSuperseded = False,
 ) -> dict[str, Any]:
     """The caller's private memories (newest first; ``q`` searches instead)."""
-    return list_scope(bank, principal, None, q, category, limit, offset)
+    return list_scope(bank, principal, None, q, category, limit, offset, include_superseded)
 
 
 @router.post(
@@ -237,10 +250,12 @@ def list_drive_memory(
     category: NameParam = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
+    include_superseded: IncludeSuperseded = False,
 ) -> dict[str, Any]:
     """A project's memories, for every member, with the caller's role."""
     role = authorize(accounts, principal, Action.VIEW, drive_id)
-    return {**list_scope(bank, principal, drive_id, q, category, limit, offset), "role": role}
+    page = list_scope(bank, principal, drive_id, q, category, limit, offset, include_superseded)
+    return {**page, "role": role}
 
 
 @router.post(
@@ -355,6 +370,27 @@ def patch_memory(
         role=role,
     )
     return memory_json(changed, bank)
+
+
+@router.post(
+    "/api/memories/{memory_id}/restore",
+    responses=documented(ShownMemory, 404, *WRITE_ERRORS),
+)
+@computing
+def restore_memory(
+    principal: PrincipalDep,
+    bank: BankDep,
+    accounts: AccountsDep,
+    memory_id: str,
+    project_id: IdParam = None,
+) -> dict[str, Any]:
+    """Bring a superseded memory back into search and the prompt (the UI's "Undo" of a
+    "Replaced: …"); the newer memory stays. Project memories: admins and owners."""
+    scope, role = memory_scope(accounts, principal, memory_id, Action.CHANGE)
+    back = bank.restore(
+        memory_id, principal.user_id, project_id=scope, actor=principal.user_id, role=role
+    )
+    return memory_json(back, bank)
 
 
 @router.get("/api/memories/{memory_id}/history", responses=documented(HistoryList, 404))

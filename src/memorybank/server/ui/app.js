@@ -430,7 +430,9 @@
     try {
       const data = await api("POST", path, body);
       input.value = "";
-      setStatus(status, "Saved: " + ((data && data.memory && data.memory.content) || fact), "ok");
+      const replaced = ((data && data.replaced) || []).map((c) => c.content);
+      setStatus(status, "Saved: " + ((data && data.memory && data.memory.content) || fact) +
+        (replaced.length ? ". Replaced: " + replaced.join("; ") : ""), "ok");
       await reload();
     } catch (e) {
       if (e.data && e.data.duplicate) {

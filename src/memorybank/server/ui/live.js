@@ -128,6 +128,9 @@
     const quote = (text) => text || "a memory";
     if (event.type === "created") {
       toast(event, "Remembered: " + quote(event.content), mayUndo(event) ? () => undo(event) : null);
+    } else if (event.type === "superseded") {
+      const gone = Object.assign({}, event, { content: event.content || before });
+      toast(gone, "Replaced: " + quote(gone.content), mayUndo(event) ? () => restore(gone) : null);
     } else if (event.type === "updated" || event.type === "merged") {
       toast(event, "Updated: " + quote(event.content), null);
     } else if (event.type === "deleted" || event.type === "forgotten" || event.type === "cleared") {
@@ -161,6 +164,21 @@
       if (text) text.textContent = "Undone: the assistant will not remember “" + (event.content || "it") + "”.";
     } catch (e) {
       if (text) text.textContent = "Could not undo: " + e.message;
+    }
+    const button = node && node.querySelector("button.undo");
+    if (button) button.remove();
+  }
+
+  // Undo of a "Replaced: …": the replaced fact comes back; the newer one stays.
+  async function restore(event) {
+    const node = document.querySelector('.toast[data-memory-id="' + CSS.escape(event.memory_id) + '"]');
+    const text = node && node.querySelector(".toast-text");
+    const query = event.project_id === null ? "" : "?project_id=" + encodeURIComponent(event.project_id);
+    try {
+      await ui().api("POST", "/api/memories/" + encodeURIComponent(event.memory_id) + "/restore" + query);
+      if (text) text.textContent = "Restored: “" + (event.content || "it") + "” is remembered again.";
+    } catch (e) {
+      if (text) text.textContent = "Could not restore: " + e.message;
     }
     const button = node && node.querySelector("button.undo");
     if (button) button.remove();

@@ -47,16 +47,26 @@ TIMEOUTS: dict[SafetyTier, float] = {
 
 
 def with_conflicts(
-    answer: dict[str, Any], conflicts: Sequence[Conflict] | SaveResult, id_key: str = "id"
+    answer: dict[str, Any],
+    conflicts: Sequence[Conflict] | SaveResult,
+    id_key: str = "id",
+    replaced: Sequence[Conflict] = (),
 ) -> dict[str, Any]:
-    """``answer`` plus, when the saved fact may update or contradict stored ones, those facts
-    (``conflicts``: their id under the profile's own name, text and why), so the calling
-    model can update or delete them; unchanged when there are none.
+    """``answer`` plus the stored facts the save replaced (``replaced``: superseded by the new
+    one, their id under the profile's own name and text) and those it may update or
+    contradict (``conflicts``: also why), so the calling model can tell the user what changed
+    and update or delete the rest; each key only when there are some (a :class:`SaveResult`
+    gives both lists).
 
     >>> with_conflicts({"success": True}, [Conflict(memory_id="m1", content="x", why="y")])
     {'success': True, 'conflicts': [{'id': 'm1', 'fact': 'x', 'why': 'y'}]}
+    >>> with_conflicts({}, [], replaced=[Conflict(memory_id="m2", content="z")])
+    {'replaced': [{'id': 'm2', 'fact': 'z'}]}
     """
     found = conflicts.conflicts if isinstance(conflicts, SaveResult) else conflicts
+    gone = conflicts.replaced if isinstance(conflicts, SaveResult) else replaced
+    if gone:
+        answer["replaced"] = [{id_key: c.memory_id, "fact": c.content} for c in gone]
     if found:
         answer["conflicts"] = [
             {id_key: c.memory_id, "fact": c.content, "why": c.why} for c in found

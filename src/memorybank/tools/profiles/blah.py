@@ -20,6 +20,7 @@ from pydantic import Field, field_validator
 
 from memorybank.model import Caller
 from memorybank.providers.json_schemas import Arguments, tool_error
+from memorybank.rules.render import FACT_SOURCES
 from memorybank.tools.base import Profile, SafetyTier
 from memorybank.tools.profiles import define, with_conflicts
 
@@ -119,7 +120,12 @@ def save_memory(bank: MemoryBank, caller: Caller, args: SaveMemoryArgs) -> dict[
 def search_memories(bank: MemoryBank, caller: Caller, args: SearchMemoriesArgs) -> dict[str, Any]:
     """Hybrid search over the user's private memory, best first."""
     hits = bank.search(
-        caller.user_id, args.query, scopes="user", limit=args.limit, category=args.category
+        caller.user_id,
+        args.query,
+        scopes="user",
+        limit=args.limit,
+        category=args.category,
+        source=FACT_SOURCES,  # facts: stored conversation turns are not facts about the user
     )
     memories = [
         {

@@ -29,6 +29,7 @@ from pydantic import AfterValidator, Field
 from memorybank.errors import ValidationError
 from memorybank.model import Caller
 from memorybank.providers.json_schemas import Arguments, tool_error
+from memorybank.rules.render import FACT_SOURCES
 from memorybank.tools.base import Profile, SafetyTier
 from memorybank.tools.profiles import define, with_conflicts
 
@@ -109,15 +110,7 @@ def remember(bank: MemoryBank, caller: Caller, args: RememberArgs) -> dict[str, 
     """Save a fact in the user's private memory (or, with ``scope`` "project", the current
     project's), or replace fact ``args.id``."""
     if args.id is not None:
-        changed = bank.update(
-            args.id,
-            caller.user_id,
-            project_id=caller.project_id,
-            content=args.fact,
-            category=args.category,
-            role=caller.role,
-        )
-        return {"success": True, "id": changed.id, "fact": changed.content}
+        return _replace(bank, caller, args, args.id)
     if isinstance(args, RememberInProjectArgs) and args.scope == "project":
         if caller.project_id is None:
             raise ValidationError(
@@ -137,9 +130,37 @@ def remember(bank: MemoryBank, caller: Caller, args: RememberArgs) -> dict[str, 
     return with_conflicts(answer, result)
 
 
+def _replace(bank: MemoryBank, caller: Caller, args: RememberArgs, fact_id: str) -> dict[str, Any]:
+    """Replace fact ``fact_id``: nothing when a save already replaced it, a merge when another
+    fact already says the new text (the answer's ``replaced`` then names ``fact_id``)."""
+    current = bank.get(fact_id, caller.user_id, project_id=caller.project_id)
+    if current.superseded_by is not None:
+        note = f"{fact_id} was already replaced by {current.superseded_by}; nothing changed"
+        return {"success": True, "id": current.superseded_by, "note": note}
+    changed = bank.update(
+        fact_id,
+        caller.user_id,
+        project_id=caller.project_id,
+        content=args.fact,
+        category=args.category,
+        role=caller.role,
+    )
+    answer: dict[str, Any] = {"success": True, "id": changed.id, "fact": changed.content}
+    if changed.id != fact_id:
+        answer["replaced"] = [{"id": fact_id, "fact": current.content}]
+        answer["note"] = f"already remembered as {changed.id}; {fact_id} is replaced by it"
+    return answer
+
+
 def recall(bank: MemoryBank, caller: Caller, args: RecallArgs) -> dict[str, Any]:
     """Best-matching facts from the user's and the current project's memory."""
-    hits = bank.search(caller.user_id, args.query, project_id=caller.project_id, limit=RECALL_LIMIT)
+    hits = bank.search(
+        caller.user_id,
+        args.query,
+        project_id=caller.project_id,
+        limit=RECALL_LIMIT,
+        source=FACT_SOURCES,  # facts: stored conversation turns are not facts about the user
+    )
     return {
         "success": True,
         "facts": [{"id": h.memory.id, "fact": h.memory.content} for h in hits],
@@ -155,15 +176,16 @@ def forget(bank: MemoryBank, caller: Caller, args: ForgetArgs) -> dict[str, Any]
 GUIDANCE = """\
 You have a long-term memory of this user. Use remember for lasting facts they share or ask you \
 to keep (who they are, preferences, people, projects), in the third person; not for one-off \
-requests or guesses. Use recall before answering when their history may matter. When a fact \
-changed, call remember with its id; when they ask you to forget one, call forget with its id \
-(ids come from recall).
+requests or guesses. Use recall before answering when their history may matter. remember \
+replaces a stored fact the new one surely updates (its answer's "replaced": tell the user); \
+for its "conflicts", if the fact changed, call remember with that id. When they ask you to \
+forget a fact, call forget with its id (ids come from recall).
 """
 
 _REMEMBER = (
     "remember",
     "Save a lasting fact about the user, or replace one that changed. "
-    "Not for one-off or vague things. Answers facts it may conflict with.",
+    "Not for one-off or vague things. Answers facts it replaced and those it may conflict with.",
 )
 _RECALL = define(
     "recall",

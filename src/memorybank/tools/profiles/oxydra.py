@@ -20,6 +20,7 @@ from memorybank.errors import NotFound
 from memorybank.model import Caller, Memory, Ring, SearchHit
 from memorybank.providers.json_schemas import Arguments
 from memorybank.rules.intake import is_conversation
+from memorybank.rules.render import FACT_SOURCES
 from memorybank.tools.base import Profile, SafetyTier
 from memorybank.tools.profiles import define, with_conflicts
 
@@ -107,7 +108,12 @@ def memory_search(bank: MemoryBank, caller: Caller, args: MemorySearchArgs) -> l
     rows = [
         _row(hit, "user_memory")
         for hit in bank.search(
-            caller.user_id, args.query, scopes="user", limit=args.top_k, ring=_NOTE_RINGS
+            caller.user_id,
+            args.query,
+            scopes="user",
+            limit=args.top_k,
+            ring=_NOTE_RINGS,
+            source=FACT_SOURCES,  # notes: turns come only with include_conversation
         )
     ]
     if args.include_conversation and caller.thread_id is not None:
@@ -169,8 +175,9 @@ SAVE_DESCRIPTION = (
     "Save an important piece of information to your persistent memory as a natural language "
     "note. Use this proactively whenever the user shares preferences, makes decisions, states "
     "facts, or tells you something worth remembering across conversations. Saved notes persist "
-    "across all sessions and channels. Returns a note_id for future reference, and any notes "
-    "it may contradict (conflicts): update or delete those."
+    "across all sessions and channels. Returns a note_id for future reference, the notes it "
+    "replaced (replaced: tell the user), and any notes it may contradict (conflicts): update "
+    "or delete those."
 )
 UPDATE_DESCRIPTION = (
     "Update a previously saved note with new content. Use this when the user corrects or "

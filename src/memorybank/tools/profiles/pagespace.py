@@ -21,6 +21,7 @@ from memorybank.errors import NotFound, ValidationError
 from memorybank.model import Caller, Memory, ScopeChoice, Source
 from memorybank.providers.json_schemas import Arguments
 from memorybank.rules.permissions import Action, require
+from memorybank.rules.render import FACT_SOURCES
 from memorybank.tools.base import Profile, SafetyTier
 from memorybank.tools.profiles import define, with_conflicts
 
@@ -39,8 +40,6 @@ __all__ = [
 
 DEFAULT_MAX_FACTS = 50
 FACT_MAX = 200
-# Facts are everything saved on purpose; stored conversation turns are not facts.
-_FACT_SOURCES = [Source.AI.value, Source.USER.value, Source.IMPORT.value]
 
 ScopeName = Literal["user", "drive"]
 
@@ -89,7 +88,7 @@ def _facts(bank: MemoryBank, caller: Caller, scope: str, limit: int) -> list[Mem
         scopes=scopes,
         limit=limit,
         order="created_asc",
-        source=_FACT_SOURCES,
+        source=FACT_SOURCES,
     )
 
 
@@ -100,9 +99,7 @@ def make_profile(max_facts: int = DEFAULT_MAX_FACTS) -> Profile:
 
     def save_memory(bank: MemoryBank, caller: Caller, args: SaveMemoryArgs) -> dict[str, Any]:
         project_id, scopes = _where(caller, args.scope)
-        held = bank.count(
-            caller.user_id, project_id=project_id, scopes=scopes, source=_FACT_SOURCES
-        )
+        held = bank.count(caller.user_id, project_id=project_id, scopes=scopes, source=FACT_SOURCES)
         if held >= max_facts:
             return {
                 "success": False,

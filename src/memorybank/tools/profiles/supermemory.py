@@ -23,6 +23,7 @@ from pydantic import Field
 from memorybank.errors import ValidationError
 from memorybank.model import Caller, Category, utcnow
 from memorybank.providers.json_schemas import Arguments
+from memorybank.rules.render import FACT_SOURCES
 from memorybank.tools.base import Profile, SafetyTier
 from memorybank.tools.profiles import define, with_conflicts
 
@@ -134,7 +135,8 @@ def add_memory(bank: MemoryBank, caller: Caller, args: AddMemoryArgs) -> dict[st
         }
         # Only memories of the caller's own pool are named (as for a duplicate).
         mine = [c for c in result.conflicts if _own(bank, caller, c.memory_id)]
-        return with_conflicts(answer, mine, "memoryId")
+        gone = [c for c in result.replaced if _own(bank, caller, c.memory_id)]
+        return with_conflicts(answer, mine, "memoryId", gone)
     existing = _own(bank, caller, result.existing_id)
     if existing is None:
         # Another pool (or another member of the folder) holds it: say nothing about it.
@@ -168,6 +170,7 @@ def search_memories(bank: MemoryBank, caller: Caller, args: SearchMemoriesArgs) 
         args.query,
         limit=args.limit,
         tags=container_tags(caller, args.category, args.tags),
+        source=FACT_SOURCES,  # facts: stored conversation turns are not facts about the user
         **_search_scope(caller),
     )
     results = [

@@ -1,0 +1,48 @@
+"""A replacement never duplicates (issue 26): rewriting stored fact X to a text that another
+stored fact Y already says merges X into Y instead.
+
+Y is kept and X is superseded by it, because Y already says the new text and X's own text is
+the outdated one: nothing is rewritten, X keeps its old words in its row and history (so
+:meth:`~memorybank.MemoryBank.restore` brings back exactly what was stored), and one fact is
+left in search and the prompt. Both get a MERGE history event, as consolidation writes (no
+text: the link is ``superseded_by``).
+"""
+
+from __future__ import annotations
+
+from memorybank.model import EventKind, HistoryEvent, Memory, MemoryFilter, ScopeSet, utcnow
+from memorybank.providers.embedders.base import Vectors
+from memorybank.rules.render import FACT_SOURCES
+from memorybank.rules.verdicts import THRESHOLDS, Relation, is_candidate, judge
+from memorybank.stores.base import Store
+
+
+def already_said(store: Store, memory: Memory, content: str, vector: Vectors) -> Memory | None:
+    """The current fact of ``memory``'s scope, other than ``memory``, that already says
+    ``content`` (the verdict calls ``content`` a duplicate of it), nearest first; else None.
+    Conversation turns are not facts: a fact is never merged into what was said."""
+    current_facts = MemoryFilter(superseded=False, source=FACT_SOURCES)
+    nearest = store.vector_search(
+        ScopeSet.of(memory.scope), vector, THRESHOLDS.candidates, current_facts
+    )
+    for candidate in nearest:
+        other = candidate.memory
+        if other.id == memory.id or other.scope != memory.scope:
+            continue
+        if not is_candidate(candidate.score):
+            continue
+        if judge(content, other.content, candidate.score).relation is Relation.DUPLICATE:
+            return other
+    return None
+
+
+def merge_into(store: Store, merged: Memory, kept: Memory, actor: str) -> Memory:
+    """Supersede ``merged`` by ``kept``, with a MERGE history event on each; returns ``kept``."""
+    now = utcnow()
+    marked = merged.model_copy(update={"superseded_by": kept.id, "updated_at": now})
+    store.replace(marked, None, HistoryEvent.about(merged, EventKind.MERGE, actor))
+    store.replace(kept, None, HistoryEvent.about(kept, EventKind.MERGE, actor))
+    return kept
+
+
+__all__ = ["already_said", "merge_into"]
