@@ -307,6 +307,27 @@ export interface paths {
         patch: operations["patch_memory"];
         trace?: never;
     };
+    "/api/memories/{memory_id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore Memory
+         * @description Bring a superseded memory back into search and the prompt (the UI's "Undo" of a
+         *     "Replaced: …"); the newer memory stays. Project memories: admins and owners.
+         */
+        post: operations["restore_memory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/memories/{memory_id}/history": {
         parameters: {
             query?: never;
@@ -1475,12 +1496,18 @@ export interface components {
         };
         /**
          * MemoryCreated
-         * @description A fact added by hand, and the stored facts it may update or contradict.
+         * @description A fact added by hand, the stored facts it replaced (superseded by it) and those it may
+         *     update or contradict (kept).
          */
         MemoryCreated: {
             memory: components["schemas"]["ShownMemory"];
             /** Conflicts */
             conflicts: components["schemas"]["Conflict"][];
+            /**
+             * Replaced
+             * @default []
+             */
+            replaced?: components["schemas"]["Conflict"][];
         };
         /**
          * MemoryList
@@ -1718,15 +1745,16 @@ export interface components {
             project_id?: string | null;
             /**
              * On Conflict
-             * @default keep
+             * @default auto
              * @enum {string}
              */
-            on_conflict?: "keep" | "supersede";
+            on_conflict?: "auto" | "keep" | "supersede";
         };
         /**
          * SaveResult
          * @description What :meth:`MemoryBank.save` did: saved, or found a duplicate, with the stored text;
-         *     a stored fact also lists the stored ones it may update or contradict (``conflicts``).
+         *     a stored fact also lists the stored ones it may update or contradict, kept
+         *     (``conflicts``), and those it replaced: superseded by it in the save (``replaced``).
          */
         SaveResult: {
             /** Success */
@@ -1757,6 +1785,8 @@ export interface components {
             memory?: components["schemas"]["Memory"] | null;
             /** Conflicts */
             conflicts?: components["schemas"]["Conflict"][];
+            /** Replaced */
+            replaced?: components["schemas"]["Conflict"][];
         };
         /**
          * SaveResults
@@ -2219,6 +2249,8 @@ export interface operations {
                 limit?: number;
                 offset?: number;
                 order?: "created_desc" | "created_asc" | "importance_desc";
+                /** @description false: only current memories; true: only those a newer one replaced */
+                superseded?: boolean | null;
                 category?: string[] | null;
                 tags?: string[] | null;
                 ring?: components["schemas"]["Ring"][] | null;
@@ -2412,6 +2444,8 @@ export interface operations {
             query?: {
                 project_id?: string | null;
                 scopes?: "all" | "user" | "project";
+                /** @description false: only current memories; true: only those a newer one replaced */
+                superseded?: boolean | null;
                 category?: string[] | null;
                 tags?: string[] | null;
                 ring?: components["schemas"]["Ring"][] | null;
@@ -2484,6 +2518,8 @@ export interface operations {
                 category?: string | null;
                 limit?: number;
                 offset?: number;
+                /** @description Also the facts a newer one replaced (kept in history) */
+                include_superseded?: boolean;
             };
             header?: never;
             path?: never;
@@ -2742,6 +2778,8 @@ export interface operations {
                 category?: string | null;
                 limit?: number;
                 offset?: number;
+                /** @description Also the facts a newer one replaced (kept in history) */
+                include_superseded?: boolean;
             };
             header?: never;
             path: {
@@ -3550,6 +3588,111 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid API key (auth mode only) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller's role does not allow this, or a write from another site's page */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such memory, plan, thread, profile or project, or not the caller's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Host header is not an allowed host (MEMORYBANK_ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A parameter or field is invalid */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database refused the write (read-only, or locked for too long) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The disk is full */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    restore_memory: {
+        parameters: {
+            query?: {
+                project_id?: string | null;
+            };
+            header?: never;
+            path: {
+                memory_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShownMemory"];
                 };
             };
             /** @description No valid API key (auth mode only) */
