@@ -28,7 +28,7 @@ route meanwhile.
 from __future__ import annotations
 
 from memorybank.client.asynchronous import AsyncClient
+from memorybank.client.base import RETRY_STATUSES, USER_HEADER
 from memorybank.client.sync import Client
-from memorybank.client.transport import RETRY_STATUSES, USER_HEADER
 
 __all__ = ["RETRY_STATUSES", "USER_HEADER", "AsyncClient", "Client"]

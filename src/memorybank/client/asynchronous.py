@@ -17,8 +17,8 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 import httpx
 
+from memorybank.client.base import ClientBase, named_after
 from memorybank.client.calls import Call, Calls, Params, Plan
-from memorybank.client.transport import Transport, named_after
 from memorybank.errors import MemoryBankError
 
 P = ParamSpec("P")
@@ -37,7 +37,7 @@ def _awaiting(
     return method
 
 
-class AsyncClient(Transport):
+class AsyncClient(ClientBase):
     """:class:`~memorybank.Client` with ``await`` (see the module)."""
 
     def __init__(

@@ -10,8 +10,8 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 import httpx
 
+from memorybank.client.base import ClientBase, named_after
 from memorybank.client.calls import Call, Calls, Params, Plan
-from memorybank.client.transport import Transport, named_after
 from memorybank.model import Caller
 
 P = ParamSpec("P")
@@ -30,7 +30,7 @@ def _blocking(
     return method
 
 
-class Client(Transport):
+class Client(ClientBase):
     """:class:`~memorybank.MemoryBank`'s interface over HTTP (see :mod:`memorybank.client`)."""
 
     def __init__(

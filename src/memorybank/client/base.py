@@ -73,7 +73,7 @@ def named_after(method: Callable[..., Any], plan: Callable[..., Any], owner: str
     setattr(method, "__signature__", signature.replace(return_annotation=returns))  # noqa: B010
 
 
-class Transport:
+class ClientBase:
     """The part of a client that decides, not sends: both clients inherit it and send with
     their own httpx client, blocking or awaited."""
 
@@ -126,4 +126,4 @@ class Transport:
         return None
 
 
-__all__ = ["RETRY_STATUSES", "USER_HEADER", "Transport", "error_of", "named_after"]
+__all__ = ["RETRY_STATUSES", "USER_HEADER", "ClientBase", "error_of", "named_after"]
