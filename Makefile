@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test install install-dev lint typecheck pytest browsers typescript openapi clean
+.PHONY: run test install install-dev lint typecheck pytest browsers typescript openapi dist clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -64,10 +64,14 @@ openapi: install
 	$(BIN)/memorybank openapi --output clients/typescript/openapi.json
 	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error && npm run generate
 
+# The sdist and the wheel, in dist/ (pip install dist/memorybank-*.whl installs it anywhere).
+dist: install-dev
+	$(BIN)/python -m build --outdir dist .
+
 # pytest exits 5 when it collected no tests; that must fail, and it does, since make
 # stops on any non-zero exit.
 test: browsers lint typecheck pytest typescript
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
 	rm -rf clients/typescript/node_modules clients/typescript/dist

@@ -1,17 +1,22 @@
-"""A real server for the client tests: uvicorn on a free port in a thread, over a bank the
-test owns, and :class:`ClientPerUser`, which gives the library's tests their users over HTTP."""
+"""Servers for the client tests: :func:`served`, uvicorn on a free port in a thread over a
+bank the test owns; :func:`scripted`, a real HTTP server that answers what the test scripts
+(for retries and errors); and :class:`ClientPerUser`, which gives the library's tests their
+users over HTTP through either client."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import uvicorn
 
-from memorybank import Client, MemoryBank
+from memorybank import AsyncClient, Client, MemoryBank
 from memorybank.server.app import create_app
 from memorybank.services import transfer
 from memorybank.services.accounts import Accounts
@@ -42,6 +47,43 @@ def served(bank: MemoryBank, **settings: object) -> Iterator[tuple[str, Accounts
         thread.join(10)
 
 
+@contextmanager
+def scripted(answers: list[tuple[int, dict[str, str], dict[str, Any]]]) -> Iterator[Any]:
+    """A real HTTP server answering each request with the next (status, headers, body); it
+    records when each request came."""
+    arrivals: list[tuple[float, str, str]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            arrivals.append((time.monotonic(), self.command, self.path))
+            status, headers, body = answers.pop(0)
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            for name, value in {**headers, "Content-Type": "application/json"}.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = _answer
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", arrivals
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+#: ``GET /api/me``'s answer for a key of alice's, the first answer a scripted server gives.
+ME = (200, {}, {"user_id": "alice", "name": "Alice", "mode": "auth", "projects": []})
+
+
 #: Where each method of the bank takes the user: second for those addressed by a memory id.
 _USER_SECOND = frozenset({"get", "update", "delete", "history", "restore"})
 
@@ -49,18 +91,25 @@ _USER_SECOND = frozenset({"get", "update", "delete", "history", "restore"})
 class ClientPerUser:
     """The bank's interface for any user, over HTTP: each user calls through a
     :class:`~memorybank.Client` with their own API key, made on first use, and is made a
-    member (admin) of each project they name, as a host application would arrange."""
+    member (admin) of each project they name, as a host application would arrange.
 
-    def __init__(self, url: str, accounts: Accounts) -> None:
+    With ``asynchronous``, each user's client is an :class:`~memorybank.AsyncClient` instead,
+    and each call is awaited on one event loop of this object's own: the library's contract
+    tests, written as blocking calls, run unchanged through the asyncio client."""
+
+    def __init__(self, url: str, accounts: Accounts, *, asynchronous: bool = False) -> None:
         self.url = url
         self.accounts = accounts
-        self.clients: dict[str, Client] = {}
+        self.clients: dict[str, Client | AsyncClient] = {}
+        self.loop = asyncio.Runner() if asynchronous else None
 
-    def client(self, user_id: str) -> Client:
+    def client(self, user_id: str) -> Client | AsyncClient:
         if user_id not in self.clients:
             self.accounts.create_user(user_id)
             key = self.accounts.create_key(user_id)[1]
-            self.clients[user_id] = Client(self.url, key)
+            self.clients[user_id] = (
+                Client(self.url, key) if self.loop is None else (AsyncClient(self.url, key))
+            )
         return self.clients[user_id]
 
     def _join(self, user_id: str, project_id: str | None) -> None:
@@ -80,13 +129,20 @@ class ClientPerUser:
                 kwargs.get("project_id")
                 or (args[1] if name == "clear" and len(args) > 1 else None),
             )
-            return getattr(client, name)(*args, **kwargs)
+            answer = getattr(client, name)(*args, **kwargs)
+            return answer if self.loop is None else self.loop.run(answer)
 
         return call
 
     def close(self) -> None:
         for client in self.clients.values():
-            client.close()
+            if isinstance(client, AsyncClient):
+                assert self.loop is not None
+                self.loop.run(client.aclose())
+            else:
+                client.close()
+        if self.loop is not None:
+            self.loop.close()
 
 
 def export_from(target: MemoryBank | ClientPerUser, user_id: str, *args: Any, **kw: Any) -> str:

@@ -136,17 +136,18 @@ def any_bank(
         yield b
 
 
-@pytest.fixture(params=["library", "client"])
+@pytest.fixture(params=["library", "client", "async-client"])
 def memories(request: pytest.FixtureRequest, bank: MemoryBank) -> Iterator[Any]:
-    """The library's interface two ways: the bank itself, and :class:`memorybank.Client`
-    against a real server over the same bank (each user with their own API key)."""
+    """The library's interface three ways: the bank itself, and :class:`memorybank.Client`
+    and :class:`memorybank.AsyncClient` against a real server over the same bank (each user
+    with their own API key)."""
     if request.param == "library":
         yield bank
         return
     from client_helpers import ClientPerUser, served
 
     with served(bank) as (url, accounts):
-        clients = ClientPerUser(url, accounts)
+        clients = ClientPerUser(url, accounts, asynchronous=request.param == "async-client")
         try:
             yield clients
         finally:

@@ -530,7 +530,12 @@ def test_dependencies_point_down() -> None:
 #: Test folders that are not a part of the package: suites that cut across every layer.
 CROSS_CUTTING = {"bench", "reliability", "security"}
 #: Tests of the package as a whole, at the top of tests/.
-WHOLE_PACKAGE = {"test_architecture.py", "test_light_imports.py", "test_readme.py"}
+WHOLE_PACKAGE = {
+    "test_architecture.py",
+    "test_light_imports.py",
+    "test_packaging.py",
+    "test_readme.py",
+}
 
 
 def test_tests_mirror_the_package() -> None:

@@ -1,10 +1,13 @@
 """The README runs as written: every ``sh`` and ``python`` block, in order, in an empty home
 (``MEMORYBANK_HOME``) with a ``memorybank serve`` of its own over the same database.
 
-A block right after ``<!-- readme-test: skip (why) -->`` is not run (servers that run until
-stopped, the whole test suite, benchmarks). Placeholders stand for what an earlier command
-printed: ``mem_…`` the last memory id, ``key_…`` the last API key id, ``mb_…`` the last API
-key; ``http://127.0.0.1:8000`` is the test's server.
+A block right after ``<!-- readme-test: skip (why) -->`` is only for reading (servers that run
+until stopped, the whole test suite, installing, benchmarks); there are few, and each says why.
+Every other code block is ``sh`` or ``python``, and runs, or TypeScript, which the TypeScript
+client's tests compile and run (the chat example) — a block in any other language (``bash``,
+``console``, none) would silently never run, so the test refuses it. Placeholders stand for what
+an earlier command printed: ``mem_…`` the last memory id, ``key_…`` the last API key id, ``mb_…``
+the last API key; ``http://127.0.0.1:8000`` is the test's server.
 """
 
 from __future__ import annotations
@@ -24,9 +27,14 @@ from server_helpers import spawn_server
 README = Path(__file__).resolve().parents[1] / "README.md"
 CLIENT_EXAMPLE = README.parent / "clients" / "typescript" / "examples" / "chat-openai.ts"
 BLOCK = re.compile(
-    r"^(?P<indent> *)```(?P<lang>sh|python)\n(?P<body>.*?)^(?P=indent)```$", re.M | re.S
+    r"^(?P<indent> *)```(?P<lang>[^`\n]*)\n(?P<body>.*?)^(?P=indent)```$", re.M | re.S
 )
 SKIP = re.compile(r"<!-- readme-test: skip \((?P<why>[^)]+)\) -->\s*$")
+#: The languages of the blocks that run, and of those that are checked elsewhere.
+RUN = ("sh", "python")
+ELSEWHERE = ("ts",)
+#: How many blocks may be only for reading: few, so that what the README shows is what runs.
+MOST_SKIPPED = 4
 
 #: What each placeholder stands for: the last match of the pattern in the output so far.
 PLACEHOLDERS = {
@@ -46,7 +54,7 @@ class Block:
 
 
 def blocks(text: str) -> list[Block]:
-    """The README's sh and python blocks, dedented, with why a block is skipped."""
+    """The README's code blocks, dedented, with why a block is skipped."""
     found = []
     for match in BLOCK.finditer(text):
         before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
@@ -115,20 +123,45 @@ def reader(tmp_path: Path) -> Iterator[Reader]:
         proc.wait(30)
 
 
-def test_the_readme_has_runnable_blocks_and_says_why_it_skips_the_others() -> None:
+def test_blocks_are_read_with_their_language_indent_and_skip_reason() -> None:
+    text = (
+        "Intro\n"
+        "<!-- readme-test: skip (serves forever) -->\n"
+        "```sh\nmemorybank serve\n```\n"
+        "- a list item:\n\n"
+        "  ```python\n  print(1)\n  ```\n"
+        "```\nno language\n```\n"
+    )
+    found = blocks(text)
+    assert [(b.lang, b.code, b.skip) for b in found] == [
+        ("sh", "memorybank serve", "serves forever"),
+        ("python", "print(1)", None),
+        ("", "no language", None),
+    ]
+
+
+def test_every_code_block_runs_or_says_why_not() -> None:
     found = blocks(README.read_text(encoding="utf-8"))
-    assert sum(b.skip is None for b in found) >= 6
+    unknown = [f"README.md:{b.line} ```{b.lang}" for b in found if b.lang not in RUN + ELSEWHERE]
+    assert not unknown, f"blocks that would never run: mark them sh or python: {unknown}"
+    skipped = [b for b in found if b.skip is not None]
+    assert all(b.lang in RUN for b in skipped)
+    assert len(skipped) <= MOST_SKIPPED, [f"README.md:{b.line} ({b.skip})" for b in skipped]
+    assert sum(b.skip is None and b.lang in RUN for b in found) >= 7
     assert all(b.skip for b in found if "make test" in b.code or "serve --port" in b.code)
 
 
 @pytest.mark.slow
 def test_the_readme_runs_as_written(reader: Reader) -> None:
     for block in blocks(README.read_text(encoding="utf-8")):
-        if block.skip is None:
+        if block.skip is None and block.lang in RUN:
             reader.shell(block) if block.lang == "sh" else reader.python(block)
     # What the reader was promised along the way.
-    assert "User prefers short answers" in reader.printed
+    assert "User prefers short answers" in reader.printed  # the clients
     assert "Imported 1 memory" in reader.printed
+    assert '"hits"' in reader.printed  # search --json and the REST API say the same
+    assert "User prefers tabs over spaces" in reader.printed  # one item POSTed on its own
+    assert '"success": true' in reader.printed  # the tools' remember in a project
 
 
 def test_the_typescript_chat_is_the_example_the_client_tests_run() -> None:

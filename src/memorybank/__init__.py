@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memorybank.client import Client
+from memorybank.client import AsyncClient, Client
 from memorybank.core.bank import MemoryBank
 from memorybank.errors import (
     ConfigurationError,
@@ -88,6 +88,7 @@ def open(url: str | None = None, **settings: Any) -> MemoryBank:  # noqa: A001
 
 
 __all__ = [
+    "AsyncClient",
     "Caller",
     "Category",
     "Channel",

@@ -447,3 +447,58 @@ def test_openapi_prints_the_servers_schema_without_a_database(tmp_path: Path) ->
     schema = json.loads((tmp_path / "o.json").read_text(encoding="utf-8"))
     assert schema["paths"]["/api/search"]["get"]["operationId"] == "search_memories"
     assert list(tmp_path.iterdir()) == [tmp_path / "o.json"]
+
+
+def test_db_and_json_also_go_before_the_command(db: str, tmp_path: Path) -> None:
+    """``memorybank --db URL list alice``: the global options, for every command that takes
+    them; given after the command as well, the command's own win; both beat the environment."""
+
+    def invoke(*args: str, env: dict[str, str | None] = ENV) -> Result:
+        return CliRunner().invoke(app, list(args), env=env)
+
+    added = invoke("--db", db, "--json", "add", "alice", "I prefer dark mode", "-c", "preference")
+    assert added.exit_code == 0, added.output
+    assert json.loads(added.stdout)["success"] is True
+    listed = invoke("--db", db, "list", "alice")
+    assert listed.exit_code == 0 and "User prefers dark mode" in listed.stdout, listed.output
+    assert json.loads(invoke("--json", "--db", db, "list", "alice").stdout)["count"] == 1
+
+    other = f"sqlite:///{tmp_path}/other.db"
+    assert invoke("--db", other, "add", "bob", "I prefer tea", "--json").exit_code == 0
+    after_wins = invoke("--db", db, "list", "bob", "--db", other, "--json")
+    assert json.loads(after_wins.stdout)["count"] == 1, after_wins.output
+    from_env = invoke("--json", "list", "bob", env={**ENV, "MEMORYBANK_URL": other})
+    assert json.loads(from_env.stdout)["count"] == 1
+    env = {**ENV, "MEMORYBANK_URL": other}
+    assert json.loads(invoke("--db", db, "--json", "list", "bob", env=env).stdout)["count"] == 0
+
+    # Groups whose every command takes them accept them too.
+    user = invoke("--db", db, "--json", "admin", "create-user", "carol")
+    assert user.exit_code == 0 and json.loads(user.stdout)["user_id"] == "carol", user.output
+    # A command that would ignore the option refuses it, saying so.
+    refused = invoke("--db", db, "openapi")
+    assert refused.exit_code == 2 and "`memorybank openapi` does not take --db" in refused.output
+    refused = invoke("--json", "bench", "latency")
+    assert refused.exit_code == 2 and "`memorybank bench` does not take --json" in refused.output
+    assert "--db" in invoke("--help").stdout
+
+
+def test_search_json_is_the_rest_apis_shape(db: str) -> None:
+    """One shape per idea: ``memorybank search --json`` answers ``hits`` as ``GET
+    /api/search`` does, each hit with the same fields."""
+    from fastapi.testclient import TestClient
+
+    import memorybank
+    from server_helpers import make_world
+
+    add(db, "alice", "I prefer dark mode", "-c", "preference")
+    cli = run_json(db, "search", "alice", "colour theme")
+    with memorybank.open(db) as bank:
+        world = make_world(bank, users=False)
+        rest = TestClient(world.app).get(
+            "/api/search", params={"q": "colour theme"}, headers={"X-Memorybank-User": "alice"}
+        )
+    assert rest.status_code == 200, rest.text
+    assert set(cli) - {"query"} == set(rest.json()) == {"hits"}
+    assert cli["hits"][0].keys() == rest.json()["hits"][0].keys()
+    assert cli["hits"][0]["memory"]["id"] == rest.json()["hits"][0]["memory"]["id"]

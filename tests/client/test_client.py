@@ -4,17 +4,11 @@ user a key acts for. Against real servers on 127.0.0.1."""
 
 from __future__ import annotations
 
-import json
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 
-from client_helpers import served
+from client_helpers import ME, scripted, served
 from memorybank import (
     Caller,
     Client,
@@ -27,42 +21,6 @@ from memorybank import (
 from memorybank.core.prompt import auto_recall
 from memorybank.errors import RateLimited
 from server_helpers import free_port
-
-
-@contextmanager
-def scripted(answers: list[tuple[int, dict[str, str], dict[str, Any]]]) -> Iterator[Any]:
-    """A real HTTP server answering each request with the next (status, headers, body); it
-    records when each request came."""
-    arrivals: list[tuple[float, str, str]] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def _answer(self) -> None:
-            arrivals.append((time.monotonic(), self.command, self.path))
-            status, headers, body = answers.pop(0)
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            for name, value in {**headers, "Content-Type": "application/json"}.items():
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        do_GET = do_POST = _answer
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", arrivals
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-ME = (200, {}, {"user_id": "alice", "name": "Alice", "mode": "auth", "projects": []})
 
 
 def test_429_and_503_are_retried_after_what_retry_after_says() -> None:

@@ -1,8 +1,8 @@
 """MemoryBank end to end on a real SQLite file with the real bundled embedder.
 
-The tests that take ``memories`` are the library's contract, run twice: on the bank itself,
-and through :class:`memorybank.Client` against a real server over that bank (each user with
-their own API key) — one suite, two transports."""
+The tests that take ``memories`` are the library's contract, run three times: on the bank
+itself, and through :class:`memorybank.Client` and :class:`memorybank.AsyncClient` against a
+real server over that bank (each user with their own API key) — one suite, three ways in."""
 
 from __future__ import annotations
 

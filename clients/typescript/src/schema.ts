@@ -82,7 +82,8 @@ export interface paths {
         /**
          * Save Memories
          * @description Save facts or conversation turns as :meth:`~memorybank.MemoryBank.save_many` does:
-         *     all or nothing, a duplicate is a result (``duplicate: true``), not an error. One write
+         *     all or nothing, a duplicate is a result (``duplicate: true``), not an error. The body is
+         *     a batch (``{"items": [...]}``) or one item's fields (``{"content": …}``). One write
          *     against the caller's write limit. In a project, a member may save what the AI says
          *     (``source: "ai"``, the default) and admins and owners what the user typed.
          */
@@ -917,6 +918,10 @@ export interface components {
         /**
          * AddFact
          * @description ``POST /api/memory/user`` and ``/api/memory/drive/{driveId}``.
+         * @example {
+         *       "category": "preference",
+         *       "fact": "User prefers dark mode"
+         *     }
          */
         AddFact: {
             /**
@@ -1002,6 +1007,9 @@ export interface components {
         /**
          * ClearRequest
          * @description The second step of clearing a scope.
+         * @example {
+         *       "confirm_token": "ct_…"
+         *     }
          */
         ClearRequest: {
             /** Confirm Token */
@@ -1046,6 +1054,11 @@ export interface components {
         /**
          * ConsolidateRequest
          * @description ``POST /api/consolidate``: apply the merges a preview showed.
+         * @example {
+         *       "keep_ids": [
+         *         "mem_…"
+         *       ]
+         *     }
          */
         ConsolidateRequest: {
             /** Project Id */
@@ -1314,6 +1327,9 @@ export interface components {
         /**
          * ForgetRequest
          * @description ``POST /api/forget/preview``.
+         * @example {
+         *       "query": "everything about my old job"
+         *     }
          */
         ForgetRequest: {
             /** Query */
@@ -1522,6 +1538,10 @@ export interface components {
         /**
          * MemoryPatch
          * @description ``PATCH /api/memories/{id}``: only the fields given change.
+         * @example {
+         *       "content": "User prefers light mode",
+         *       "importance": 8
+         *     }
          */
         MemoryPatch: {
             /** Content */
@@ -1606,6 +1626,12 @@ export interface components {
         /**
          * ProviderUpdate
          * @description ``PUT /api/settings/providers/{kind}``: leave ``api_key`` out to keep the stored one.
+         * @example {
+         *       "api_key": "sk-…",
+         *       "base_url": "https://api.openai.com/v1",
+         *       "enabled": true,
+         *       "model": "gpt-4o-mini"
+         *     }
          */
         ProviderUpdate: {
             /** Base Url */
@@ -1725,6 +1751,64 @@ export interface components {
              */
             created_at?: string | null;
         };
+        /**
+         * SaveOne
+         * @description ``POST /api/memories`` with one item: its fields at the top level, with the batch's
+         *     ``project_id``, ``on_conflict`` and ``user_id``.
+         * @example {
+         *       "category": "preference",
+         *       "content": "User prefers dark mode"
+         *     }
+         */
+        SaveOne: {
+            /**
+             * Content
+             * @description The fact (third person), or a conversation turn
+             */
+            content: string;
+            /**
+             * Category
+             * @description omitted: inferred from the text
+             */
+            category?: string | null;
+            /** Reasoning */
+            reasoning?: string | null;
+            /** Tags */
+            tags?: string[];
+            /** Metadata */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /** Importance */
+            importance?: number | null;
+            /** @default ai */
+            source?: components["schemas"]["Source"];
+            /** @default semantic */
+            ring?: components["schemas"]["Ring"];
+            domain?: components["schemas"]["Domain"] | null;
+            /** Occurred At */
+            occurred_at?: string | null;
+            /** Session Id */
+            session_id?: string | null;
+            /**
+             * Created At
+             * @description When it was learnt, for facts from the past; omitted: now
+             */
+            created_at?: string | null;
+            /** Project Id */
+            project_id?: string | null;
+            /**
+             * On Conflict
+             * @default auto
+             * @enum {string}
+             */
+            on_conflict?: "auto" | "keep" | "supersede";
+            /**
+             * User Id
+             * @description The caller, if you name them: the API key's user (in local mode the one X-Memorybank-User names, else 'local'); another user is a 403
+             */
+            user_id?: string | null;
+        };
         /** SaveOutcomes */
         SaveOutcomes: {
             /** Saves */
@@ -1737,6 +1821,17 @@ export interface components {
         /**
          * SaveRequest
          * @description ``POST /api/memories``: one or more items, saved together (all or nothing).
+         * @example {
+         *       "items": [
+         *         {
+         *           "category": "preference",
+         *           "content": "User prefers dark mode"
+         *         },
+         *         {
+         *           "content": "User's sister Ana lives in Madrid"
+         *         }
+         *       ]
+         *     }
          */
         SaveRequest: {
             /** Items */
@@ -1749,6 +1844,11 @@ export interface components {
              * @enum {string}
              */
             on_conflict?: "auto" | "keep" | "supersede";
+            /**
+             * User Id
+             * @description The caller, if you name them: the API key's user (in local mode the one X-Memorybank-User names, else 'local'); another user is a 403
+             */
+            user_id?: string | null;
         };
         /**
          * SaveResult
@@ -1931,6 +2031,10 @@ export interface components {
         /**
          * ThreadCreate
          * @description ``POST /api/threads``.
+         * @example {
+         *       "project_id": "apollo",
+         *       "title": "Release planning"
+         *     }
          */
         ThreadCreate: {
             /** Project Id */
@@ -1954,6 +2058,9 @@ export interface components {
         /**
          * ThreadPatch
          * @description ``PATCH /api/threads/{id}``: only the fields given change.
+         * @example {
+         *       "memory_enabled": false
+         *     }
          */
         ThreadPatch: {
             /** Project Id */
@@ -2005,6 +2112,12 @@ export interface components {
         /**
          * ToolCall
          * @description ``POST /api/tools/{profile}/call``: what the model asked for.
+         * @example {
+         *       "arguments": {
+         *         "query": "UI theme"
+         *       },
+         *       "name": "recall"
+         *     }
          */
         ToolCall: {
             /** Name */
@@ -2325,7 +2438,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SaveRequest"];
+                "application/json": components["schemas"]["SaveOne"] | components["schemas"]["SaveRequest"];
             };
         };
         responses: {

@@ -7,10 +7,11 @@
 
 Each command opens the bank at ``--db`` (or ``$MEMORYBANK_URL``, or the default file in
 ``$MEMORYBANK_HOME``), does one thing and closes it. People get rich tables; ``--json``
-prints machine-readable JSON instead. Errors of the :class:`~memorybank.MemoryBankError`
-tree are turned into a one-line message and an exit code in one place,
-:func:`~memorybank.cli._common.handles_errors`: ``ValidationError`` → 2, ``NotFound`` → 3,
-any other → 1.
+prints machine-readable JSON instead. Both options go after the command or before it
+(``memorybank --db URL list alice``), for the commands that take them. Errors of the
+:class:`~memorybank.MemoryBankError` tree are turned into a one-line message and an exit
+code in one place, :func:`~memorybank.cli._common.handles_errors`: ``ValidationError`` → 2,
+``NotFound`` → 3, any other → 1.
 
 The commands live by group in :mod:`~memorybank.cli.memories` (one user's memories),
 :mod:`~memorybank.cli.data` (whole databases), :mod:`~memorybank.cli.serving` (``serve``,
@@ -20,9 +21,12 @@ here, in the order ``memorybank --help`` lists them.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from memorybank.cli import data, memories, serving
+from memorybank.cli._common import DB_HELP, JSON_HELP, given, takes_option
 from memorybank.cli.admin import admin_app
 from memorybank.cli.bench import bench_app
 
@@ -33,6 +37,28 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def global_options(
+    ctx: typer.Context,
+    db: Annotated[
+        str | None, typer.Option("--db", help=f"{DB_HELP} Also after the command.")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help=f"{JSON_HELP} Also after the command.", metavar="")
+    ] = False,
+) -> None:
+    """Long-term memory for LLM assistants: save, search, update and forget facts."""
+    assert isinstance(ctx.command, typer.core.TyperGroup) and ctx.invoked_subcommand
+    command = ctx.command.get_command(ctx, ctx.invoked_subcommand)
+    for name, flag in (("db", "--db"), ("as_json", "--json")):
+        if given(ctx, name) and command is not None and not takes_option(command, name):
+            raise typer.BadParameter(
+                f"`memorybank {ctx.invoked_subcommand}` does not take {flag}", param_hint=flag
+            )
+
+
 app.add_typer(bench_app, name="bench")
 app.add_typer(admin_app, name="admin")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, ParamSpec, Protocol, TypeVar
 
 import typer
 from rich.console import Console
@@ -29,21 +29,64 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 # -- shared options -------------------------------------------------------------------------
+#
+# --db and --json are also global options, given before the command (`memorybank --db URL
+# list alice`): the root callback in cli/__init__.py takes them, and each command's own option
+# falls back to them (:func:`or_global`). Given after the command, the command's wins.
+
+DB_HELP = (
+    "Database URL, e.g. sqlite:////path/to/memories.db (default: the file in $MEMORYBANK_HOME)."
+)
+JSON_HELP = "Print machine-readable JSON instead of tables."
+
+
+class _Parsed(Protocol):
+    """A click context, as far as :func:`given` needs one (typer's, or its root's)."""
+
+    def get_parameter_source(self, name: str) -> Any: ...
+
+
+def given(ctx: _Parsed, name: str) -> bool:
+    """Whether the parameter ``name`` of ``ctx``'s command was given on the command line
+    (not by its environment variable or default). By name: typer vendors its own click."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
+
+
+def or_global(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:
+    """A command's ``--db`` or ``--json``: given after the command, that value; else the one
+    given before it (the root command's option of the same name); else the environment's or
+    the default."""
+    assert param.name is not None
+    root = ctx.find_root()
+    if given(ctx, param.name) or root is ctx or not given(root, param.name):
+        return value
+    return root.params[param.name]
+
+
+def takes_option(command: Any, name: str) -> bool:
+    """Whether a click ``command`` (every command of it, for a group) has the parameter
+    ``name``: a global option given before a command that would ignore it is refused."""
+    commands = getattr(command, "commands", None)
+    if commands is not None:
+        return all(takes_option(sub, name) for sub in commands.values())
+    return any(param.name == name for param in command.params)
+
 
 DbOption = Annotated[
     str | None,
     typer.Option(
         "--db",
         envvar="MEMORYBANK_URL",
-        help="Database URL, e.g. sqlite:////path/to/memories.db "
-        "(default: the file in $MEMORYBANK_HOME).",
+        help=DB_HELP,
         show_envvar=True,
+        callback=or_global,
     ),
 ]
 # metavar "": a flag takes no value, and the help should not suggest one (`--json <bool>`).
 JsonOption = Annotated[
     bool,
-    typer.Option("--json", help="Print machine-readable JSON instead of tables.", metavar=""),
+    typer.Option("--json", help=JSON_HELP, metavar="", callback=or_global),
 ]
 UserArg = Annotated[str, typer.Argument(help="The user whose memories these are.")]
 IdArg = Annotated[str, typer.Argument(help="The memory id (mem_…).")]

@@ -26,7 +26,7 @@ from memorybank.core.events import read_events
 from memorybank.core.prompt import auto_recall
 from memorybank.core.reindex import ProgressFn
 from memorybank.core.reinforcement import Reinforcements
-from memorybank.core.rewrite import already_said, merge_into
+from memorybank.core.rewrite import already_said, merge_into, unsupersede
 from memorybank.core.search import Pool
 from memorybank.core.settle import settled_judge
 from memorybank.core.usage import Usage
@@ -687,16 +687,7 @@ class MemoryBank:
         old = self.get(memory_id, user_id, project_id=project_id)
         if old.superseded_by is None:
             return old
-        back = old.model_copy(update={"superseded_by": None, "updated_at": utcnow()})
-        event = HistoryEvent.about(
-            old,
-            EventKind.UPDATE,
-            actor or user_id,
-            old_content=old.content,
-            new_content=old.content,
-        )
-        self.store.replace(back, None, event)
-        return back
+        return unsupersede(self.store, old, actor or user_id)
 
     # -- forget plans (seed 003's two-step forgetting; memorybank.services.forget) ---------
 

@@ -45,4 +45,15 @@ def merge_into(store: Store, merged: Memory, kept: Memory, actor: str) -> Memory
     return kept
 
 
-__all__ = ["already_said", "merge_into"]
+def unsupersede(store: Store, old: Memory, actor: str) -> Memory:
+    """``old`` back in search and the prompt: ``superseded_by`` cleared, with an UPDATE history
+    event whose text is unchanged (``restore``); the memory that replaced it stays."""
+    back = old.model_copy(update={"superseded_by": None, "updated_at": utcnow()})
+    event = HistoryEvent.about(
+        old, EventKind.UPDATE, actor, old_content=old.content, new_content=old.content
+    )
+    store.replace(back, None, event)
+    return back
+
+
+__all__ = ["already_said", "merge_into", "unsupersede"]

@@ -7,11 +7,15 @@ FastAPI's own errors (bad JSON, invalid parameters, ``HTTPException``) into the 
 
 from __future__ import annotations
 
-from typing import Any
+import json
+import types
+import typing
+from typing import Any, Literal
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
 from memorybank.errors import (
@@ -25,7 +29,7 @@ from memorybank.errors import (
 )
 from memorybank.server.principals import Unauthorized
 from memorybank.server.request_limits import TooLarge
-from memorybank.server.schemas import ErrorBody
+from memorybank.server.schemas import BODY_SHAPES, ErrorBody
 
 
 class StateConflict(MemoryBankError):
@@ -114,15 +118,68 @@ async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
 
 async def request_error(request: Request, exc: RequestValidationError) -> JSONResponse:
     """A body that is not JSON (400), or parameters and fields that are invalid (422, each
-    named by where it is)."""
+    named by where it is); when the body is at fault, an example of the body the route
+    takes follows, so the answer shows the expected shape."""
     errors = exc.errors()
     if any(e.get("type") == "json_invalid" for e in errors):
-        return JSONResponse({"error": "the request body is not valid JSON"}, status_code=400)
-    parts = [
-        f"{'.'.join(str(p) for p in error['loc'][1:]) or 'request'}: {error['msg']}"
-        for error in errors
-    ]
-    return JSONResponse({"error": "; ".join(parts)}, status_code=422)
+        message = "the request body is not valid JSON" + expected_body(request)
+        return JSONResponse({"error": message}, status_code=400)
+    parts = []
+    for error in errors:
+        where = [str(p) for p in error["loc"][1:]]
+        if where and error["loc"][0] == "body" and where[0] in BODY_SHAPES:
+            where = where[1:]  # the shape pydantic chose names no field
+        parts.append(f"{'.'.join(where) or error['loc'][0]}: {error['msg']}")
+    message = "; ".join(parts)
+    if any(error["loc"][:1] == ("body",) for error in errors):
+        message += expected_body(request)
+    return JSONResponse({"error": message}, status_code=422)
+
+
+def expected_body(request: Request) -> str:
+    """`` — expected a body like {…}`` for the route ``request`` reached (each shape, for a
+    body that has several), or nothing when it takes no body."""
+    field = getattr(request.scope.get("route"), "body_field", None)
+    if field is None:
+        return ""
+    shapes = [json.dumps(e, ensure_ascii=False) for e in body_examples(field.field_info.annotation)]
+    return f" — expected a body like {' or '.join(shapes)}" if shapes else ""
+
+
+def body_examples(annotation: Any) -> list[Any]:
+    """An example of each body model in a route's body annotation (``AddFact``,
+    ``ClearRequest | None``, the tagged union of ``POST /api/memories``): the model's own
+    example (:func:`memorybank.server.schemas.example`), else its required fields."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        extra = annotation.model_config.get("json_schema_extra")
+        examples = extra.get("examples") if isinstance(extra, dict) else None
+        return [examples[0] if isinstance(examples, list) and examples else sketch(annotation)]
+    return [e for arg in typing.get_args(annotation) for e in body_examples(arg)]
+
+
+def sketch(model: type[BaseModel]) -> dict[str, Any]:
+    """A body of ``model`` with only its required fields, each a placeholder of its type."""
+    return {
+        name: _placeholder(field.annotation)
+        for name, field in model.model_fields.items()
+        if field.is_required()
+    }
+
+
+def _placeholder(annotation: Any) -> Any:
+    origin = typing.get_origin(annotation)
+    if origin is Literal:
+        return typing.get_args(annotation)[0]
+    if origin in (list, tuple, set) or annotation in (list, tuple, set):
+        return []
+    if origin is dict or annotation is dict:
+        return {}
+    if origin in (typing.Union, types.UnionType):
+        return _placeholder(typing.get_args(annotation)[0])
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return sketch(annotation)
+    simple: dict[Any, Any] = {bool: True, int: 1, float: 0.5}
+    return simple.get(annotation, "…")
 
 
 def register_error_handlers(app: FastAPI) -> None:

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import Query
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
 from memorybank.model import (
     Conflict,
@@ -64,6 +64,13 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def example(**body: Any) -> ConfigDict:
+    """A request body's model configuration with an example of the body: shown in the
+    OpenAPI schema, and in the 422 that answers a body of the wrong shape
+    (:func:`memorybank.server.error_responses.request_error`)."""
+    return ConfigDict(extra="forbid", json_schema_extra={"examples": [body]})
+
+
 class ShownMemory(Memory):
     """A memory as the API shows it: the stored record and ``effective_importance``, the
     importance it ranks with now (issue 18's decay; ``importance`` is what is stored)."""
@@ -103,6 +110,8 @@ class ErrorBody(BaseModel):
 class AddFact(_Body):
     """``POST /api/memory/user`` and ``/api/memory/drive/{driveId}``."""
 
+    model_config = example(fact="User prefers dark mode", category="preference")
+
     fact: str = Field(description="The fact, e.g. 'User prefers dark mode'")
     category: Name | None = Field(
         default=None, description="identity, preference, …; omitted: inferred from the fact"
@@ -112,11 +121,15 @@ class AddFact(_Body):
 class ClearRequest(_Body):
     """The second step of clearing a scope."""
 
+    model_config = example(confirm_token="ct_…")
+
     confirm_token: Name
 
 
 class MemoryPatch(_Body):
     """``PATCH /api/memories/{id}``: only the fields given change."""
+
+    model_config = example(content="User prefers light mode", importance=8)
 
     content: str | None = None
     category: Name | None = None
@@ -130,12 +143,16 @@ class MemoryPatch(_Body):
 class ForgetRequest(_Body):
     """``POST /api/forget/preview``."""
 
+    model_config = example(query="everything about my old job")
+
     query: str = Field(max_length=QUERY_MAX)
     project_id: Id | None = None
 
 
 class ConsolidateRequest(_Body):
     """``POST /api/consolidate``: apply the merges a preview showed."""
+
+    model_config = example(project_id=None, keep_ids=["mem_…"])
 
     project_id: Id | None = None
     #: The kept ids of the merges to apply (from the preview); all of them when omitted.
@@ -145,6 +162,8 @@ class ConsolidateRequest(_Body):
 class ThreadCreate(_Body):
     """``POST /api/threads``."""
 
+    model_config = example(project_id="apollo", title="Release planning")
+
     project_id: Id | None = None
     memory_enabled: bool = True
     title: str | None = Field(default=None, max_length=TITLE_MAX)
@@ -152,6 +171,8 @@ class ThreadCreate(_Body):
 
 class ThreadPatch(_Body):
     """``PATCH /api/threads/{id}``: only the fields given change."""
+
+    model_config = example(memory_enabled=False)
 
     project_id: Id | None = None
     memory_enabled: bool | None = None
@@ -161,6 +182,8 @@ class ThreadPatch(_Body):
 class ToolCall(_Body):
     """``POST /api/tools/{profile}/call``: what the model asked for."""
 
+    model_config = example(name="recall", arguments={"query": "UI theme"}, thread_id=None)
+
     name: Name
     # Bounded by the request size limit here and by each tool's own arguments model.
     arguments: dict[str, Any] | str = Field(default_factory=dict)
@@ -169,6 +192,10 @@ class ToolCall(_Body):
 
 class ProviderUpdate(_Body):
     """``PUT /api/settings/providers/{kind}``: leave ``api_key`` out to keep the stored one."""
+
+    model_config = example(
+        base_url="https://api.openai.com/v1", model="gpt-4o-mini", api_key="sk-…", enabled=True
+    )
 
     base_url: str = Field(max_length=URL_MAX)
     model: Name
@@ -241,12 +268,65 @@ class SaveItem(_Body):
     )
 
 
+#: ``user_id`` in a body that saves: the caller, if given (the API key's user; in local mode
+#: the one ``X-Memorybank-User`` names, else ``local``). It never chooses the user.
+CALLER_TEXT = (
+    "The caller, if you name them: the API key's user (in local mode the one "
+    "X-Memorybank-User names, else 'local'); another user is a 403"
+)
+
+
 class SaveRequest(_Body):
     """``POST /api/memories``: one or more items, saved together (all or nothing)."""
+
+    model_config = example(
+        items=[
+            {"content": "User prefers dark mode", "category": "preference"},
+            {"content": "User's sister Ana lives in Madrid"},
+        ]
+    )
 
     items: list[SaveItem] = Field(min_length=1, max_length=1000)
     project_id: Id | None = None
     on_conflict: Literal["auto", "keep", "supersede"] = "auto"
+    user_id: Id | None = Field(default=None, description=CALLER_TEXT)
+
+
+class SaveOne(SaveItem):
+    """``POST /api/memories`` with one item: its fields at the top level, with the batch's
+    ``project_id``, ``on_conflict`` and ``user_id``."""
+
+    model_config = example(content="User prefers dark mode", category="preference")
+
+    project_id: Id | None = None
+    on_conflict: Literal["auto", "keep", "supersede"] = "auto"
+    user_id: Id | None = Field(default=None, description=CALLER_TEXT)
+
+    def batch(self) -> SaveRequest:
+        """The same request as a batch of one."""
+        top = {"project_id", "on_conflict", "user_id"}
+        item = SaveItem.model_validate(self.model_dump(exclude=top, exclude_unset=True))
+        return SaveRequest(
+            items=[item],
+            project_id=self.project_id,
+            on_conflict=self.on_conflict,
+            user_id=self.user_id,
+        )
+
+
+def _save_shape(body: Any) -> str:
+    """Which shape a ``POST /api/memories`` body has: a batch when it has ``items``."""
+    return "batch" if isinstance(body, dict) and "items" in body else "one"
+
+
+#: ``POST /api/memories``'s body: one item's fields, or ``{"items": [...]}``.
+SaveBody = Annotated[
+    Annotated[SaveOne, Tag("one")] | Annotated[SaveRequest, Tag("batch")],
+    Discriminator(_save_shape),
+]
+#: The tags of request bodies with more than one shape, which pydantic puts in an error's
+#: location though they name no field.
+BODY_SHAPES = frozenset({"batch", "one"})
 
 
 class SaveResults(BaseModel):

@@ -10,18 +10,20 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from memorybank.core.bank import MemoryBank
+from memorybank.errors import PermissionDenied
 from memorybank.model import SaveInput
 from memorybank.rules.permissions import Action
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
 from memorybank.server.error_responses import WRITE_ERRORS
 from memorybank.server.execution import computing, reading
 from memorybank.server.openapi import documented
-from memorybank.server.principals import authorize
+from memorybank.server.principals import USER_HEADER, Principal, authorize
 from memorybank.server.routes.search import SearchFilters
 from memorybank.server.schemas import (
     Count,
     IdParam,
     MemoryList,
+    SaveBody,
     SaveRequest,
     SaveResults,
     memory_list_json,
@@ -62,30 +64,50 @@ def memory_page(
     return memory_list_json(memories, bank, total)
 
 
+def check_caller(principal: Principal, user_id: str | None) -> None:
+    """:class:`~memorybank.PermissionDenied` when a body names a ``user_id`` other than the
+    caller's, saying how to act for that user: the API key or local mode's header decides
+    who a request acts for, never the body."""
+    if user_id is None or user_id == principal.user_id:
+        return
+    how = (
+        f"send the header {USER_HEADER}: {user_id}"
+        if principal.local
+        else f"use {user_id}'s API key"
+    )
+    raise PermissionDenied(
+        f"this request acts for {principal.user_id!r}, not {user_id!r}: to act for "
+        f"{user_id!r}, {how} (user_id in the body may be left out)"
+    )
+
+
 @router.post(
     "/api/memories",
     responses=documented(SaveResults, 404, 429, *WRITE_ERRORS),
 )
 @computing
 def save_memories(
-    principal: PrincipalDep, bank: BankDep, accounts: AccountsDep, body: SaveRequest
+    principal: PrincipalDep, bank: BankDep, accounts: AccountsDep, body: SaveBody
 ) -> dict[str, Any]:
     """Save facts or conversation turns as :meth:`~memorybank.MemoryBank.save_many` does:
-    all or nothing, a duplicate is a result (``duplicate: true``), not an error. One write
+    all or nothing, a duplicate is a result (``duplicate: true``), not an error. The body is
+    a batch (``{"items": [...]}``) or one item's fields (``{"content": …}``). One write
     against the caller's write limit. In a project, a member may save what the AI says
     (``source: "ai"``, the default) and admins and owners what the user typed."""
-    role = authorize(accounts, principal, Action.VIEW, body.project_id)
+    batch = body if isinstance(body, SaveRequest) else body.batch()
+    check_caller(principal, batch.user_id)
+    role = authorize(accounts, principal, Action.VIEW, batch.project_id)
     bank.count_write(principal.user_id)
     items = [
         SaveInput.model_validate({**item.model_dump(), "created_by": principal.user_id})
-        for item in body.items
+        for item in batch.items
     ]
     results = bank.save_many(
         principal.user_id,
         items,
-        project_id=body.project_id,
+        project_id=batch.project_id,
         role=role,
-        on_conflict=body.on_conflict,
+        on_conflict=batch.on_conflict,
     )
     return {"results": [r.model_dump(mode="json") for r in results]}
 

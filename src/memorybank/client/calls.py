@@ -1,0 +1,450 @@
+"""Every method of the clients once, as the HTTP calls it makes: :class:`Calls`.
+
+A method here is a generator (a :data:`Plan`): it checks its arguments, ``yield``\\ s each
+:class:`Call` it needs (receiving the server's answer back) and returns the records the answer
+stands for. It does no I/O: :class:`~memorybank.client.sync.Client` runs a plan with blocking
+httpx, :class:`~memorybank.client.asynchronous.AsyncClient` with ``await``, so the two clients
+cannot drift apart (one definition of each method's arguments, paths and parsing; two drivers).
+:class:`Calls` also remembers who the client acts for, once the server has said.
+
+``self`` is positional-only in the methods that take ``**filters``, so that the clients'
+typed wrappers (``Concatenate[Calls, P]``) accept them.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+from collections.abc import Generator, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal, TypeVar
+from urllib.parse import quote
+
+import httpx
+
+from memorybank.errors import PermissionDenied, ValidationError
+from memorybank.model import (
+    Caller,
+    Category,
+    Domain,
+    HistoryEvent,
+    Memory,
+    Ring,
+    SaveInput,
+    SaveResult,
+    ScopeChoice,
+    SearchHit,
+    Source,
+)
+
+T = TypeVar("T")
+Params = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One HTTP request of a method: what :meth:`Client.request
+    <memorybank.client.sync.Client.request>` takes."""
+
+    method: str
+    path: str
+    params: Params | None = None
+    json_body: Any = None
+    content: bytes | None = None
+    #: The user the request acts for: sent as ``X-Memorybank-User`` in local mode.
+    user_id: str | None = None
+
+
+#: A method as the calls it makes: yields :class:`Call`\\ s, is sent each answer, returns the
+#: method's result.
+Plan = Generator[Call, httpx.Response, T]
+
+
+def _values(value: Any) -> Any:
+    """A filter value as query parameters: one value, or a list of them."""
+    if isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return f"{max(1, round(value.total_seconds() / 3600))}h"
+    if isinstance(value, Mapping):
+        return json.dumps(dict(value))
+    if isinstance(value, Iterable):
+        return [_values(v) for v in value]
+    return str(value)
+
+
+def _params(**given: Any) -> dict[str, Any]:
+    """Query parameters of the arguments given (``None`` ones left out)."""
+    return {key: _values(value) for key, value in given.items() if value is not None}
+
+
+def _memory(shown: dict[str, Any]) -> Memory:
+    """The stored record of a memory the API shows: its ``effective_importance`` (the
+    importance it ranks with now) is the server's view, not a field of :class:`Memory`."""
+    return Memory.model_validate({k: v for k, v in shown.items() if k != "effective_importance"})
+
+
+def _segment(value: str) -> str:
+    """``value`` as one path segment (an id may hold any character)."""
+    return quote(value, safe="")
+
+
+class Calls:
+    """The clients' methods as plans, and who the client acts for (see the module)."""
+
+    def __init__(self) -> None:
+        #: The user of the API key (``local`` in local mode), once ``GET /api/me`` said.
+        self.user: str | None = None
+        #: Local mode: the server acts for any user a request names, by header.
+        self.local = False
+
+    # -- who is calling -------------------------------------------------------------------
+
+    def me(self) -> Plan[dict[str, Any]]:
+        """Who the API key belongs to, the mode, and their projects (``GET /api/me``)."""
+        me: dict[str, Any] = (yield Call("GET", "/api/me")).json()
+        self.user = str(me["user_id"])
+        self.local = me.get("mode") == "local"
+        return me
+
+    def acting_as(self, user_id: str) -> Plan[None]:
+        """:class:`~memorybank.PermissionDenied` unless ``user_id`` is this client's user
+        (in local mode every user is: the server acts for the one each request names)."""
+        if not isinstance(user_id, str) or not user_id.strip():
+            raise ValidationError("user_id is required", field="user_id")
+        if self.user is None:
+            yield from self.me()
+        if user_id != self.user and not self.local:
+            raise PermissionDenied(
+                f"this client acts for {self.user!r} (the user of its API key), not "
+                f"{user_id!r}: use that user's key"
+            )
+
+    # -- saving ---------------------------------------------------------------------------
+
+    def save(
+        self,
+        user_id: str,
+        content: str,
+        category: Category | str | None = None,
+        *,
+        project_id: str | None = None,
+        reasoning: str | None = None,
+        tags: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        importance: int | None = None,
+        source: Source | str = Source.AI,
+        ring: Ring | str = Ring.SEMANTIC,
+        domain: Domain | str | None = None,
+        occurred_at: datetime | None = None,
+        session_id: str | None = None,
+        on_conflict: Literal["auto", "keep", "supersede"] = "auto",
+    ) -> Plan[SaveResult]:
+        """Save one fact, as :meth:`MemoryBank.save <memorybank.MemoryBank.save>`."""
+        item = {
+            "content": content,
+            "category": category,
+            "reasoning": reasoning,
+            "tags": tags,
+            "metadata": metadata,
+            "importance": importance,
+            "source": source,
+            "ring": ring,
+            "domain": domain,
+            "occurred_at": occurred_at,
+            "session_id": session_id,
+        }
+        saved = yield from self.save_many(
+            user_id, [item], project_id=project_id, on_conflict=on_conflict
+        )
+        return saved[0]
+
+    def save_many(
+        self,
+        user_id: str,
+        items: Iterable[SaveInput | Mapping[str, Any]],
+        *,
+        project_id: str | None = None,
+        on_conflict: Literal["auto", "keep", "supersede"] = "auto",
+    ) -> Plan[builtins.list[SaveResult]]:
+        """Save a batch in one request, all or nothing (``POST /api/memories``)."""
+        yield from self.acting_as(user_id)
+        batch = []
+        for raw in items:
+            item = raw if isinstance(raw, SaveInput) else SaveInput.model_validate(raw)
+            batch.append(item.model_dump(mode="json", exclude={"created_by"}, exclude_none=True))
+        body = {"items": batch, "project_id": project_id, "on_conflict": on_conflict}
+        answer = yield Call("POST", "/api/memories", json_body=body, user_id=user_id)
+        return [SaveResult.model_validate(r) for r in answer.json()["results"]]
+
+    # -- reading --------------------------------------------------------------------------
+
+    def search(
+        self,
+        /,
+        user_id: str,
+        query: str,
+        *,
+        project_id: str | None = None,
+        scopes: ScopeChoice = "all",
+        limit: int = 10,
+        include_superseded: bool = False,
+        min_relevance: float = 0.0,
+        **filters: Any,
+    ) -> Plan[builtins.list[SearchHit]]:
+        """Hybrid search, best first (``GET /api/search``), only hits at least
+        ``min_relevance`` relevant; ``filters`` as the bank's (category, tags, ring, domain,
+        min_importance, since, until, metadata, session_id, source)."""
+        yield from self.acting_as(user_id)
+        if not isinstance(query, str) or not query.strip():
+            raise ValidationError("query is empty: say what to look for", field="query")
+        params = _params(
+            q=query,
+            project_id=project_id,
+            scopes=scopes,
+            limit=limit,
+            include_superseded=include_superseded or None,
+            min_relevance=min_relevance or None,
+            **filters,
+        )
+        answer = yield Call("GET", "/api/search", params=params, user_id=user_id)
+        return [SearchHit.model_validate(h) for h in answer.json()["hits"]]
+
+    def recent(
+        self,
+        /,
+        user_id: str,
+        *,
+        project_id: str | None = None,
+        scopes: ScopeChoice = "all",
+        limit: int = 30,
+        since: str | datetime | timedelta | None = None,
+        include_superseded: bool = False,
+        **filters: Any,
+    ) -> Plan[builtins.list[Memory]]:
+        """Newest memories first (``GET /api/recent``)."""
+        yield from self.acting_as(user_id)
+        params = _params(
+            project_id=project_id,
+            scopes=scopes,
+            limit=limit,
+            since=since,
+            include_superseded=include_superseded or None,
+            **filters,
+        )
+        answer = yield Call("GET", "/api/recent", params=params, user_id=user_id)
+        return [_memory(m) for m in answer.json()["memories"]]
+
+    def get(self, memory_id: str, user_id: str, *, project_id: str | None = None) -> Plan[Memory]:
+        """One memory by id; :class:`~memorybank.NotFound` if the caller may not see it."""
+        yield from self.acting_as(user_id)
+        path = f"/api/memories/{_segment(memory_id)}"
+        answer = yield Call("GET", path, params=_params(project_id=project_id), user_id=user_id)
+        return _memory(answer.json())
+
+    def list(
+        self,
+        /,
+        user_id: str,
+        *,
+        project_id: str | None = None,
+        scopes: ScopeChoice = "all",
+        limit: int = 50,
+        offset: int = 0,
+        order: Literal["created_desc", "created_asc", "importance_desc"] = "created_desc",
+        **filters: Any,
+    ) -> Plan[builtins.list[Memory]]:
+        """A page of memories, newest first by default (``GET /api/memories``)."""
+        yield from self.acting_as(user_id)
+        params = _params(
+            project_id=project_id, scopes=scopes, limit=limit, offset=offset, order=order, **filters
+        )
+        answer = yield Call("GET", "/api/memories", params=params, user_id=user_id)
+        return [_memory(m) for m in answer.json()["memories"]]
+
+    def count(
+        self,
+        /,
+        user_id: str,
+        *,
+        project_id: str | None = None,
+        scopes: ScopeChoice = "all",
+        **filters: Any,
+    ) -> Plan[int]:
+        """How many memories meet the filters (``GET /api/memories/count``)."""
+        yield from self.acting_as(user_id)
+        params = _params(project_id=project_id, scopes=scopes, **filters)
+        answer = yield Call("GET", "/api/memories/count", params=params, user_id=user_id)
+        return int(answer.json()["count"])
+
+    def history(
+        self, memory_id: str, user_id: str, *, project_id: str | None = None
+    ) -> Plan[builtins.list[HistoryEvent]]:
+        """ADD / UPDATE / DELETE events of one memory, oldest first."""
+        yield from self.acting_as(user_id)
+        path = f"/api/memories/{_segment(memory_id)}/history"
+        answer = yield Call("GET", path, params=_params(project_id=project_id), user_id=user_id)
+        return [HistoryEvent.model_validate(e) for e in answer.json()["events"]]
+
+    # -- changing -------------------------------------------------------------------------
+
+    def update(
+        self,
+        memory_id: str,
+        user_id: str,
+        *,
+        project_id: str | None = None,
+        content: str | None = None,
+        category: Category | str | None = None,
+        tags: Sequence[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        importance: int | None = None,
+    ) -> Plan[Memory]:
+        """Change a memory in place: same id, recorded in history (``PATCH``)."""
+        yield from self.acting_as(user_id)
+        body = {
+            "content": content,
+            "category": None if category is None else str(category),
+            "tags": None if tags is None else builtins.list(tags),
+            "metadata": None if metadata is None else dict(metadata),
+            "importance": importance,
+        }
+        answer = yield Call(
+            "PATCH",
+            f"/api/memories/{_segment(memory_id)}",
+            params=_params(project_id=project_id),
+            json_body={k: v for k, v in body.items() if v is not None},
+            user_id=user_id,
+        )
+        return _memory(answer.json())
+
+    def restore(
+        self, memory_id: str, user_id: str, *, project_id: str | None = None
+    ) -> Plan[Memory]:
+        """Bring a superseded memory back into search and the prompt (``POST …/restore``)."""
+        yield from self.acting_as(user_id)
+        answer = yield Call(
+            "POST",
+            f"/api/memories/{_segment(memory_id)}/restore",
+            params=_params(project_id=project_id),
+            user_id=user_id,
+        )
+        return _memory(answer.json())
+
+    def delete(self, memory_id: str, user_id: str, *, project_id: str | None = None) -> Plan[None]:
+        """Delete for real (a private memory, or with ``project_id`` a project's)."""
+        yield from self.acting_as(user_id)
+        where = "drive" if project_id is not None else "user"
+        yield Call("DELETE", f"/api/memory/{where}/{_segment(memory_id)}", user_id=user_id)
+
+    def clear(self, user_id: str, project_id: str | None = None) -> Plan[int]:
+        """Delete every memory of the private scope (or of ``project_id``): both steps of
+        the server's confirmation at once. How many were deleted."""
+        yield from self.acting_as(user_id)
+        path = "/api/memories/clear"
+        if project_id is not None:
+            path = f"/api/memories/projects/{_segment(project_id)}/clear"
+        token = (yield Call("POST", path, user_id=user_id)).json()["confirm_token"]
+        done = yield Call("POST", path, json_body={"confirm_token": token}, user_id=user_id)
+        return int(done.json()["deleted"])
+
+    # -- moving data ----------------------------------------------------------------------
+
+    def export(
+        self,
+        user_id: str,
+        format: Literal["json", "markdown"] = "json",
+        *,
+        project_id: str | None = None,
+    ) -> Plan[str]:
+        """Every memory of one scope as JSON (lossless) or Markdown."""
+        yield from self.acting_as(user_id)
+        params = _params(format=format, project_id=project_id)
+        return (yield Call("GET", "/api/export", params=params, user_id=user_id)).text
+
+    def import_(
+        self,
+        user_id: str,
+        data: str | bytes | Mapping[str, Any],
+        *,
+        project_id: str | None = None,
+    ) -> Plan[builtins.list[SaveResult]]:
+        """Load a JSON export; ids already stored are skipped (``POST /api/import``)."""
+        yield from self.acting_as(user_id)
+        if isinstance(data, Mapping):
+            content = json.dumps(dict(data)).encode()
+        else:
+            content = data.encode() if isinstance(data, str) else data
+        params = _params(project_id=project_id)
+        answer = yield Call("POST", "/api/import", params=params, content=content, user_id=user_id)
+        return [SaveResult.model_validate(r) for r in answer.json()["results"]]
+
+    # -- the AI's side --------------------------------------------------------------------
+
+    def system_prompt(
+        self,
+        user_id: str,
+        profile: str = "default",
+        budget_tokens: int = 500,
+        *,
+        thread_id: str | None = None,
+    ) -> Plan[str]:
+        """A profile's guidance and the pre-loaded memories, within ``budget_tokens``, as
+        :func:`memorybank.tools.system_prompt` gives it (``GET /api/prompt``)."""
+        yield from self.acting_as(user_id)
+        params = _params(profile=profile, budget=budget_tokens, thread_id=thread_id)
+        answer = yield Call("GET", "/api/prompt", params=params, user_id=user_id)
+        return str(answer.json()["prompt"])
+
+    def auto_recall(self, caller: Caller, message: str, budget_tokens: int = 500) -> Plan[str]:
+        """Auto-recall, as :func:`memorybank.core.prompt.auto_recall` (``POST
+        /api/auto-recall``): the always-loaded memories and those relevant to ``message``,
+        within ``budget_tokens``; the project is ``caller.thread_id``'s."""
+        yield from self.acting_as(caller.user_id)
+        body = {"message": message, "budget": budget_tokens, "thread_id": caller.thread_id}
+        answer = yield Call("POST", "/api/auto-recall", json_body=body, user_id=caller.user_id)
+        return str(answer.json()["prompt"])
+
+    def tool_definitions(
+        self,
+        user_id: str,
+        profile: str = "default",
+        format: Literal["openai", "anthropic", "mcp"] = "openai",
+        *,
+        thread_id: str | None = None,
+    ) -> Plan[builtins.list[dict[str, Any]]]:
+        """A profile's tools in a chat API's format (what :func:`memorybank.tools.to_openai`
+        and its siblings give); for ``thread_id``, those offered in that thread."""
+        yield from self.acting_as(user_id)
+        params = _params(format=format, thread_id=thread_id)
+        path = f"/api/tools/{_segment(profile)}"
+        tools: builtins.list[dict[str, Any]] = (
+            yield Call("GET", path, params=params, user_id=user_id)
+        ).json()["tools"]
+        return tools
+
+    def call_tool(
+        self,
+        user_id: str,
+        profile: str,
+        name: str,
+        arguments: str | Mapping[str, Any],
+        *,
+        thread_id: str | None = None,
+    ) -> Plan[Any]:
+        """Run a model's tool call as :func:`memorybank.tools.call` does: failures come back
+        as ``{"success": false, "error": …}`` for the model to read."""
+        yield from self.acting_as(user_id)
+        body = {
+            "name": name,
+            "arguments": arguments if isinstance(arguments, str) else dict(arguments),
+            "thread_id": thread_id,
+        }
+        path = f"/api/tools/{_segment(profile)}/call"
+        return (yield Call("POST", path, json_body=body, user_id=user_id)).json()["result"]
+
+
+__all__ = ["Call", "Calls", "Params", "Plan"]
