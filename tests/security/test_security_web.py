@@ -349,6 +349,7 @@ def test_every_answer_carries_the_browser_headers(http: httpx.Client, local_serv
         ("GET", "/ui/live.js", 200),
         ("GET", "/ui/chart.umd.min.js", 200),
         ("GET", "/ui/index.html", 200),
+        ("GET", "/favicon.ico", 200),
         ("GET", "/api/me", 200),
         ("GET", "/api/memory/user", 200),
         ("GET", "/healthz", 200),
