@@ -7,7 +7,6 @@
   const USER_STORAGE = "memorybank.user";
   const CATEGORIES = ["identity", "preference", "relationship", "project", "context"];
   const SOURCE_LABELS = { ai: "AI", user: "You", import: "Imported", conversation: "Conversation" };
-  const SAVE_TOOL = /save|add|remember|memori[sz]e|store|create|insert|log/i;
 
   const $ = (sel, root) => (root || document).querySelector(sel);
   const state = {
@@ -178,7 +177,6 @@
     }
     if (location.hash !== "#" + name) history.replaceState(null, "", "#" + name);
     if (name === "workspace") loadWorkspace();
-    if (name === "playground" && !state.tools.length && state.me) loadTools();
     document.dispatchEvent(new CustomEvent("memorybank:tab", { detail: name }));
   }
 
@@ -673,169 +671,6 @@
     }
   });
 
-  // ------------------------------------------------------------------ playground
-
-  function toolInfo(t) {
-    const f = t.function || t;
-    return { name: f.name, description: f.description || "", parameters: f.parameters || f.input_schema || {} };
-  }
-
-  function example(schema) {
-    if (!schema || typeof schema !== "object") return null;
-    // Optional (nullable) arguments start as null: the model may leave them out.
-    if (Array.isArray(schema.type) && schema.type.includes("null")) return null;
-    if (schema.anyOf && schema.anyOf.some((s) => s.type === "null")) return null;
-    if (schema.enum) return schema.enum[0];
-    const type = schema.type;
-    if (schema.anyOf) return example(schema.anyOf[0]);
-    switch (type) {
-      case "string": return "";
-      case "integer": case "number": return schema.minimum ?? 0;
-      case "boolean": return false;
-      case "array": return [];
-      case "object": {
-        const out = {};
-        const required = schema.required || Object.keys(schema.properties || {});
-        for (const k of required) out[k] = example((schema.properties || {})[k]);
-        return out;
-      }
-      default: return null;
-    }
-  }
-
-  async function loadTools() {
-    const profile = $("#pg-profile").value;
-    const select = $("#pg-tool");
-    const ticket = (state.toolsTicket = (state.toolsTicket || 0) + 1);
-    select.replaceChildren();
-    $("#pg-description").textContent = "Loading tools…";
-    try {
-      const data = await api("GET", "/api/tools/" + encodeURIComponent(profile) + "?format=openai");
-      if (ticket !== state.toolsTicket) return; // the profile changed meanwhile
-      state.tools = (data.tools || []).map(toolInfo);
-      for (const t of state.tools) select.append(el("option", { value: t.name, text: t.name }));
-      $("#pg-cost").textContent = data.token_cost ? "Tool definitions cost ≈ " + data.token_cost + " tokens" : "";
-      showTool();
-    } catch (e) {
-      $("#pg-description").textContent = "Could not load tools: " + e.message;
-    }
-  }
-
-  function showTool() {
-    const t = state.tools.find((x) => x.name === $("#pg-tool").value);
-    $("#pg-description").textContent = t ? t.description : "";
-    $("#pg-args").value = JSON.stringify(t ? example(t.parameters) || {} : {}, null, 2);
-  }
-
-  $("#pg-profile").addEventListener("change", loadTools);
-  $("#pg-tool").addEventListener("change", showTool);
-  $("#pg-args").addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
-      event.preventDefault();
-      $("#pg-form").requestSubmit();
-    }
-  });
-
-  // A tool call runs in a project when its conversation (thread) is in that project.
-  async function playgroundThread(projectId) {
-    state.threads = state.threads || {};
-    if (!state.threads[projectId]) {
-      const thread = await api("POST", "/api/threads", { project_id: projectId, title: "Tool playground" });
-      state.threads[projectId] = thread.id;
-    }
-    return state.threads[projectId];
-  }
-
-  function labels(toolName) {
-    return SAVE_TOOL.test(toolName)
-      ? { running: "Saving to memory…", success: "Saved to memory", duplicate: "Already saved", error: "Failed to save" }
-      : { running: "Calling " + toolName + "…", success: "Done", duplicate: "Already saved", error: "Failed" };
-  }
-
-  // What a tool's answer means: success, duplicate, or error (seed 000's UI states).
-  function outcome(result) {
-    if (typeof result === "string") {
-      if (/^\s*(error|failed)\b/i.test(result)) return "error";
-      if (/already (exists|saved|remembered)|nearly identical/i.test(result)) return "duplicate";
-      return "success";
-    }
-    if (!result || typeof result !== "object") return "success";
-    if (result.duplicate === true) return "duplicate";
-    const said = [result.error, result.message].filter((x) => typeof x === "string").join(" ");
-    if (/already (exists|saved|remembered)|nearly identical|similar memory/i.test(said)) return "duplicate";
-    if (result.success === false || result.error) return "error";
-    return "success";
-  }
-
-  function renderToolResult(result, kind) {
-    const detail = $("#pg-detail");
-    detail.replaceChildren();
-    if (typeof result === "string") {
-      detail.append(el("pre", { class: "text-result" }, result));
-      return;
-    }
-    if (!result || typeof result !== "object") return;
-    const content = result.content || result.fact || result.existingContent;
-    const category = result.category;
-    if (content) {
-      detail.append(el("p", {}, category ? el("span", { class: "badge cat-" + category }, category) : null,
-        category ? " " : null, content));
-    }
-    const message = kind === "error" ? result.error || result.message : result.message;
-    if (message) detail.append(el("p", { class: kind === "error" ? "status error" : "hint" }, message));
-    if (kind === "duplicate" && result.existingContent && result.existingContent !== content) {
-      detail.append(el("p", { class: "hint" }, "Existing: " + result.existingContent));
-    }
-  }
-
-  $("#pg-form").addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const name = $("#pg-tool").value;
-    const box = $("#pg-result");
-    const l = labels(name);
-    let args;
-    try {
-      args = JSON.parse($("#pg-args").value || "{}");
-    } catch (e) {
-      box.hidden = false;
-      box.className = "card tool-result error";
-      $("#pg-state").textContent = l.error;
-      $("#pg-tool-name").textContent = name;
-      $("#pg-detail").replaceChildren(el("p", { class: "status error" }, "The arguments are not valid JSON: " + e.message));
-      $("#pg-raw").textContent = "";
-      return;
-    }
-    box.hidden = false;
-    box.className = "card tool-result running";
-    box.setAttribute("aria-busy", "true");
-    $("#pg-state").textContent = l.running;
-    $("#pg-tool-name").textContent = name;
-    $("#pg-detail").replaceChildren();
-    $("#pg-raw").textContent = "";
-    $("#pg-run").disabled = true;
-    const body = { name, arguments: args };
-    const project = $("#pg-project").value;
-    try {
-      if (project) body.thread_id = await playgroundThread(project);
-      const data = await api("POST", "/api/tools/" + encodeURIComponent($("#pg-profile").value) + "/call", body);
-      const result = data ? data.result : null;
-      const kind = outcome(result);
-      box.className = "card tool-result " + kind;
-      $("#pg-state").textContent = l[kind];
-      renderToolResult(result, kind);
-      $("#pg-raw").textContent = typeof result === "string" ? result : JSON.stringify(result, null, 2);
-      if (kind === "success" && SAVE_TOOL.test(name)) loadMemory();
-    } catch (e) {
-      box.className = "card tool-result error";
-      $("#pg-state").textContent = l.error;
-      $("#pg-detail").replaceChildren(el("p", { class: "status error" }, e.message));
-      $("#pg-raw").textContent = JSON.stringify(e.data || { error: e.message }, null, 2);
-    } finally {
-      box.removeAttribute("aria-busy");
-      $("#pg-run").disabled = false;
-    }
-  });
-
   // ------------------------------------------------------------------ start
 
   async function start() {
@@ -845,7 +680,6 @@
     await loadMemory();
     const current = tabs.find((t) => t.getAttribute("aria-selected") === "true");
     if (current && current.dataset.tab === "workspace") loadWorkspace();
-    if (current && current.dataset.tab === "playground") loadTools();
     document.body.dataset.ready = "1";
     document.dispatchEvent(new CustomEvent("memorybank:ready", { detail: state.me }));
   }
