@@ -292,9 +292,22 @@
     return el("span", { class: "importance" + (faded ? " faded" : ""), title }, text);
   }
 
-  function memoryCard(m, opts) {
+  // How well a search hit matches: its calibrated relevance (the chance that it answers the
+  // search) and the score the results are ordered by (relevance weighed with importance and
+  // recency).
+  function scoreBadge(hit) {
+    const r = hit.relevance;
+    const pct = r > 0 && r < 0.005 ? "< 1 %" : Math.round(r * 100) + " %";
+    return el("span", { class: "score", title: "Relevance: the chance that this fact answers your " +
+      "search. Score: what orders the results (relevance, weighed with importance and recency)." },
+      "Relevance " + pct + " · score " + hit.score.toFixed(2));
+  }
+
+  // hit: the search hit the card shows (with its scores), if the card is one.
+  function memoryCard(m, opts, hit) {
     const source = String(m.source || "ai").toLowerCase();
     const meta = el("div", { class: "meta" },
+      hit ? scoreBadge(hit) : null,
       el("span", { class: "badge cat-" + m.category, title: "Category" }, m.category),
       el("span", { class: "source src-" + source, title: "Source" },
         SOURCE_LABELS[source] || source),
@@ -389,18 +402,31 @@
     reload: () => loadMemory(),
   };
 
+  // The page of facts: the newest (in a category, if one is chosen), or with a search the best
+  // matches as hits with their scores.
+  async function fetchMemories(q, category) {
+    const params = new URLSearchParams({ limit: "200" });
+    if (category) params.set("category", category);
+    if (!q) {
+      const data = await api("GET", "/api/memory/user?" + params);
+      return { memories: data.memories, count: data.count, hits: null };
+    }
+    params.set("q", q);
+    params.set("scopes", "user");
+    const data = await api("GET", "/api/search?" + params);
+    return { memories: data.hits.map((h) => h.memory), count: data.hits.length, hits: data.hits };
+  }
+
   async function loadMemory() {
     if (!state.me) return;
-    const params = new URLSearchParams({ limit: "200" });
     const q = $("#search-q").value.trim();
     const category = $("#search-category").value;
-    if (q) params.set("q", q);
-    if (category) params.set("category", category);
     try {
-      const data = await api("GET", "/api/memory/user?" + params);
+      const data = await fetchMemories(q, category);
       const list = $("#memory-list");
-      list.replaceChildren(...data.memories.map((m) => memoryCard(m, memOpts)));
+      list.replaceChildren(...data.memories.map((m, i) => memoryCard(m, memOpts, data.hits && data.hits[i])));
       const filtered = q || category;
+      state.memoryCount = filtered ? null : data.count;
       $("#memory-empty").hidden = data.memories.length > 0;
       $("#memory-empty").textContent = filtered ? "No facts match this search."
         : "No facts yet. Add one above, or chat with the assistant.";
