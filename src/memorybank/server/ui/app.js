@@ -174,11 +174,28 @@
       tab.tabIndex = on ? 0 : -1;
       $("#" + tab.getAttribute("aria-controls")).hidden = !on;
       if (on && focus) tab.focus();
+      if (on) revealTab(tab);
     }
     if (location.hash !== "#" + name) history.replaceState(null, "", "#" + name);
     if (name === "workspace") loadWorkspace();
     document.dispatchEvent(new CustomEvent("memorybank:tab", { detail: name }));
   }
+
+  // The tab bar is one row that scrolls sideways on a narrow screen: keep the selected tab in
+  // view (without scrolling the page).
+  function revealTab(tab) {
+    const bar = tab.parentElement;
+    const outer = bar.getBoundingClientRect();
+    const inner = tab.getBoundingClientRect();
+    if (inner.left < outer.left) bar.scrollLeft -= outer.left - inner.left + 16;
+    else if (inner.right > outer.right) bar.scrollLeft += inner.right - outer.right + 16;
+  }
+
+  // Links to a page (href="#workspace") select its tab.
+  window.addEventListener("hashchange", () => {
+    const name = location.hash.slice(1);
+    if (tabs.some((t) => t.dataset.tab === name)) selectTab(name);
+  });
 
   tabs.forEach((tab, i) => {
     tab.addEventListener("click", () => selectTab(tab.dataset.tab));
