@@ -220,6 +220,7 @@
       state.me = await api("GET", "/api/me");
     } catch (e) {
       state.me = null;
+      if (e.status === 422 && actingUser() && !apiKey()) return refusedUser(e);
       $("#key-form").hidden = false;
       $("#whoami").textContent = "";
       if (e.status === 401 || e.status === 403) {
@@ -237,9 +238,20 @@
     $("#user-form").hidden = me.mode !== "local";
     $("#acting-user").value = me.mode === "local" ? me.user_id : "";
     $("#whoami").textContent = "Signed in as " + (me.name || me.user_id) +
-      (me.mode === "local" ? " (local mode: no accounts; switch to any user, e.g. one the CLI added)" : "");
+      (me.mode === "local" ? " · local mode" : "");
     fillProjects();
     return true;
+  }
+
+  // A user id the server refuses (one stored by an older page): back to the user "local",
+  // saying why.
+  async function refusedUser(e) {
+    const user = actingUser();
+    try { localStorage.removeItem(USER_STORAGE); } catch (err) { /* storage disabled */ }
+    const ok = await loadMe();
+    setStatus($("#user-status"), "The server refused the user “" + user + "”: " + e.message +
+      ". Back to the user local.", "error");
+    return ok;
   }
 
   function clearViews() {
@@ -275,17 +287,61 @@
     await start();
   });
 
+  // The server's rule for the user a local-mode request acts for (X-Memorybank-User, in
+  // server/principals.py): after trimming, 1–200 characters, none of them a control character.
+  // Empty means the user "local".
+  const USER_ID_MAX = 200;
+  const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+  function userIdProblem(user) {
+    if (CONTROL_CHARACTER.test(user)) {
+      return "it holds a control character (a tab or a line break, say), and a user id is " +
+        "1–200 characters with none of them";
+    }
+    if (Array.from(user).length > USER_ID_MAX) return "it is longer than 200 characters";
+    return null;
+  }
+
+  $("#acting-user").addEventListener("input", () => {
+    $("#acting-user").removeAttribute("aria-invalid");
+    setStatus($("#user-status"), "");
+  });
+
   $("#user-form").addEventListener("submit", async (event) => {
     event.preventDefault();
-    const user = $("#acting-user").value.trim();
+    const input = $("#acting-user");
+    const user = input.value.trim();
+    const problem = userIdProblem(user);
+    if (problem) {
+      input.setAttribute("aria-invalid", "true");
+      setStatus($("#user-status"), "Not switched: this is not a user id: " + problem + ".", "error");
+      input.focus();
+      return;
+    }
+    input.removeAttribute("aria-invalid");
     try {
       if (user && user !== "local") localStorage.setItem(USER_STORAGE, user);
       else localStorage.removeItem(USER_STORAGE);
     } catch (e) { /* storage disabled: the UI stays with the user "local" */ }
     state.tools = [];
     state.threads = {};
+    setStatus($("#user-status"), "");
     await start();
+    if (state.me && state.me.mode === "local") sayWhoThisIs(state.me.user_id);
   });
+
+  // After a switch: a user with no facts may be a typo, since any id is accepted (a new user
+  // simply starts empty), so say so.
+  function sayWhoThisIs(user) {
+    if (state.memoryCount === null || state.memoryCount === undefined || user === "local") return;
+    if (state.memoryCount > 0) {
+      setStatus($("#user-status"), "Now acting as “" + user + "” (" + plural(state.memoryCount, "fact") + ").", "ok");
+      return;
+    }
+    setStatus($("#user-status"), "“" + user + "” has no facts yet. User ids are exact (“Alice” is not " +
+      "“alice”): if you meant a user the CLI or your app saved, check the spelling; otherwise the " +
+      "first fact you add starts this user's memory.", "error");
+  }
 
   $("#key-clear").addEventListener("click", async () => {
     try { localStorage.removeItem(KEY_STORAGE); } catch (e) { /* ignore */ }
@@ -539,10 +595,25 @@
     reload: () => loadWorkspace(),
   };
 
+  // Local mode has no accounts: its projects are those holding memories, and a new one starts
+  // with its first fact.
+  function showLocalWorkspace(projects) {
+    const local = state.me.mode === "local";
+    $("#ws-none").hidden = local || projects.length > 0;
+    $("#ws-pick").hidden = !projects.length;
+    $("#ws-local").hidden = !local;
+    $("#ws-local-text").textContent = projects.length
+      ? "Local mode: you own every project and may do anything in it. Pick a project above, or " +
+        "open another by its id: its first fact starts it."
+      : "No project holds memories yet. Local mode: you own every project and may do anything " +
+        "in it. Open a project by its id, then add its first fact: that starts it.";
+    if (local && !projects.length) $("#ws-open").open = true;
+  }
+
   async function loadWorkspace() {
     if (!state.me) return;
     const projects = state.me.projects || [];
-    $("#ws-none").hidden = projects.length > 0;
+    showLocalWorkspace(projects);
     for (const id of ["#ws-add-form", "#ws-actions", "#ws-readonly"]) $(id).hidden = true;
     if (!projects.length) { $("#ws-list").replaceChildren(); $("#ws-empty").hidden = true; return; }
     const projectId = $("#ws-project").value || projects[0].id;
@@ -570,6 +641,37 @@
   }
 
   $("#ws-project").addEventListener("change", () => { setStatus($("#ws-status"), ""); loadWorkspace(); });
+
+  // A project id as the accounts take it (memorybank admin create-project), so that a project
+  // started in local mode can be registered later.
+  const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+
+  $("#ws-open-id").addEventListener("input", () => {
+    $("#ws-open-id").removeAttribute("aria-invalid");
+    setStatus($("#ws-open-status"), "");
+  });
+
+  $("#ws-open-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const input = $("#ws-open-id");
+    const id = input.value.trim();
+    if (!PROJECT_ID.test(id)) {
+      input.setAttribute("aria-invalid", "true");
+      setStatus($("#ws-open-status"), (id ? "“" + id + "” is not a project id" : "Type a project id") +
+        ": 1–64 letters, digits, “.”, “_”, “@” or “-”, starting with a letter or digit.", "error");
+      input.focus();
+      return;
+    }
+    const known = state.me.projects.some((p) => p.id === id);
+    if (!known) state.me.projects.push({ id, name: id, role: "owner" });
+    fillProjects();
+    $("#ws-project").value = id;
+    input.value = "";
+    setStatus($("#ws-open-status"), known ? "" : "Opened “" + id + "”: add its first fact below to start it.", "ok");
+    setStatus($("#ws-status"), "");
+    await loadWorkspace();
+    if (!known) $("#ws-add-fact").focus();
+  });
   $("#ws-add-form").addEventListener("submit", (event) => {
     event.preventDefault();
     addFact("/api/memory/drive/" + encodeURIComponent($("#ws-project").value),
