@@ -229,9 +229,7 @@ _REDOC_PAGE = """<!doctype html>
 """
 
 
-def _docs_page(
-    template: str, request: Request, app: FastAPI, title: str, csp: str
-) -> HTMLResponse:
+def _docs_page(template: str, request: Request, app: FastAPI, title: str, csp: str) -> HTMLResponse:
     """A documentation page, its links under the request's root path, with its own policy."""
     root = html.escape(request.scope.get("root_path", ""), quote=True)
     page = template.format(
