@@ -29,8 +29,8 @@ def local_projects(bank: MemoryBank, accounts: Accounts) -> list[ProjectView]:
 
 @router.get("/api/me", responses=documented(Me))
 def get_me(principal: PrincipalDep, bank: BankDep, accounts: AccountsDep) -> dict[str, Any]:
-    """Who is calling, in which mode, and their projects (in local mode: every project that
-    holds memories, each as owner)."""
+    """Who is calling, in which mode, and their projects."""
+    # Local mode: every project that holds memories, each as owner (local_projects).
     if principal.local:
         projects = local_projects(bank, accounts)
     else:
