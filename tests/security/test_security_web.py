@@ -7,6 +7,10 @@ itself to anyone.
 * DNS rebinding: the attacker's name resolves to 127.0.0.1, so the browser sends
   ``Host: attacker.example:8811`` and lets the page read the answers.
 * ``/healthz`` counted every tenant's memories; ``/metrics`` answered anyone.
+* Issue 27, findings 7 and 14: no answer said the UI may not be framed (clickjacking), nor
+  set a Content-Security-Policy, ``nosniff`` or a referrer policy. (The attacks themselves,
+  framing the UI and the policy holding while the UI is used, are run in Chromium by
+  ``tests/server/test_ui_security.py``.)
 
 Most run against a real ``memorybank serve`` over real HTTP; the rest through TestClient where
 only a peer address or a setting differs (``memorybank.server.guard`` holds the rules).
@@ -14,6 +18,7 @@ only a peer address or a setting differs (``memorybank.server.guard`` holds the 
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +31,8 @@ from memorybank import MemoryBank
 from memorybank.model import Memory
 from memorybank.providers.embedders.local import LocalEmbedder
 from memorybank.rules.portability import export_json
+from memorybank.server.headers import DOCS_POLICY, POLICY, REDOC_POLICY
+from memorybank.server.ui import UI_DIR
 from memorybank.services.accounts import Accounts
 from memorybank.settings import Settings
 from memorybank.stores.sqlite import SQLiteStore
@@ -305,3 +312,90 @@ def test_metrics_token(bank: MemoryBank) -> None:
     assert local.get("/metrics").status_code == 401  # with a token set, it is asked of everyone
     plain = make_world(bank, users=False)  # same users; no token: loopback callers only
     assert TestClient(plain.app, client=("203.0.113.7", 40000)).get("/metrics").status_code == 403
+
+
+# -- issue 27, findings 7 and 14: what every answer tells the browser ---------------------------
+
+
+def _directives(policy: str) -> dict[str, set[str]]:
+    parts = (d.split() for d in policy.split(";") if d.strip())
+    return {name: set(values) for name, *values in parts}
+
+
+def _assert_browser_headers(response: httpx.Response, policy: str = POLICY) -> None:
+    where = f"{response.request.method} {response.request.url.path} ({response.status_code})"
+    assert response.headers.get("content-security-policy") == policy, where
+    assert response.headers.get("x-frame-options") == "DENY", where
+    assert response.headers.get("x-content-type-options") == "nosniff", where
+    assert response.headers.get("referrer-policy") == "no-referrer", where
+
+
+def test_every_policy_forbids_framing_and_inline_scripts() -> None:
+    for policy in (POLICY, DOCS_POLICY, REDOC_POLICY):
+        directives = _directives(policy)
+        assert directives["frame-ancestors"] == {"'none'"}
+        assert directives["script-src"] == {"'self'"}  # no inline script, no eval
+        assert directives["default-src"] == {"'none'"}
+        assert directives["base-uri"] == {"'none'"}
+    assert _directives(POLICY)["style-src"] == {"'self'"}  # the UI has no inline style either
+
+
+def test_every_answer_carries_the_browser_headers(http: httpx.Client, local_server: str) -> None:
+    """Pages, assets, API answers, errors and refusals alike, over real HTTP."""
+    for method, path, status in (
+        ("GET", "/", 200),
+        ("GET", "/app.js", 200),
+        ("GET", "/app.css", 200),
+        ("GET", "/ui/live.js", 200),
+        ("GET", "/ui/chart.umd.min.js", 200),
+        ("GET", "/ui/index.html", 200),
+        ("GET", "/favicon.ico", 200),
+        ("GET", "/api/me", 200),
+        ("GET", "/api/memory/user", 200),
+        ("GET", "/healthz", 200),
+        ("GET", "/openapi.json", 200),
+        ("GET", "/docs/init.js", 200),
+        ("GET", "/docs/assets/swagger-ui-bundle.js", 200),
+        ("GET", "/api/nope", 404),
+        ("GET", "/api/search", 422),
+        ("DELETE", "/api/memory/user/mem_nope", 404),
+    ):
+        response = http.request(method, path)
+        assert response.status_code == status, (path, response.text)
+        _assert_browser_headers(response)
+    # Refusals by the guard (another host, a form post) and the body limit.
+    _assert_browser_headers(http.get("/", headers={"Host": "attacker.example"}))
+    form = http.post("/api/memory/user", content=b"fact=x", headers={"Content-Type": "text/plain"})
+    assert form.status_code == 415
+    _assert_browser_headers(form)
+    huge = http.post("/api/memory/user", content=b"x" * 3_000_000, headers=JSON)
+    assert huge.status_code == 413
+    _assert_browser_headers(huge)
+    # A stream (the events, SSE) has them from its first bytes.
+    with http.stream("GET", "/api/events") as events:
+        assert events.status_code == 200
+        _assert_browser_headers(events)
+
+
+def test_the_documentation_pages_have_their_own_policy_and_no_inline_script(
+    http: httpx.Client,
+) -> None:
+    for path, policy in (("/docs", DOCS_POLICY), ("/redoc", REDOC_POLICY)):
+        page = http.get(path)
+        assert page.status_code == 200
+        _assert_browser_headers(page, policy)
+        assert not re.search(r"<script(?![^>]*\bsrc=)", page.text), page.text
+
+
+def test_the_ui_files_hold_no_inline_script_style_or_handler() -> None:
+    """What the policy would refuse: the UI must not need it (the Chromium tests show that it
+    works under the policy; this says where to look when they fail)."""
+    page = (UI_DIR / "index.html").read_text(encoding="utf-8")
+    assert not re.search(r"<script(?![^>]*\bsrc=)", page), "an inline <script>"
+    assert not re.search(r"<style\b", page), "an inline <style>"
+    assert not re.search(r"\son[a-z]+\s*=", page), "an inline event handler (onclick=…)"
+    assert not re.search(r"\sstyle\s*=", page), "an inline style attribute"
+    for name in ("index.html", "app.js", "live.js"):
+        text = (UI_DIR / name).read_text(encoding="utf-8")
+        assert "javascript:" not in text, f"a javascript: URL in {name}"
+        assert not re.search(r"\beval\(|new Function\(", text), f"eval in {name}"

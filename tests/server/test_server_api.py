@@ -85,6 +85,21 @@ def test_me(client: TestClient, world: World) -> None:
     assert client.get("/api/me", headers=world.auth("admin")).json()["org_admin"] is True
 
 
+def test_me_in_local_mode_lists_every_project_with_memories_as_owner(bank: MemoryBank) -> None:
+    """Local mode's one user owns every project: those holding memories are its projects
+    (issue 28: the Workspace page said "not in any project" after a project fact was saved)."""
+    with TestClient(make_world(bank, users=False).app, client=LOOPBACK_PEER) as local:
+        assert local.get("/api/me").json()["projects"] == []
+        saved = local.post("/api/memory/drive/apollo", json={"fact": "Apollo deploys on Fridays"})
+        assert saved.status_code == 201, saved.text
+        bank.save("alice", "Zeus ships weekly", "project", project_id="zeus")
+        owner = [{"id": "apollo", "name": "apollo", "role": "owner"}]
+        owner.append({"id": "zeus", "name": "zeus", "role": "owner"})
+        assert local.get("/api/me").json()["projects"] == owner
+        as_alice = local.get("/api/me", headers={"X-Memorybank-User": "alice"}).json()
+        assert as_alice["projects"] == owner
+
+
 def test_api_keys_stored_only_as_hashes(
     client: TestClient, world: World, any_bank: MemoryBank
 ) -> None:

@@ -445,6 +445,16 @@ def test_scopes_names_each_scope_with_current_memories_once(store: Store) -> Non
     assert ("bob", None) not in [(s.user_id, s.project_id) for s in store.scopes()]
 
 
+def test_project_ids_lists_each_project_with_memories_once(store: Store) -> None:
+    assert store.project_ids() == []
+    ms = [mem("bob", "b1"), mem("alice", "p1", "zeus"), mem("bob", "p2", "apollo")]
+    ms += [mem("alice", "p3", "apollo"), mem("zoe", "z1"), mem("alice", "p4", "a.b-c")]
+    put(store, ms, [vec(1)] * len(ms))
+    assert store.project_ids() == ["a.b-c", "apollo", "zeus"]
+    store.delete([ms[1].id], ScopeSet.of(Scope(user_id="alice", project_id="zeus")), "alice")
+    assert store.project_ids() == ["a.b-c", "apollo"]
+
+
 def test_meta(store: Store) -> None:
     assert store.get_meta("embedding_model") is None
     store.set_meta("embedding_model", "m1")

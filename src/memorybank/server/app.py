@@ -11,6 +11,8 @@ OpenAPI at
   (:func:`~memorybank.server.principals.resolve_principal`).
 * Permissions: seed 002 §6.5's table is :mod:`memorybank.rules.permissions`, enforced by the bank;
   :mod:`memorybank.server.principals` says who is calling and their role in a project.
+* Browsers: every answer forbids framing and inline scripts (a Content-Security-Policy and
+  more: :mod:`memorybank.server.headers`).
 * Errors: always ``{"error": "<what to fix>"}``;
   :func:`~memorybank.server.error_responses.status_code` is the one mapping from the
   :class:`~memorybank.MemoryBankError` tree to HTTP statuses.
@@ -53,6 +55,7 @@ from memorybank.server.deps import mcp_caller
 from memorybank.server.error_responses import error_response, register_error_handlers
 from memorybank.server.execution import Execution
 from memorybank.server.guard import Guard, host_name
+from memorybank.server.headers import with_security_headers
 from memorybank.server.metrics import Metrics, MetricsMiddleware
 from memorybank.server.openapi import TAGS, contract_schema, mount_docs
 from memorybank.server.principals import Unauthorized, resolve_principal
@@ -262,6 +265,7 @@ def create_app(
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
     app.add_middleware(Guard, accounts=accounts, settings=settings)  # host, origin, body type
     app.add_middleware(MetricsMiddleware, metrics=metrics)
+    with_security_headers(app)  # CSP, no framing, nosniff, no referrer: on every answer
     register_error_handlers(app)
     _add_routes(app)
     _mount_mcp(app, mcp_app, accounts)  # after the API's routes, then the web UI last

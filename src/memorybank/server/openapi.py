@@ -8,7 +8,9 @@
   route), and those of its kind that :func:`contract_schema` adds (401 for ``/api``, 400, 413
   and 415 for a body, 421 for every request, 422 for parameters or a body).
 * ``/docs`` (Swagger UI) and ``/redoc`` load their scripts and styles from this server: the
-  files come with the ``fastapi-offline`` package, so the pages work with no network.
+  files come with the ``fastapi-offline`` package, so the pages work with no network. They
+  run no inline script, under policies of their own
+  (:data:`~memorybank.server.headers.DOCS_POLICY`, ``REDOC_POLICY``).
 
     >>> operation_id_of(APIRoute("/api/search", lambda: None, name="search"))
     'search'
@@ -16,18 +18,19 @@
 
 from __future__ import annotations
 
+import html
 from importlib.resources import files
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel
 
 from memorybank.server.error_responses import errors
+from memorybank.server.headers import DOCS_POLICY, REDOC_POLICY
 from memorybank.server.schemas import ExportDocument
 
 #: Where the documentation pages' scripts and styles are served from.
@@ -177,6 +180,67 @@ def _add_models(schemas: dict[str, Any], *models: type[BaseModel]) -> None:
         schemas[model.__name__] = schema
 
 
+#: Swagger UI's start, a script of its own (``/docs/init.js``): the documentation pages run
+#: no inline script (:data:`~memorybank.server.headers.DOCS_POLICY`). It reads the schema's
+#: address from the page.
+SWAGGER_INIT = """\
+"use strict";
+window.ui = SwaggerUIBundle({
+  url: document.getElementById("swagger-ui").dataset.openapiUrl,
+  dom_id: "#swagger-ui",
+  layout: "BaseLayout",
+  deepLinking: true,
+  showExtensions: true,
+  showCommonExtensions: true,
+  presets: [SwaggerUIBundle.presets.apis, SwaggerUIBundle.SwaggerUIStandalonePreset],
+});
+"""
+
+_SWAGGER_PAGE = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<link rel="stylesheet" href="{assets}/swagger-ui.css">
+<link rel="icon" href="{assets}/favicon.png">
+</head>
+<body>
+<div id="swagger-ui" data-openapi-url="{openapi}"></div>
+<script src="{assets}/swagger-ui-bundle.js"></script>
+<script src="{root}/docs/init.js"></script>
+</body>
+</html>
+"""
+
+_REDOC_PAGE = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<link rel="icon" href="{assets}/favicon.png">
+</head>
+<body>
+<redoc spec-url="{openapi}"></redoc>
+<script src="{assets}/redoc.standalone.js"></script>
+</body>
+</html>
+"""
+
+
+def _docs_page(template: str, request: Request, app: FastAPI, title: str, csp: str) -> HTMLResponse:
+    """A documentation page, its links under the request's root path, with its own policy."""
+    root = html.escape(request.scope.get("root_path", ""), quote=True)
+    page = template.format(
+        title=html.escape(f"{app.title} - {title}"),
+        root=root,
+        assets=root + DOCS_ASSETS,
+        openapi=root + html.escape(app.openapi_url or "/openapi.json", quote=True),
+    )
+    return HTMLResponse(page, headers={"Content-Security-Policy": csp})
+
+
 def mount_docs(app: FastAPI) -> None:
     """Serve Swagger UI at ``/docs`` and ReDoc at ``/redoc``, their assets from this server,
     and the contract schema at ``/openapi.json``."""
@@ -186,31 +250,22 @@ def mount_docs(app: FastAPI) -> None:
 
     @app.get("/docs", include_in_schema=False)
     async def swagger_ui(request: Request) -> HTMLResponse:
-        root = request.scope.get("root_path", "")
-        return get_swagger_ui_html(
-            openapi_url=f"{root}{app.openapi_url}",
-            title=f"{app.title} - Swagger UI",
-            swagger_js_url=f"{root}{DOCS_ASSETS}/swagger-ui-bundle.js",
-            swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
-            swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
-        )
+        return _docs_page(_SWAGGER_PAGE, request, app, "Swagger UI", DOCS_POLICY)
+
+    @app.get("/docs/init.js", include_in_schema=False)
+    async def swagger_init() -> Response:
+        return Response(SWAGGER_INIT, media_type="text/javascript")
 
     @app.get("/redoc", include_in_schema=False)
     async def redoc(request: Request) -> HTMLResponse:
-        root = request.scope.get("root_path", "")
-        return get_redoc_html(
-            openapi_url=f"{root}{app.openapi_url}",
-            title=f"{app.title} - ReDoc",
-            redoc_js_url=f"{root}{DOCS_ASSETS}/redoc.standalone.js",
-            redoc_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
-            with_google_fonts=False,
-        )
+        return _docs_page(_REDOC_PAGE, request, app, "ReDoc", REDOC_POLICY)
 
 
 __all__ = [
     "BEARER",
     "DOCS_ASSETS",
     "SEED_002",
+    "SWAGGER_INIT",
     "TAGS",
     "contract_schema",
     "documented",

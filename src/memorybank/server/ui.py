@@ -3,6 +3,11 @@
     GET /           → index.html
     GET /app.js     → the script (also /ui/app.js)
     GET /app.css    → the styles (also /ui/app.css)
+    GET /favicon.ico → the icon (also /ui/favicon.ico)
+
+The pages run no inline script or style, as the server's Content-Security-Policy requires
+(:mod:`memorybank.server.headers`): every script is a file here, every handler is attached by
+``addEventListener``.
 
 :func:`mount_ui` is called last by :func:`memorybank.server.app.create_app`, so every API
 route registered before it wins over the static files.
@@ -36,6 +41,7 @@ def mount_ui(app: FastAPI) -> None:
     for name, media_type in (
         ("app.js", "text/javascript"),
         ("app.css", "text/css"),
+        ("favicon.ico", "image/vnd.microsoft.icon"),
     ):
         _asset_route(app, name, media_type)
 

@@ -223,6 +223,11 @@ class Store(Protocol):
         project's (named with one of its users), sorted (for jobs over all scopes)."""
         ...
 
+    def project_ids(self) -> list[str]:
+        """The id of every project holding memories, sorted (local mode's projects: its one
+        user owns every project)."""
+        ...
+
     def stats(self) -> dict[str, int | str]:
         """Counts and sizes for ``memorybank stats``."""
         ...

@@ -691,6 +691,17 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
             )
         return [Scope(user_id=str(r[1]), project_id=r[0]) for r in rows]
 
+    def project_ids(self) -> list[str]:
+        """Every project holding memories (current or superseded), by id, sorted: one index
+        seek per project (``p:…`` scope keys sort together, before the users' ``u:…``)."""
+        found: list[str] = []
+        with self.reading() as txn:
+            row = txn.one("SELECT min(scope_key) FROM memories WHERE scope_key >= ?", ("p:",))
+            while row is not None and isinstance(row[0], str) and row[0].startswith("p:"):
+                found.append(row[0][2:])
+                row = txn.one("SELECT min(scope_key) FROM memories WHERE scope_key > ?", row)
+        return found
+
     def stats(self) -> dict[str, int | str]:
         """Counts and sizes."""
         counts = {

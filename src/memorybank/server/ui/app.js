@@ -7,7 +7,6 @@
   const USER_STORAGE = "memorybank.user";
   const CATEGORIES = ["identity", "preference", "relationship", "project", "context"];
   const SOURCE_LABELS = { ai: "AI", user: "You", import: "Imported", conversation: "Conversation" };
-  const SAVE_TOOL = /save|add|remember|memori[sz]e|store|create|insert|log/i;
 
   const $ = (sel, root) => (root || document).querySelector(sel);
   const state = {
@@ -175,12 +174,28 @@
       tab.tabIndex = on ? 0 : -1;
       $("#" + tab.getAttribute("aria-controls")).hidden = !on;
       if (on && focus) tab.focus();
+      if (on) revealTab(tab);
     }
     if (location.hash !== "#" + name) history.replaceState(null, "", "#" + name);
     if (name === "workspace") loadWorkspace();
-    if (name === "playground" && !state.tools.length && state.me) loadTools();
     document.dispatchEvent(new CustomEvent("memorybank:tab", { detail: name }));
   }
+
+  // The tab bar is one row that scrolls sideways on a narrow screen: keep the selected tab in
+  // view (without scrolling the page).
+  function revealTab(tab) {
+    const bar = tab.parentElement;
+    const outer = bar.getBoundingClientRect();
+    const inner = tab.getBoundingClientRect();
+    if (inner.left < outer.left) bar.scrollLeft -= outer.left - inner.left + 16;
+    else if (inner.right > outer.right) bar.scrollLeft += inner.right - outer.right + 16;
+  }
+
+  // Links to a page (href="#workspace") select its tab.
+  window.addEventListener("hashchange", () => {
+    const name = location.hash.slice(1);
+    if (tabs.some((t) => t.dataset.tab === name)) selectTab(name);
+  });
 
   tabs.forEach((tab, i) => {
     tab.addEventListener("click", () => selectTab(tab.dataset.tab));
@@ -205,6 +220,7 @@
       state.me = await api("GET", "/api/me");
     } catch (e) {
       state.me = null;
+      if (e.status === 422 && actingUser() && !apiKey()) return refusedUser(e);
       $("#key-form").hidden = false;
       $("#whoami").textContent = "";
       if (e.status === 401 || e.status === 403) {
@@ -222,9 +238,20 @@
     $("#user-form").hidden = me.mode !== "local";
     $("#acting-user").value = me.mode === "local" ? me.user_id : "";
     $("#whoami").textContent = "Signed in as " + (me.name || me.user_id) +
-      (me.mode === "local" ? " (local mode: no accounts; switch to any user, e.g. one the CLI added)" : "");
+      (me.mode === "local" ? " · local mode" : "");
     fillProjects();
     return true;
+  }
+
+  // A user id the server refuses (one stored by an older page): back to the user "local",
+  // saying why.
+  async function refusedUser(e) {
+    const user = actingUser();
+    try { localStorage.removeItem(USER_STORAGE); } catch (err) { /* storage disabled */ }
+    const ok = await loadMe();
+    setStatus($("#user-status"), "The server refused the user “" + user + "”: " + e.message +
+      ". Back to the user local.", "error");
+    return ok;
   }
 
   function clearViews() {
@@ -260,17 +287,61 @@
     await start();
   });
 
+  // The server's rule for the user a local-mode request acts for (X-Memorybank-User, in
+  // server/principals.py): after trimming, 1–200 characters, none of them a control character.
+  // Empty means the user "local".
+  const USER_ID_MAX = 200;
+  const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+  function userIdProblem(user) {
+    if (CONTROL_CHARACTER.test(user)) {
+      return "it holds a control character (a tab or a line break, say), and a user id is " +
+        "1–200 characters with none of them";
+    }
+    if (Array.from(user).length > USER_ID_MAX) return "it is longer than 200 characters";
+    return null;
+  }
+
+  $("#acting-user").addEventListener("input", () => {
+    $("#acting-user").removeAttribute("aria-invalid");
+    setStatus($("#user-status"), "");
+  });
+
   $("#user-form").addEventListener("submit", async (event) => {
     event.preventDefault();
-    const user = $("#acting-user").value.trim();
+    const input = $("#acting-user");
+    const user = input.value.trim();
+    const problem = userIdProblem(user);
+    if (problem) {
+      input.setAttribute("aria-invalid", "true");
+      setStatus($("#user-status"), "Not switched: this is not a user id: " + problem + ".", "error");
+      input.focus();
+      return;
+    }
+    input.removeAttribute("aria-invalid");
     try {
       if (user && user !== "local") localStorage.setItem(USER_STORAGE, user);
       else localStorage.removeItem(USER_STORAGE);
     } catch (e) { /* storage disabled: the UI stays with the user "local" */ }
     state.tools = [];
     state.threads = {};
+    setStatus($("#user-status"), "");
     await start();
+    if (state.me && state.me.mode === "local") sayWhoThisIs(state.me.user_id);
   });
+
+  // After a switch: a user with no facts may be a typo, since any id is accepted (a new user
+  // simply starts empty), so say so.
+  function sayWhoThisIs(user) {
+    if (state.memoryCount === null || state.memoryCount === undefined || user === "local") return;
+    if (state.memoryCount > 0) {
+      setStatus($("#user-status"), "Now acting as “" + user + "” (" + plural(state.memoryCount, "fact") + ").", "ok");
+      return;
+    }
+    setStatus($("#user-status"), "“" + user + "” has no facts yet. User ids are exact (“Alice” is not " +
+      "“alice”): if you meant a user the CLI or your app saved, check the spelling; otherwise the " +
+      "first fact you add starts this user's memory.", "error");
+  }
 
   $("#key-clear").addEventListener("click", async () => {
     try { localStorage.removeItem(KEY_STORAGE); } catch (e) { /* ignore */ }
@@ -294,9 +365,22 @@
     return el("span", { class: "importance" + (faded ? " faded" : ""), title }, text);
   }
 
-  function memoryCard(m, opts) {
+  // How well a search hit matches: its calibrated relevance (the chance that it answers the
+  // search) and the score the results are ordered by (relevance weighed with importance and
+  // recency).
+  function scoreBadge(hit) {
+    const r = hit.relevance;
+    const pct = r > 0 && r < 0.005 ? "< 1 %" : Math.round(r * 100) + " %";
+    return el("span", { class: "score", title: "Relevance: the chance that this fact answers your " +
+      "search. Score: what orders the results (relevance, weighed with importance and recency)." },
+      "Relevance " + pct + " · score " + hit.score.toFixed(2));
+  }
+
+  // hit: the search hit the card shows (with its scores), if the card is one.
+  function memoryCard(m, opts, hit) {
     const source = String(m.source || "ai").toLowerCase();
     const meta = el("div", { class: "meta" },
+      hit ? scoreBadge(hit) : null,
       el("span", { class: "badge cat-" + m.category, title: "Category" }, m.category),
       el("span", { class: "source src-" + source, title: "Source" },
         SOURCE_LABELS[source] || source),
@@ -391,18 +475,31 @@
     reload: () => loadMemory(),
   };
 
+  // The page of facts: the newest (in a category, if one is chosen), or with a search the best
+  // matches as hits with their scores.
+  async function fetchMemories(q, category) {
+    const params = new URLSearchParams({ limit: "200" });
+    if (category) params.set("category", category);
+    if (!q) {
+      const data = await api("GET", "/api/memory/user?" + params);
+      return { memories: data.memories, count: data.count, hits: null };
+    }
+    params.set("q", q);
+    params.set("scopes", "user");
+    const data = await api("GET", "/api/search?" + params);
+    return { memories: data.hits.map((h) => h.memory), count: data.hits.length, hits: data.hits };
+  }
+
   async function loadMemory() {
     if (!state.me) return;
-    const params = new URLSearchParams({ limit: "200" });
     const q = $("#search-q").value.trim();
     const category = $("#search-category").value;
-    if (q) params.set("q", q);
-    if (category) params.set("category", category);
     try {
-      const data = await api("GET", "/api/memory/user?" + params);
+      const data = await fetchMemories(q, category);
       const list = $("#memory-list");
-      list.replaceChildren(...data.memories.map((m) => memoryCard(m, memOpts)));
+      list.replaceChildren(...data.memories.map((m, i) => memoryCard(m, memOpts, data.hits && data.hits[i])));
       const filtered = q || category;
+      state.memoryCount = filtered ? null : data.count;
       $("#memory-empty").hidden = data.memories.length > 0;
       $("#memory-empty").textContent = filtered ? "No facts match this search."
         : "No facts yet. Add one above, or chat with the assistant.";
@@ -500,10 +597,25 @@
     reload: () => loadWorkspace(),
   };
 
+  // Local mode has no accounts: its projects are those holding memories, and a new one starts
+  // with its first fact.
+  function showLocalWorkspace(projects) {
+    const local = state.me.mode === "local";
+    $("#ws-none").hidden = local || projects.length > 0;
+    $("#ws-pick").hidden = !projects.length;
+    $("#ws-local").hidden = !local;
+    $("#ws-local-text").textContent = projects.length
+      ? "Local mode: you own every project and may do anything in it. Pick a project above, or " +
+        "open another by its id: its first fact starts it."
+      : "No project holds memories yet. Local mode: you own every project and may do anything " +
+        "in it. Open a project by its id, then add its first fact: that starts it.";
+    if (local && !projects.length) $("#ws-open").open = true;
+  }
+
   async function loadWorkspace() {
     if (!state.me) return;
     const projects = state.me.projects || [];
-    $("#ws-none").hidden = projects.length > 0;
+    showLocalWorkspace(projects);
     for (const id of ["#ws-add-form", "#ws-actions", "#ws-readonly"]) $(id).hidden = true;
     if (!projects.length) { $("#ws-list").replaceChildren(); $("#ws-empty").hidden = true; return; }
     const projectId = $("#ws-project").value || projects[0].id;
@@ -531,6 +643,37 @@
   }
 
   $("#ws-project").addEventListener("change", () => { setStatus($("#ws-status"), ""); loadWorkspace(); });
+
+  // A project id as the accounts take it (memorybank admin create-project), so that a project
+  // started in local mode can be registered later.
+  const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+
+  $("#ws-open-id").addEventListener("input", () => {
+    $("#ws-open-id").removeAttribute("aria-invalid");
+    setStatus($("#ws-open-status"), "");
+  });
+
+  $("#ws-open-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const input = $("#ws-open-id");
+    const id = input.value.trim();
+    if (!PROJECT_ID.test(id)) {
+      input.setAttribute("aria-invalid", "true");
+      setStatus($("#ws-open-status"), (id ? "“" + id + "” is not a project id" : "Type a project id") +
+        ": 1–64 letters, digits, “.”, “_”, “@” or “-”, starting with a letter or digit.", "error");
+      input.focus();
+      return;
+    }
+    const known = state.me.projects.some((p) => p.id === id);
+    if (!known) state.me.projects.push({ id, name: id, role: "owner" });
+    fillProjects();
+    $("#ws-project").value = id;
+    input.value = "";
+    setStatus($("#ws-open-status"), known ? "" : "Opened “" + id + "”: add its first fact below to start it.", "ok");
+    setStatus($("#ws-status"), "");
+    await loadWorkspace();
+    if (!known) $("#ws-add-fact").focus();
+  });
   $("#ws-add-form").addEventListener("submit", (event) => {
     event.preventDefault();
     addFact("/api/memory/drive/" + encodeURIComponent($("#ws-project").value),
@@ -675,169 +818,6 @@
     }
   });
 
-  // ------------------------------------------------------------------ playground
-
-  function toolInfo(t) {
-    const f = t.function || t;
-    return { name: f.name, description: f.description || "", parameters: f.parameters || f.input_schema || {} };
-  }
-
-  function example(schema) {
-    if (!schema || typeof schema !== "object") return null;
-    // Optional (nullable) arguments start as null: the model may leave them out.
-    if (Array.isArray(schema.type) && schema.type.includes("null")) return null;
-    if (schema.anyOf && schema.anyOf.some((s) => s.type === "null")) return null;
-    if (schema.enum) return schema.enum[0];
-    const type = schema.type;
-    if (schema.anyOf) return example(schema.anyOf[0]);
-    switch (type) {
-      case "string": return "";
-      case "integer": case "number": return schema.minimum ?? 0;
-      case "boolean": return false;
-      case "array": return [];
-      case "object": {
-        const out = {};
-        const required = schema.required || Object.keys(schema.properties || {});
-        for (const k of required) out[k] = example((schema.properties || {})[k]);
-        return out;
-      }
-      default: return null;
-    }
-  }
-
-  async function loadTools() {
-    const profile = $("#pg-profile").value;
-    const select = $("#pg-tool");
-    const ticket = (state.toolsTicket = (state.toolsTicket || 0) + 1);
-    select.replaceChildren();
-    $("#pg-description").textContent = "Loading tools…";
-    try {
-      const data = await api("GET", "/api/tools/" + encodeURIComponent(profile) + "?format=openai");
-      if (ticket !== state.toolsTicket) return; // the profile changed meanwhile
-      state.tools = (data.tools || []).map(toolInfo);
-      for (const t of state.tools) select.append(el("option", { value: t.name, text: t.name }));
-      $("#pg-cost").textContent = data.token_cost ? "Tool definitions cost ≈ " + data.token_cost + " tokens" : "";
-      showTool();
-    } catch (e) {
-      $("#pg-description").textContent = "Could not load tools: " + e.message;
-    }
-  }
-
-  function showTool() {
-    const t = state.tools.find((x) => x.name === $("#pg-tool").value);
-    $("#pg-description").textContent = t ? t.description : "";
-    $("#pg-args").value = JSON.stringify(t ? example(t.parameters) || {} : {}, null, 2);
-  }
-
-  $("#pg-profile").addEventListener("change", loadTools);
-  $("#pg-tool").addEventListener("change", showTool);
-  $("#pg-args").addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
-      event.preventDefault();
-      $("#pg-form").requestSubmit();
-    }
-  });
-
-  // A tool call runs in a project when its conversation (thread) is in that project.
-  async function playgroundThread(projectId) {
-    state.threads = state.threads || {};
-    if (!state.threads[projectId]) {
-      const thread = await api("POST", "/api/threads", { project_id: projectId, title: "Tool playground" });
-      state.threads[projectId] = thread.id;
-    }
-    return state.threads[projectId];
-  }
-
-  function labels(toolName) {
-    return SAVE_TOOL.test(toolName)
-      ? { running: "Saving to memory…", success: "Saved to memory", duplicate: "Already saved", error: "Failed to save" }
-      : { running: "Calling " + toolName + "…", success: "Done", duplicate: "Already saved", error: "Failed" };
-  }
-
-  // What a tool's answer means: success, duplicate, or error (seed 000's UI states).
-  function outcome(result) {
-    if (typeof result === "string") {
-      if (/^\s*(error|failed)\b/i.test(result)) return "error";
-      if (/already (exists|saved|remembered)|nearly identical/i.test(result)) return "duplicate";
-      return "success";
-    }
-    if (!result || typeof result !== "object") return "success";
-    if (result.duplicate === true) return "duplicate";
-    const said = [result.error, result.message].filter((x) => typeof x === "string").join(" ");
-    if (/already (exists|saved|remembered)|nearly identical|similar memory/i.test(said)) return "duplicate";
-    if (result.success === false || result.error) return "error";
-    return "success";
-  }
-
-  function renderToolResult(result, kind) {
-    const detail = $("#pg-detail");
-    detail.replaceChildren();
-    if (typeof result === "string") {
-      detail.append(el("pre", { class: "text-result" }, result));
-      return;
-    }
-    if (!result || typeof result !== "object") return;
-    const content = result.content || result.fact || result.existingContent;
-    const category = result.category;
-    if (content) {
-      detail.append(el("p", {}, category ? el("span", { class: "badge cat-" + category }, category) : null,
-        category ? " " : null, content));
-    }
-    const message = kind === "error" ? result.error || result.message : result.message;
-    if (message) detail.append(el("p", { class: kind === "error" ? "status error" : "hint" }, message));
-    if (kind === "duplicate" && result.existingContent && result.existingContent !== content) {
-      detail.append(el("p", { class: "hint" }, "Existing: " + result.existingContent));
-    }
-  }
-
-  $("#pg-form").addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const name = $("#pg-tool").value;
-    const box = $("#pg-result");
-    const l = labels(name);
-    let args;
-    try {
-      args = JSON.parse($("#pg-args").value || "{}");
-    } catch (e) {
-      box.hidden = false;
-      box.className = "card tool-result error";
-      $("#pg-state").textContent = l.error;
-      $("#pg-tool-name").textContent = name;
-      $("#pg-detail").replaceChildren(el("p", { class: "status error" }, "The arguments are not valid JSON: " + e.message));
-      $("#pg-raw").textContent = "";
-      return;
-    }
-    box.hidden = false;
-    box.className = "card tool-result running";
-    box.setAttribute("aria-busy", "true");
-    $("#pg-state").textContent = l.running;
-    $("#pg-tool-name").textContent = name;
-    $("#pg-detail").replaceChildren();
-    $("#pg-raw").textContent = "";
-    $("#pg-run").disabled = true;
-    const body = { name, arguments: args };
-    const project = $("#pg-project").value;
-    try {
-      if (project) body.thread_id = await playgroundThread(project);
-      const data = await api("POST", "/api/tools/" + encodeURIComponent($("#pg-profile").value) + "/call", body);
-      const result = data ? data.result : null;
-      const kind = outcome(result);
-      box.className = "card tool-result " + kind;
-      $("#pg-state").textContent = l[kind];
-      renderToolResult(result, kind);
-      $("#pg-raw").textContent = typeof result === "string" ? result : JSON.stringify(result, null, 2);
-      if (kind === "success" && SAVE_TOOL.test(name)) loadMemory();
-    } catch (e) {
-      box.className = "card tool-result error";
-      $("#pg-state").textContent = l.error;
-      $("#pg-detail").replaceChildren(el("p", { class: "status error" }, e.message));
-      $("#pg-raw").textContent = JSON.stringify(e.data || { error: e.message }, null, 2);
-    } finally {
-      box.removeAttribute("aria-busy");
-      $("#pg-run").disabled = false;
-    }
-  });
-
   // ------------------------------------------------------------------ start
 
   async function start() {
@@ -847,7 +827,6 @@
     await loadMemory();
     const current = tabs.find((t) => t.getAttribute("aria-selected") === "true");
     if (current && current.dataset.tab === "workspace") loadWorkspace();
-    if (current && current.dataset.tab === "playground") loadTools();
     document.body.dataset.ready = "1";
     document.dispatchEvent(new CustomEvent("memorybank:ready", { detail: state.me }));
   }

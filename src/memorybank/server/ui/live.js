@@ -222,14 +222,19 @@
 
   async function loadInsights() {
     const status = $("#insights-status");
+    const local = ui().state.me.mode === "local";
+    $("#insights-whose").textContent = local
+      ? "for the whole database (local mode: you may see everything)" : "for your org (org admins)";
     ui().setStatus(status, "Loading…");
     let m;
     try {
       m = await ui().api("GET", "/api/stats/metrics?window_days=" + $("#insights-window").value);
     } catch (e) {
       $("#insights-body").hidden = true;
-      ui().setStatus(status, e.status === 403 ? "Insights are for org admins." : "Could not load insights: " + e.message,
-        e.status === 403 ? "" : "error");
+      ui().setStatus(status, e.status === 403
+        ? "Insights are for org admins: they show how memory is used across an org. Ask your " +
+          "server's operator to make you an admin of your org."
+        : "Could not load insights: " + e.message, e.status === 403 ? "" : "error");
       return;
     }
     const a = m.adoption, r = m.retention, t = m.tokens;
@@ -286,11 +291,14 @@
     const projects = managedProjects();
     select.replaceChildren(...projects.map((p) => ui().el("option", { value: p.id, text: p.name || p.id })));
     if (keep) select.value = keep;
+    const local = ui().state.me.mode === "local";
     $("#wh-form").hidden = !projects.length;
-    $("#wh-none").hidden = projects.length > 0;
+    $("#wh-none").hidden = projects.length > 0 || local;
+    $("#wh-none-local").hidden = projects.length > 0 || !local;
     if (!$("#wh-types").children.length) {
       $("#wh-types").replaceChildren(...EVENT_TYPES.map((type) => ui().el("label", { class: "check" },
-        ui().el("input", { type: "checkbox", name: "type", value: type, checked: type !== "test" }), " " + type)));
+        ui().el("input", { type: "checkbox", name: "type", value: type, checked: type !== "test" }),
+        ui().el("span", {}, type))));
     }
   }
 

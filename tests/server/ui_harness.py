@@ -1,0 +1,85 @@
+"""What the Chromium tests of the web UI share (``test_ui*.py``; their fixtures, ``browser``,
+``page`` and ``serve``, are in this folder's ``conftest.py``): where Chromium is and how it is
+started, the server they drive, and the steps most tests take.
+
+Chromium comes from Debian (``make test`` installs it as root when missing); Playwright's own
+browser download is never used. Without ``/usr/bin/chromium`` these tests fail, on purpose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from playwright.sync_api import Page, expect
+
+from memorybank import MemoryBank
+from memorybank.services.accounts import Accounts
+
+CHROMIUM = Path("/usr/bin/chromium")
+LAUNCH_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+MASTER = "ui-test-master-key-not-a-secret"
+TIMEOUT_MS = 15_000
+#: The pages of the UI, by the name of their tab (the URL's #fragment), in the tab bar's order.
+TABS = ("memory", "workspace", "forget", "tidy", "playground", "insights", "webhooks")
+
+
+@dataclass
+class Server:
+    url: str
+    bank: MemoryBank
+    accounts: Accounts
+    keys: dict[str, str] = field(default_factory=dict)
+
+
+def team(accounts: Accounts) -> dict[str, str]:
+    """Owner Olga, admin Adam and member Mia in project Apollo; outsider Otto in none."""
+    keys = {}
+    for user, name in (("olga", "Olga"), ("adam", "Adam"), ("mia", "Mia"), ("otto", "Otto")):
+        accounts.create_user(user, name=name)
+        keys[user] = accounts.create_key(user)[1]
+    accounts.create_project("apollo", owner="olga", name="Apollo")
+    accounts.add_member("apollo", "adam", "admin")
+    accounts.add_member("apollo", "mia", "member")
+    return keys
+
+
+def open_ui(page: Page, url: str, tab: str = "memory") -> None:
+    page.goto(f"{url}/#{tab}")
+    expect(page.locator("body")).to_have_attribute("data-ready", "1")
+
+
+def sign_in(page: Page, key: str) -> None:
+    page.get_by_label("API key").fill(key)
+    page.get_by_label("API key").press("Enter")
+    expect(page.locator("body")).to_have_attribute("data-ready", "1")
+
+
+def go_live(page: Page, url: str, tab: str = "memory") -> None:
+    open_ui(page, url, tab)
+    expect(page.locator("body")).to_have_attribute("data-live", "1")
+
+
+def tool(url: str, name: str, arguments: dict[str, Any], key: str | None = None) -> Any:
+    """Call a tool of the default profile over the API, as an assistant would."""
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    answer = httpx.post(
+        f"{url}/api/tools/default/call",
+        json={"name": name, "arguments": arguments},
+        headers=headers,
+        timeout=30,
+    )
+    assert answer.status_code == 200, answer.text
+    return answer.json()["result"]
