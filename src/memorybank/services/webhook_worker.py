@@ -240,7 +240,7 @@ class WebhookWorker:
                 continue
             paused = paused_because(self.accounts, hook)
             if paused is not None:
-                self.tables.give_up(delivery.id, paused, utcnow())
+                self.tables.give_up(hook.id, paused, utcnow())
                 continue
             if not self.lanes.take(hook.id, _owner(hook)):
                 continue

@@ -275,13 +275,15 @@ class SqlWebhookStore:
                 ),
             )
 
-    def give_up(self, delivery_id: str, reason: str, at: datetime) -> None:
-        """End a pending delivery unsent (``failed``, without an attempt), saying why."""
+    def give_up(self, hook_id: str, reason: str, at: datetime) -> int:
+        """End a webhook's pending deliveries that are due at ``at`` unsent (``failed``,
+        without an attempt), saying why; how many. One being attempted (leased into the
+        future) is left to its attempt."""
         with self.database.writing() as txn:
-            txn.execute(
+            return txn.execute(
                 "UPDATE webhook_deliveries SET status = 'failed', last_error = ?, done_us = ?, "
-                "body = '' WHERE id = ? AND status = 'pending'",
-                (reason, to_us(at), delivery_id),
+                "body = '' WHERE webhook_id = ? AND status = 'pending' AND next_attempt_us <= ?",
+                (reason, to_us(at), hook_id, to_us(at)),
             )
 
     def prune_bodies(self) -> int:
