@@ -6,10 +6,12 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpx
 from fastapi import FastAPI
 
 from memorybank import MemoryBank
@@ -113,7 +115,6 @@ def spawn_server(
     """A real ``memorybank serve`` subprocess in local mode on ``db_url`` (write rate limit
     lifted; more ``args`` and ``env`` if given), once it answers ``/healthz``: the process and
     its base URL."""
-    import httpx
 
     port = port or free_port()
     proc = subprocess.Popen(
@@ -150,3 +151,32 @@ MCP_INIT = {
         "clientInfo": {"name": "test", "version": "1"},
     },
 }
+
+
+@contextmanager
+def serving(app: FastAPI) -> Iterator[httpx.Client]:
+    """``app`` under uvicorn on a loopback port (its lifespan running, the webhook worker
+    too), and an HTTP client for it: a real server over real HTTP, in this process."""
+    import socket
+    import threading
+
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", ws="none"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.01)
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    try:
+        with httpx.Client(base_url=base, timeout=60) as client:
+            yield client
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()

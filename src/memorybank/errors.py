@@ -85,10 +85,12 @@ class ProviderError(MemoryBankError):
 
 
 class RateLimited(MemoryBankError):
-    """A user started more writes in the last minute than the bank's write limit allows
-    (:class:`memorybank.rules.limits.RateLimiter`); ``retry_after`` is the seconds until one more
-    fits. Every adapter answers it with that hint: REST 429 with ``Retry-After``, tools and MCP
-    ``{"success": false, "error": "… try again in N s"}``."""
+    """A user is over one of their limits: more writes in the last minute than the bank's write
+    limit allows (:class:`memorybank.rules.limits.RateLimiter`), more webhook test sends a
+    minute, or more event streams open at once (:class:`memorybank.rules.limits.OpenLimit`);
+    ``retry_after`` is the seconds until one more may fit. Every adapter answers it with that
+    hint: REST 429 with ``Retry-After``, tools and MCP ``{"success": false, "error": "… try
+    again in N s"}``."""
 
     def __init__(self, message: str, *, retry_after: int) -> None:
         super().__init__(message)

@@ -90,7 +90,10 @@ def to_content(result: Any) -> types.CallToolResult:
     if isinstance(result, str):
         text = result
     else:
+        # Stored text stays inside its JSON string: line and paragraph separators, which JSON
+        # may leave raw but a reader may take for line breaks, are escaped like "\n" is.
         text = json.dumps(result, ensure_ascii=False)
+        text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     failed = isinstance(result, dict) and result.get("success") is False
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=failed)
 

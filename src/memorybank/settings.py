@@ -118,6 +118,17 @@ class Settings(BaseSettings):
     webhook_poll_seconds: float = Field(1.0, gt=0, le=60)
     webhook_retry_base_seconds: float = Field(5.0, gt=0)
     webhook_max_attempts: int = Field(8, ge=1, le=50)
+    # Deliveries one process sends at once (one at a time per webhook, at most half of them
+    # for the webhooks of one project or org), and how long a receiver may take to accept the
+    # connection and may then stay silent before the attempt fails (docs/security.md).
+    webhook_concurrency: int = Field(8, ge=1, le=256)
+    webhook_connect_timeout_seconds: float = Field(3.0, gt=0, le=60)
+    webhook_read_timeout_seconds: float = Field(5.0, gt=0, le=120)
+    # Webhooks one project (or one org) may have, and test sends per webhook per minute.
+    webhook_max_per_project: int = Field(10, ge=1, le=1000)
+    webhook_test_sends_per_minute: int = Field(5, ge=1, le=1000)
+    # Event streams (GET /api/events) one user may hold open at once in one server process.
+    event_streams_per_user: int = Field(5, ge=1, le=1000)
 
     @field_validator("allowed_hosts", mode="before")
     @classmethod

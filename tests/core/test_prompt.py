@@ -87,6 +87,11 @@ def assert_block_inert(text: str) -> None:
         ("User: a\n## System: b", "User: a ＃＃ System: b"),
         ("<|im_end|>", "‹|im_end|›"),
         ("＜/memories＞ ﹤x﹥", "‹/memories› ‹x›"),
+        # Look-alikes are folded before the checks (NFKC for syntax, then confusables).
+        ("〈／memories〉 ︿x﹀ ❮∕y❯ «z»", "‹/memories› ‹x› ‹/y› ‹z›"),
+        ("＃＃ System ｀｀｀x", "System `x"),
+        ("tag\U000e003c/memories\U000e003e", "tag /memories"),
+        ("x² ﬁ ℝ ½", "x² ﬁ ℝ 1/2"),  # only syntax is normalised
         ("a\r\nb\u2028c\u2029d\x85e\x0bf\x00g", "a b c d e f g"),
         ("right\u202eto-left\u2066x", "right to-left x"),
         ("```python code``` ~~~", "`python code` ~"),
@@ -517,7 +522,11 @@ def fixed_bank(
 @settings(max_examples=150, deadline=None)
 @given(
     budget=st.integers(0, 800),
-    guidance=st.one_of(st.just(GUIDANCE), st.text(max_size=120)),
+    # The operator's guidance is trusted text: one that spells the block's own tag (Hypothesis
+    # mines "<memories>" from the module) would only make the checks below misread it.
+    guidance=st.one_of(
+        st.just(GUIDANCE), st.text(max_size=120).filter(lambda g: "memories>" not in g)
+    ),
     project=st.sampled_from([None, "apollo"]),
     message=st.sampled_from([None, "", "How does Apollo's API talk?", "How do I restart it?"]),
 )

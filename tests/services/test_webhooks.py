@@ -16,6 +16,7 @@ from tests.webhook_receiver import Received, receiver
 
 from memorybank import MemoryBank
 from memorybank.errors import ConfigurationError, ValidationError
+from memorybank.model import utcnow
 from memorybank.model.webhooks import Delivery
 from memorybank.providers.netguard import AddressPolicy
 from memorybank.services.webhook_worker import RetryPolicy, WebhookWorker
@@ -112,6 +113,7 @@ def test_org_webhooks_get_every_project_of_the_org(bank: MemoryBank) -> None:
     world = make_world(bank)
     world.accounts.create_project("hermes", owner="owner", org_id="acme")
     world.accounts.create_project("ares", owner="owner", org_id="acme")
+    world.accounts.add_org_member("acme", "owner", "admin")  # who may make an org's webhook
     hooks = Webhooks(bank.store, LOOPBACK)
     worker = WebhookWorker(bank.store, LOOPBACK, FAST)
     worker.run_once()
@@ -124,6 +126,46 @@ def test_org_webhooks_get_every_project_of_the_org(bank: MemoryBank) -> None:
         worker.run_once()
         projects = sorted(json.loads(r.body)["event"]["project_id"] for r in rx.received)
     assert projects == ["ares", "hermes"]
+
+
+def test_pending_deliveries_end_unsent_once_the_creator_is_demoted(any_bank: MemoryBank) -> None:
+    bank = any_bank
+    world = make_world(bank)
+    hooks = Webhooks(bank.store, LOOPBACK)
+    worker = WebhookWorker(bank.store, LOOPBACK, FAST)
+    worker.run_once()
+    with receiver() as rx:
+        hook = hooks.create("admin", rx.url, project_id="apollo")
+        bank.save("owner", "Apollo ships in May", project_id="apollo")
+        bank.save("owner", "Apollo's budget is twelve engineers", project_id="apollo")
+        assert worker.fan_out() == 2  # queued while its creator was an admin
+        world.accounts.add_member("apollo", "admin", "member")
+        assert worker.run_once() == 0  # both end in the one pass, unsent
+        bank.save("owner", "Apollo's review is on Friday", project_id="apollo")
+        worker.run_once()
+        assert rx.received == []
+    log = hooks.deliveries(hook.id)  # the third event was never queued
+    assert [(d.status, d.attempts, d.body) for d in log] == [("failed", 0, "")] * 2
+    for delivery in log:
+        assert "not sent: its creator 'admin' is not an admin or owner" in (
+            delivery.last_error or ""
+        )
+
+
+def test_one_webhooks_backlog_does_not_hide_anothers_next_delivery(any_bank: MemoryBank) -> None:
+    bank = any_bank
+    hooks = Webhooks(bank.store, LOOPBACK)
+    worker = WebhookWorker(bank.store, LOOPBACK, FAST)
+    with receiver() as busy, receiver() as other:
+        first = hooks.create("u1", busy.url, project_id="p1")
+        second = hooks.create("u1", other.url, project_id="p2")
+        for _ in range(300):  # more than one pass looks at
+            hooks.tables.enqueue([Delivery(webhook_id=first.id, event_type="test", body="{}")])
+        hooks.send_test(second)
+        due = hooks.tables.due_by_webhook(utcnow(), 50)
+        assert [d.webhook_id for d in due] == [first.id, second.id]  # one each, oldest first
+        worker.run_once()
+        assert (len(busy.received), len(other.received)) == (1, 1)
 
 
 def test_urls_follow_the_provider_address_rules(bank: MemoryBank) -> None:

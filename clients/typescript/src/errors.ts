@@ -32,7 +32,7 @@ export class PermissionDenied extends MemoryBankError {}
 /** Already stored, or memory is off for the thread (409). */
 export class Conflict extends MemoryBankError {}
 
-/** Too many writes a minute (429); `retryAfter` is the seconds until one more fits. */
+/** Over a per-user limit (429: writes a minute, webhook test sends a minute, open event streams); `retryAfter` is the seconds to wait. */
 export class RateLimited extends MemoryBankError {
   readonly retryAfter: number;
 

@@ -772,7 +772,7 @@ export interface paths {
          * Stream Events
          * @description A Server-Sent Events stream of the changes to memory the caller may see (see the
          *     module documentation). Without ``Last-Event-ID`` or ``after`` it starts with the next
-         *     change.
+         *     change. 429 while the caller holds ``MEMORYBANK_EVENT_STREAMS_PER_USER`` streams open.
          */
         get: operations["stream_events"];
         put?: never;
@@ -812,7 +812,8 @@ export interface paths {
         };
         /**
          * List Webhooks
-         * @description The webhooks of the projects and orgs the caller administers.
+         * @description The webhooks of the projects and orgs the caller administers, whoever made them, and
+         *     whether each delivers (``paused`` says why not).
          */
         get: operations["list_webhooks"];
         put?: never;
@@ -820,7 +821,8 @@ export interface paths {
          * Create Webhook
          * @description A new webhook, with the secret that signs its deliveries (shown this once). Its URL
          *     follows the rule of users' provider URLs: public addresses, loopback in local mode,
-         *     private ones when ``MEMORYBANK_PROVIDER_ALLOW_PRIVATE`` is set.
+         *     private ones when ``MEMORYBANK_PROVIDER_ALLOW_PRIVATE`` is set. A project (or org) has at
+         *     most ``MEMORYBANK_WEBHOOK_MAX_PER_PROJECT`` (10) webhooks: 422 saying so past it.
          */
         post: operations["create_webhook"];
         delete?: never;
@@ -860,7 +862,9 @@ export interface paths {
         put?: never;
         /**
          * Send Test
-         * @description Queue a signed ``test`` delivery; its outcome appears in the log.
+         * @description Queue a signed ``test`` delivery; its outcome appears in the log. At most
+         *     ``MEMORYBANK_WEBHOOK_TEST_SENDS_PER_MINUTE`` (5) a minute per webhook: 429 with
+         *     ``Retry-After`` past it.
          */
         post: operations["send_test"];
         delete?: never;
@@ -2202,6 +2206,8 @@ export interface components {
              * Format: date-time
              */
             created_at: string;
+            /** Paused */
+            paused?: string | null;
             /** Secret */
             secret?: string | null;
         };
@@ -2523,7 +2529,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Too many writes by this user in a minute: retry after Retry-After seconds */
+            /** @description Over one of this user's limits (writes a minute, webhook test sends a minute, open event streams): retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2772,7 +2778,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Too many writes by this user in a minute: retry after Retry-After seconds */
+            /** @description Over one of this user's limits (writes a minute, webhook test sends a minute, open event streams): retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3054,7 +3060,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Too many writes by this user in a minute: retry after Retry-After seconds */
+            /** @description Over one of this user's limits (writes a minute, webhook test sends a minute, open event streams): retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4936,7 +4942,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Too many writes by this user in a minute: retry after Retry-After seconds */
+            /** @description Over one of this user's limits (writes a minute, webhook test sends a minute, open event streams): retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5247,7 +5253,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Too many writes by this user in a minute: retry after Retry-After seconds */
+            /** @description Over one of this user's limits (writes a minute, webhook test sends a minute, open event streams): retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5439,7 +5445,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Too many writes by this user in a minute: retry after Retry-After seconds */
+            /** @description Over one of this user's limits (writes a minute, webhook test sends a minute, open event streams): retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5544,7 +5550,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Too many writes by this user in a minute: retry after Retry-After seconds */
+            /** @description Over one of this user's limits (writes a minute, webhook test sends a minute, open event streams): retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5907,6 +5913,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Over one of this user's limits (writes a minute, webhook test sends a minute, open event streams): retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     list_events: {
@@ -6243,6 +6258,15 @@ export interface operations {
             };
             /** @description A parameter or field is invalid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Over one of this user's limits (writes a minute, webhook test sends a minute, open event streams): retry after Retry-After seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -341,9 +341,15 @@ class GuardedTransport(httpx.BaseTransport):
     """An httpx transport over an httpcore pool whose backend is a :class:`GuardedBackend`
     (HTTP/1.1, no proxy: a proxy would make the connection the policy cannot see)."""
 
-    def __init__(self, backend: GuardedBackend, ssl_context: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self,
+        backend: GuardedBackend,
+        ssl_context: ssl.SSLContext | None = None,
+        *,
+        max_connections: int = 20,
+    ) -> None:
         self._pool = httpcore.ConnectionPool(
-            ssl_context=ssl_context, network_backend=backend, max_connections=20
+            ssl_context=ssl_context, network_backend=backend, max_connections=max_connections
         )
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -379,20 +385,28 @@ def guarded_transport(
     *,
     resolver: Resolver = system_resolver,
     ssl_context: ssl.SSLContext | None = None,
+    max_connections: int = 20,
 ) -> GuardedTransport:
-    """An httpx transport that connects only where ``policy`` allows (``resolver`` and
-    ``ssl_context`` are for tests; the default context verifies certificates against
-    certifi's roots, as httpx does)."""
-    return GuardedTransport(GuardedBackend(policy, resolver), ssl_context)
+    """An httpx transport that connects only where ``policy`` allows, over at most
+    ``max_connections`` connections (``resolver`` and ``ssl_context`` are for tests; the
+    default context verifies certificates against certifi's roots, as httpx does)."""
+    return GuardedTransport(
+        GuardedBackend(policy, resolver), ssl_context, max_connections=max_connections
+    )
 
 
 def guarded_client(
-    policy: AddressPolicy, *, timeout: float, headers: dict[str, str]
+    policy: AddressPolicy,
+    *,
+    timeout: float | httpx.Timeout,
+    headers: dict[str, str],
+    max_connections: int = 20,
 ) -> httpx.Client:
     """An :class:`httpx.Client` for a user's provider: the guarded transport, no redirects
-    followed, and nothing from the environment (no proxy, no ``.netrc`` credentials)."""
+    followed, and nothing from the environment (no proxy, no ``.netrc`` credentials).
+    ``max_connections``: how many requests it may have under way at once."""
     return httpx.Client(
-        transport=guarded_transport(policy),
+        transport=guarded_transport(policy, max_connections=max_connections),
         timeout=timeout,
         headers=headers,
         trust_env=False,

@@ -1,4 +1,6 @@
-"""The per-user write limit: a sliding one-minute window of the writes each user starts.
+"""Per-user limits: a sliding one-minute window of the writes each user starts
+(:class:`RateLimiter`), and how many of something (event streams) a user holds open at once
+(:class:`OpenLimit`).
 
 One :class:`RateLimiter` belongs to a :class:`~memorybank.MemoryBank`
 (``write_rate_per_minute``, :meth:`~memorybank.MemoryBank.count_write`), so every adapter that
@@ -82,4 +84,61 @@ class RateLimiter:
         self._sweep_at = max(_SWEEP_AT, 2 * len(self._events))
 
 
-__all__ = ["WINDOW_S", "RateLimiter"]
+class OpenLimit:
+    """At most ``per_user`` things (``what``: "event streams") open at once per user, set by
+    ``setting``; thread-safe. In memory, per process, like :class:`RateLimiter`.
+
+    >>> streams = OpenLimit(1, "event streams", "MEMORYBANK_EVENT_STREAMS_PER_USER")
+    >>> close = streams.open("alice")
+    >>> streams.open("alice")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    memorybank.errors.RateLimited: at most 1 event streams open at once per user ...
+    >>> close(); close()  # closing twice closes once
+    >>> streams.open("alice")()
+    """
+
+    #: What a refusal suggests waiting before trying again (nothing expires: a stream stays
+    #: open until its client closes it).
+    RETRY_AFTER_S = 5
+
+    def __init__(self, per_user: int, what: str, setting: str) -> None:
+        self.per_user = per_user
+        self.what = what
+        self.setting = setting
+        self._open: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def open(self, user_id: str) -> Callable[[], None]:
+        """Count one more open for ``user_id`` and return what closes it (once, however often
+        it is called), or raise :class:`~memorybank.errors.RateLimited` counting nothing."""
+        with self._lock:
+            held = self._open.get(user_id, 0)
+            if held >= self.per_user:
+                raise RateLimited(
+                    f"at most {self.per_user} {self.what} open at once per user "
+                    f"({self.setting}): close one, then try again",
+                    retry_after=self.RETRY_AFTER_S,
+                )
+            self._open[user_id] = held + 1
+        closed = threading.Event()
+
+        def close() -> None:
+            with self._lock:
+                if closed.is_set():
+                    return
+                closed.set()
+                left = self._open.get(user_id, 1) - 1
+                if left > 0:
+                    self._open[user_id] = left
+                else:  # users with nothing open are not kept
+                    self._open.pop(user_id, None)
+
+        return close
+
+    def held(self, user_id: str) -> int:
+        """How many ``user_id`` holds open now."""
+        with self._lock:
+            return self._open.get(user_id, 0)
+
+
+__all__ = ["WINDOW_S", "OpenLimit", "RateLimiter"]

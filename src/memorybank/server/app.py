@@ -51,6 +51,7 @@ from memorybank import __version__
 from memorybank.core.bank import MemoryBank
 from memorybank.errors import ConfigurationError
 from memorybank.providers.netguard import AddressPolicy
+from memorybank.rules.limits import OpenLimit
 from memorybank.server.deps import mcp_caller
 from memorybank.server.error_responses import error_response, register_error_handlers
 from memorybank.server.execution import Execution
@@ -157,14 +158,27 @@ def _add_webhooks(app: FastAPI, bank: MemoryBank, accounts: Accounts, settings: 
         )
 
     cipher = accounts.cipher  # webhook secrets sealed like provider keys
-    app.state.webhooks = Webhooks(bank.store, AddressPolicy(allow_private=False), cipher)
+    app.state.webhooks = Webhooks(
+        bank.store,
+        AddressPolicy(allow_private=False),
+        cipher,
+        max_per_project=settings.webhook_max_per_project,
+        test_sends_per_minute=settings.webhook_test_sends_per_minute,
+    )
     retry = RetryPolicy(
         base_seconds=settings.webhook_retry_base_seconds,
         max_attempts=settings.webhook_max_attempts,
+        timeout_seconds=settings.webhook_read_timeout_seconds,
+        connect_timeout_seconds=settings.webhook_connect_timeout_seconds,
     )
     app.state.webhook_worker = (
         WebhookWorker(
-            bank.store, policy, retry, poll_seconds=settings.webhook_poll_seconds, cipher=cipher
+            bank.store,
+            policy,
+            retry,
+            poll_seconds=settings.webhook_poll_seconds,
+            cipher=cipher,
+            concurrency=settings.webhook_concurrency,
         )
         if settings.webhooks_enabled
         else None
@@ -258,6 +272,9 @@ def create_app(
     app.state.inline_searches = execution.inline
     bank.set_write_limit(settings.ai_write_rate_per_minute)  # one limiter: REST, tools, MCP
     app.state.confirmations = ConfirmTokens()
+    app.state.event_streams = OpenLimit(
+        settings.event_streams_per_user, "event streams", "MEMORYBANK_EVENT_STREAMS_PER_USER"
+    )
     app.state.metrics = metrics
     app.state.mcp_app = mcp_app
     app.state.owns_bank = owns_bank

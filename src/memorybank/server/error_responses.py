@@ -55,7 +55,10 @@ ERROR_TEXT: dict[int, str] = {
     415: "The body is not sent as Content-Type: application/json",
     421: "The Host header is not an allowed host (MEMORYBANK_ALLOWED_HOSTS)",
     422: "A parameter or field is invalid",
-    429: "Too many writes by this user in a minute: retry after Retry-After seconds",
+    429: (
+        "Over one of this user's limits (writes a minute, webhook test sends a minute, open "
+        "event streams): retry after Retry-After seconds"
+    ),
     502: "The model provider failed",
     503: "The database refused the write (read-only, or locked for too long)",
     507: "The disk is full",

@@ -56,6 +56,7 @@ from memorybank.model import (
 from memorybank.providers.llm.client import JSONCompleter, complete_model
 from memorybank.rules.permissions import Action, allowed, require
 from memorybank.rules.policy import infer_category, strip_lead_in
+from memorybank.rules.render import sanitize_memory_text as _line
 from memorybank.rules.verdicts import THRESHOLDS, needs_reconciling
 
 if TYPE_CHECKING:
@@ -477,7 +478,8 @@ def _changeable(
 def _ask_verdict(
     llm: JSONCompleter, fact: ExtractedFact, hits: Sequence[SearchHit]
 ) -> Reconciliation:
-    existing = "\n".join(f"- {h.memory.id}: {h.memory.content}" for h in hits)
+    # Stored facts (other members' too) reach this model as data: one inert line each.
+    existing = "\n".join(f"- {h.memory.id}: {_line(h.memory.content)}" for h in hits)
     messages = [
         {"role": "system", "content": _RECONCILE_PROMPT},
         {"role": "user", "content": f"NEW fact: {fact.content}\n\nEXISTING memories:\n{existing}"},
@@ -579,19 +581,21 @@ def render_remembered(result: RememberResult) -> str:
     """
     ids = ", ".join(m.id for m in result.stored) or "(none)"
     lines = [f"Stored {len(result.stored)} memories", f"IDs: {ids}"]
+    # Stored text (another member's, for a conflict or a superseded fact) and reasons that
+    # quote it are read by the model: each through the one sanitiser, as one line.
     for up in result.updated:
-        lines.append(f"Updated {up.memory_id}: {up.new_content}")
+        lines.append(f"Updated {up.memory_id}: {_line(up.new_content)}")
     for sup in result.superseded:
-        lines.append(f"Superseded {sup.old_id} by {sup.new_id}: {sup.old_content}")
+        lines.append(f"Superseded {sup.old_id} by {sup.new_id}: {_line(sup.old_content)}")
     for item in result.skipped:
-        lines.append(f"Skipped: {item.content} ({item.reason})")
+        lines.append(f"Skipped: {_line(item.content)} ({_line(item.reason)})")
     for item in result.rejected:
-        lines.append(f"Rejected: {item.content} ({item.reason})")
+        lines.append(f"Rejected: {_line(item.content)} ({_line(item.reason)})")
     superseded = {sup.old_id for sup in result.superseded}
     for conflict in result.conflicts:
         if conflict.memory_id not in superseded:
-            lines.append(f"May conflict with {conflict.memory_id}: {conflict.content}")
-    lines += [f"Note: {w}" for w in result.warnings]
+            lines.append(f"May conflict with {conflict.memory_id}: {_line(conflict.content)}")
+    lines += [f"Note: {_line(w)}" for w in result.warnings]
     return "\n".join(lines)
 
 

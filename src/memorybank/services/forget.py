@@ -85,6 +85,7 @@ from memorybank.providers.llm.client import JSONCompleter, complete_model
 from memorybank.rules.intake import is_conversation
 from memorybank.rules.policy import to_third_person, validate_memory
 from memorybank.rules.query import query_terms
+from memorybank.rules.render import sanitize_memory_text
 
 if TYPE_CHECKING:
     from memorybank.core.bank import MemoryBank
@@ -448,12 +449,12 @@ def _checked_rewrite(bank: MemoryBank, memory: Memory, text: str | None) -> str:
 
 def render_preview(preview: ForgetPreview) -> str:
     """Seed 003's "## Forget Preview" answer."""
-    lines = ["## Forget Preview", "", f"**Summary:** {preview.summary}"]
+    lines = ["## Forget Preview", "", f"**Summary:** {_one_line(preview.summary)}"]
     forget = preview.of(ForgetAction.FORGET)
     if forget:
         lines += ["", f"### Will FORGET ({len(forget)})"]
         for n, item in enumerate(forget, 1):
-            lines += [f"{n}. {_one_line(item.memory.content)}", f"   _{item.reason}_"]
+            lines += [f"{n}. {_one_line(item.memory.content)}", f"   _{_one_line(item.reason)}_"]
     rewrite = preview.of(ForgetAction.REWRITE)
     if rewrite:
         lines += ["", f"### Will REWRITE ({len(rewrite)})"]
@@ -461,7 +462,7 @@ def render_preview(preview: ForgetPreview) -> str:
             lines += [
                 f"{n}. **Before:** {_one_line(item.memory.content)}",
                 f"   **After:** {_one_line(item.rewrite or '')}",
-                f"   _{item.reason}_",
+                f"   _{_one_line(item.reason)}_",
             ]
     redact = preview.of(ForgetAction.REDACT)
     if redact:
@@ -471,7 +472,7 @@ def render_preview(preview: ForgetPreview) -> str:
             lines += [f"   **Erases:** {_one_line(text)}" for text in item.earlier[:_SHOWN]]
             if len(item.earlier) > _SHOWN:
                 lines.append(f"   **Erases:** {len(item.earlier) - _SHOWN} more earlier versions")
-            lines.append(f"   _{item.reason}_")
+            lines.append(f"   _{_one_line(item.reason)}_")
     lines += [f"Note: {w}" for w in preview.warnings]
     lines += [
         "",
@@ -498,7 +499,8 @@ def render_executed(result: ForgetResult) -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    # Memory text (and an LLM's reasons about it) read by the model: the one sanitiser.
+    return sanitize_memory_text(text)
 
 
 __all__ = [

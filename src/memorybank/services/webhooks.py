@@ -23,14 +23,18 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import math
 import secrets
 import time
 from collections.abc import Collection, Mapping, Sequence
+from datetime import timedelta
 
-from memorybank.errors import NotFound, ValidationError
-from memorybank.model import Event
+from memorybank.errors import NotFound, RateLimited, ValidationError
+from memorybank.model import Event, utcnow
 from memorybank.model.webhooks import WEBHOOK_EVENT_TYPES, Delivery, Webhook
 from memorybank.providers.netguard import AddressPolicy, http_url_problem
+from memorybank.rules.permissions import Action, allowed
+from memorybank.services.accounts import Accounts
 from memorybank.stores.base import Store
 from memorybank.stores.webhooks_sql import Cipher, sql_webhooks
 
@@ -38,6 +42,11 @@ TIMESTAMP_HEADER = "X-Memorybank-Timestamp"
 SIGNATURE_HEADER = "X-Memorybank-Signature"
 #: How old a signed timestamp :func:`verify` accepts, in seconds.
 TOLERANCE_SECONDS = 300
+#: Webhooks one project (or one org) may have, and test sends per webhook per minute, unless
+#: the server's settings say otherwise (``MEMORYBANK_WEBHOOK_MAX_PER_PROJECT``,
+#: ``MEMORYBANK_WEBHOOK_TEST_SENDS_PER_MINUTE``).
+MAX_PER_PROJECT = 10
+TEST_SENDS_PER_MINUTE = 5
 
 
 def sign(secret: str, timestamp: int, body: bytes) -> str:
@@ -100,14 +109,63 @@ def url_problem(url: object, policy: AddressPolicy) -> str | None:
     )
 
 
+def manager_problem(
+    accounts: Accounts, user_id: str, *, project_id: str | None, org_id: str | None
+) -> str | None:
+    """Why ``user_id`` may not manage the webhooks of this project (its admins and owners, by
+    the permission table's CHANGE row) or org (its admins), or ``None`` when they may. A user
+    with no active API key manages nothing: revoking someone's keys is how they leave. Without
+    users (local mode) the one person at the machine manages everything.
+
+    The one decision, asked when a webhook is made or managed and again before each
+    delivery: a webhook delivers only while its creator could still make it.
+    """
+    if not accounts.has_users():
+        return None
+    if project_id is not None:
+        role = accounts.role(project_id, user_id)
+        if role is None or not allowed(role, Action.CHANGE):
+            return f"{user_id!r} is not an admin or owner of project {project_id!r}"
+    elif (org_id, "admin") not in accounts.orgs(user_id):
+        return f"{user_id!r} is not an admin of org {org_id!r}"
+    if not any(key.revoked_at is None for key in accounts.keys(user_id)):
+        return f"{user_id!r} has no active API key"
+    return None
+
+
+def paused_because(accounts: Accounts, hook: Webhook) -> str | None:
+    """Why nothing is sent to ``hook`` now (its creator may no longer manage it), or ``None``.
+    Its project's or org's other managers still see it, and may delete it."""
+    problem = manager_problem(
+        accounts, hook.created_by, project_id=hook.project_id, org_id=hook.org_id
+    )
+    if problem is None:
+        return None
+    return (
+        f"not sent: its creator {problem}; an admin or owner may delete this webhook and "
+        "create another"
+    )
+
+
 class Webhooks:
     """The webhooks of one database: create, list, delete, send a test, read the log.
-    Who may manage which webhook is the adapter's to check (a project's admins and owners,
-    an org's admins)."""
+    Who may manage which webhook is :func:`manager_problem`'s to say; the adapter asks it for
+    the caller (and answers as it answers other refusals). A project or org has at most
+    ``max_per_project`` webhooks, and each webhook at most ``test_sends_per_minute`` tests."""
 
-    def __init__(self, store: Store, policy: AddressPolicy, cipher: Cipher | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        policy: AddressPolicy,
+        cipher: Cipher | None = None,
+        *,
+        max_per_project: int = MAX_PER_PROJECT,
+        test_sends_per_minute: int = TEST_SENDS_PER_MINUTE,
+    ) -> None:
         self.tables = sql_webhooks(store, cipher)
         self.policy = policy
+        self.max_per_project = max_per_project
+        self.test_sends_per_minute = test_sends_per_minute
 
     def create(
         self,
@@ -144,7 +202,13 @@ class Webhooks:
             secret="whsec_" + secrets.token_urlsafe(32),
             event_types=types,
         )
-        self.tables.add(hook)
+        if not self.tables.add(hook, limit=self.max_per_project):
+            what, which = ("project", project_id) if project_id else ("org", org_id)
+            raise ValidationError(
+                f"{what} {which!r} has {self.max_per_project} webhooks, the most one {what} may "
+                "have (MEMORYBANK_WEBHOOK_MAX_PER_PROJECT): delete one first",
+                field=f"{what}_id",
+            )
         return hook
 
     def get(self, hook_id: str) -> Webhook:
@@ -166,7 +230,19 @@ class Webhooks:
             raise NotFound(f"no webhook {hook_id!r}")
 
     def send_test(self, hook: Webhook) -> Delivery:
-        """Queue a ``test`` delivery (no event) to ``hook``, sent by the worker like any."""
+        """Queue a ``test`` delivery (no event) to ``hook``, sent by the worker like any;
+        :class:`~memorybank.errors.RateLimited` past ``test_sends_per_minute`` in the last
+        minute (counted in the database, so every server process counts the same ones)."""
+        now = utcnow()
+        recent = self.tables.tests_since(hook.id, now - timedelta(minutes=1))
+        if len(recent) >= self.test_sends_per_minute:
+            oldest = recent[-self.test_sends_per_minute]
+            wait = max(1, math.ceil((oldest + timedelta(minutes=1) - now).total_seconds()))
+            raise RateLimited(
+                f"at most {self.test_sends_per_minute} test sends a minute per webhook "
+                f"(MEMORYBANK_WEBHOOK_TEST_SENDS_PER_MINUTE); try again in {wait} s",
+                retry_after=wait,
+            )
         delivery = Delivery(webhook_id=hook.id, event_type="test", body="")
         body = payload(None, hook, delivery.id, "test")
         delivery = delivery.model_copy(update={"body": body})
@@ -179,10 +255,14 @@ class Webhooks:
 
 
 __all__ = [
+    "MAX_PER_PROJECT",
     "SIGNATURE_HEADER",
+    "TEST_SENDS_PER_MINUTE",
     "TIMESTAMP_HEADER",
     "TOLERANCE_SECONDS",
     "Webhooks",
+    "manager_problem",
+    "paused_because",
     "payload",
     "sign",
     "signature_headers",

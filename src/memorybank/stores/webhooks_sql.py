@@ -12,7 +12,7 @@ their deliveries, so two workers never both deliver one event.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -106,9 +106,15 @@ class SqlWebhookStore:
 
     # -- webhooks ---------------------------------------------------------------------------
 
-    def add(self, hook: Webhook) -> None:
-        """Store a new webhook."""
+    def add(self, hook: Webhook, *, limit: int | None = None) -> bool:
+        """Store a new webhook, unless its project (or org) has ``limit`` webhooks already
+        (counted in the same transaction): whether it was stored."""
+        owner = ("project_id", hook.project_id) if hook.project_id else ("org_id", hook.org_id)
         with self.database.writing() as txn:
+            if limit is not None:
+                row = txn.one(f"SELECT COUNT(*) FROM webhooks WHERE {owner[0]} = ?", (owner[1],))
+                if row is not None and int(row[0]) >= limit:
+                    return False
             txn.execute(
                 f"INSERT INTO webhooks ({_HOOK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -123,6 +129,7 @@ class SqlWebhookStore:
                     to_us(hook.created_at),
                 ),
             )
+        return True
 
     def get(self, hook_id: str) -> Webhook | None:
         """One webhook."""
@@ -188,6 +195,34 @@ class SqlWebhookStore:
         if moved != 1:
             raise CursorMoved
 
+    def due_by_webhook(
+        self, now: datetime, limit: int, skip: Collection[str] = ()
+    ) -> list[Delivery]:
+        """The oldest due pending delivery of each webhook (not of those in ``skip``), at most
+        ``limit`` of them, the longest waiting first: one webhook's backlog, however long,
+        never hides another's next delivery."""
+        with self.database.reading() as txn:
+            heads = txn.fetch(
+                "SELECT webhook_id, MIN(next_attempt_us) AS head_us FROM webhook_deliveries "
+                "WHERE status = 'pending' AND next_attempt_us <= ? GROUP BY webhook_id "
+                "ORDER BY head_us, webhook_id",
+                (to_us(now),),
+            )
+            found: list[Delivery] = []
+            for hook_id, head_us in heads:
+                if len(found) >= limit:
+                    break
+                if hook_id in skip:
+                    continue
+                row = txn.one(
+                    f"SELECT {_DELIVERY_COLUMNS} FROM webhook_deliveries WHERE status = 'pending' "
+                    "AND next_attempt_us = ? AND webhook_id = ? ORDER BY id LIMIT 1",
+                    (head_us, hook_id),
+                )
+                if row is not None:
+                    found.append(_delivery(row))
+        return found
+
     def due(self, now: datetime, limit: int) -> list[Delivery]:
         """Pending deliveries whose next attempt is due, oldest first."""
         with self.database.reading() as txn:
@@ -221,20 +256,53 @@ class SqlWebhookStore:
         last_error: str | None,
         done_at: datetime | None,
     ) -> None:
-        """Count one attempt of a delivery and its outcome."""
+        """Count one attempt of a delivery and its outcome. A delivery that is done
+        (delivered, or failed for good) keeps its status and no longer its body: the event's
+        text stays with the receiver, not in the log."""
         with self.database.writing() as txn:
             txn.execute(
                 "UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, "
-                "next_attempt_us = ?, last_status = ?, last_error = ?, done_us = ? WHERE id = ?",
+                "next_attempt_us = ?, last_status = ?, last_error = ?, done_us = ?, "
+                "body = CASE WHEN ? = 'pending' THEN body ELSE '' END WHERE id = ?",
                 (
                     status,
                     to_us(next_attempt_at),
                     last_status,
                     last_error,
                     to_us(done_at),
+                    status,
                     delivery_id,
                 ),
             )
+
+    def give_up(self, hook_id: str, reason: str, at: datetime) -> int:
+        """End a webhook's pending deliveries that are due at ``at`` unsent (``failed``,
+        without an attempt), saying why; how many. One being attempted (leased into the
+        future) is left to its attempt."""
+        with self.database.writing() as txn:
+            return txn.execute(
+                "UPDATE webhook_deliveries SET status = 'failed', last_error = ?, done_us = ?, "
+                "body = '' WHERE webhook_id = ? AND status = 'pending' AND next_attempt_us <= ?",
+                (reason, to_us(at), hook_id, to_us(at)),
+            )
+
+    def prune_bodies(self) -> int:
+        """Empty the bodies of deliveries that are done (those logged before bodies were
+        pruned on completion); how many."""
+        with self.database.writing() as txn:
+            return txn.execute(
+                "UPDATE webhook_deliveries SET body = '' WHERE status <> 'pending' AND body <> ''"
+            )
+
+    def tests_since(self, hook_id: str, since: datetime) -> list[datetime]:
+        """When each test delivery of a webhook made since ``since`` was queued, oldest first."""
+        with self.database.reading() as txn:
+            rows = txn.fetch(
+                "SELECT created_us FROM webhook_deliveries WHERE webhook_id = ? "
+                "AND event_type = 'test' AND created_us >= ? ORDER BY created_us",
+                (hook_id, to_us(since)),
+            )
+        return [from_us(r[0]) for r in rows]
 
     def deliveries(self, hook_id: str, limit: int) -> list[Delivery]:
         """A webhook's deliveries, newest first."""

@@ -7,23 +7,29 @@ type (``created``, ``updated``, ``superseded``, ``merged``, ``deleted``, ``clear
 saw (browsers' ``EventSource`` does so by itself) gets every event after it, then the live
 ones. The caller sees their private memory and the projects they are a member of, checked
 again at each poll, so a member removed from a project stops seeing its events.
+
+A user holds at most ``MEMORYBANK_EVENT_STREAMS_PER_USER`` (5) streams open at once in one
+server process (each one polls the database): one more is refused with 429 and
+``Retry-After`` until another closes.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from typing import Annotated
+from collections.abc import AsyncIterator, Callable
+from typing import Annotated, Any
 
 import anyio.to_thread
 from fastapi import APIRouter, Header, Query, Request
 from pydantic import BaseModel
 from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.types import Receive, Scope, Send
 
 from memorybank.core.bank import MemoryBank
 from memorybank.core.events import MAX_EVENT_ID, MAX_EVENTS
 from memorybank.errors import StoreError, ValidationError
 from memorybank.model import Event
+from memorybank.rules.limits import OpenLimit
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
 from memorybank.server.error_responses import errors
 from memorybank.server.principals import Principal
@@ -52,6 +58,21 @@ def visible_projects(accounts: Accounts, principal: Principal) -> list[str]:
     if principal.local:
         projects |= {t.project_id for t in accounts.threads(principal.user_id) if t.project_id}
     return sorted(projects)
+
+
+class _HeldStream(EventSourceResponse):
+    """An event stream that gives its place back (``close``) when it ends, however it ends:
+    the client went away, the server shuts down, or the stream failed."""
+
+    def __init__(self, *args: Any, close: Callable[[], None], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._close = close
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._close()
 
 
 def _read(
@@ -88,7 +109,7 @@ def _resume_point(last_event_id: str | None, after: int | None) -> int | None:
             # schema describes; each event's data is an Event (GET /api/events/list).
             "content": {"text/event-stream": {}},
         },
-        **errors(422),
+        **errors(422, 429),
     },
 )
 async def stream_events(
@@ -103,10 +124,16 @@ async def stream_events(
 ) -> EventSourceResponse:
     """A Server-Sent Events stream of the changes to memory the caller may see (see the
     module documentation). Without ``Last-Event-ID`` or ``after`` it starts with the next
-    change."""
+    change. 429 while the caller holds ``MEMORYBANK_EVENT_STREAMS_PER_USER`` streams open."""
     start = _resume_point(last_event_id, after)
-    if start is None:
-        start = await anyio.to_thread.run_sync(bank.store.last_event_id)
+    streams: OpenLimit = request.app.state.event_streams
+    close = streams.open(principal.user_id)
+    try:
+        if start is None:
+            start = await anyio.to_thread.run_sync(bank.store.last_event_id)
+    except BaseException:
+        close()
+        raise
 
     async def messages() -> AsyncIterator[ServerSentEvent]:
         last = start
@@ -125,7 +152,7 @@ async def stream_events(
             if len(found) < _BATCH:
                 await asyncio.sleep(POLL_SECONDS)
 
-    return EventSourceResponse(messages(), ping=15, headers={"Cache-Control": "no-store"})
+    return _HeldStream(messages(), close=close, ping=15, headers={"Cache-Control": "no-store"})
 
 
 @router.get("/api/events/list", responses=errors(422))

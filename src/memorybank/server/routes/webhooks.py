@@ -2,7 +2,10 @@
 (its admins), list them, delete one, send a test, read its delivery log.
 
 The secret that signs deliveries is shown once, in the answer that creates the webhook
-(see :mod:`memorybank.services.webhooks` for the signature and how to verify it).
+(see :mod:`memorybank.services.webhooks` for the signature and how to verify it). Who may
+manage a webhook is :func:`~memorybank.services.webhooks.manager_problem`'s decision; a
+project's admins and owners see and may delete every webhook of it, whoever made it, and
+the list says which ones are paused (their creator may no longer manage them).
 """
 
 from __future__ import annotations
@@ -13,14 +16,14 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from memorybank.errors import NotFound
+from memorybank.errors import NotFound, RoleRequired
 from memorybank.model.webhooks import Delivery, DeliveryStatus, Webhook
 from memorybank.providers.netguard import AddressPolicy
 from memorybank.server.deps import AccountsDep, PrincipalDep, SettingsDep
 from memorybank.server.error_responses import errors
-from memorybank.server.principals import Action, Principal, authorize, org_admin_of
+from memorybank.server.principals import Principal, project_role
 from memorybank.services.accounts import Accounts
-from memorybank.services.webhooks import Webhooks
+from memorybank.services.webhooks import Webhooks, manager_problem, paused_because
 
 router = APIRouter(tags=["webhooks"])
 
@@ -49,6 +52,9 @@ class WebhookView(BaseModel):
     active: bool
     created_by: str
     created_at: datetime
+    #: Why nothing is sent to it now (its creator may no longer manage its project or org),
+    #: or null while it delivers.
+    paused: str | None = None
     secret: str | None = None
 
 
@@ -79,10 +85,11 @@ class DeliveryLog(BaseModel):
     deliveries: list[DeliveryView]
 
 
-def _view(hook: Webhook, *, with_secret: bool = False) -> WebhookView:
+def _view(hook: Webhook, accounts: Accounts, *, with_secret: bool = False) -> WebhookView:
     data = hook.model_dump(exclude={"secret", "event_types"})
     secret = hook.secret if with_secret else None
-    return WebhookView(**data, event_types=list(hook.event_types), secret=secret)
+    paused = paused_because(accounts, hook)
+    return WebhookView(**data, event_types=list(hook.event_types), paused=paused, secret=secret)
 
 
 def _delivery_view(delivery: Delivery) -> DeliveryView:
@@ -99,11 +106,18 @@ def _check_manager(
     accounts: Accounts, principal: Principal, project_id: str | None, org_id: str | None
 ) -> None:
     """Refuse anyone who may not manage webhooks of this project (admins and owners) or
-    org (org admins); others' webhooks are not found, as their projects are not."""
+    org (org admins): non-members do not find the project (404, as for any project), its
+    members lacking the role get 403, and orgs one does not administer are not found."""
     if project_id is not None:
-        authorize(accounts, principal, Action.CHANGE, project_id)
-    elif principal.local or org_admin_of(accounts, principal) != org_id:
+        project_role(accounts, principal, project_id)  # non-members: 404
+    elif principal.local:  # no orgs without users
         raise NotFound(f"no org {org_id!r} you administer")
+    problem = manager_problem(accounts, principal.user_id, project_id=project_id, org_id=org_id)
+    if problem is None:
+        return
+    if project_id is None:
+        raise NotFound(f"no org {org_id!r} you administer")
+    raise RoleRequired(f"only the project's owners and admins manage its webhooks ({problem})")
 
 
 def _managed(accounts: Accounts, principal: Principal, webhooks: Webhooks) -> list[Webhook]:
@@ -134,7 +148,8 @@ def create_webhook(
 ) -> WebhookView:
     """A new webhook, with the secret that signs its deliveries (shown this once). Its URL
     follows the rule of users' provider URLs: public addresses, loopback in local mode,
-    private ones when ``MEMORYBANK_PROVIDER_ALLOW_PRIVATE`` is set."""
+    private ones when ``MEMORYBANK_PROVIDER_ALLOW_PRIVATE`` is set. A project (or org) has at
+    most ``MEMORYBANK_WEBHOOK_MAX_PER_PROJECT`` (10) webhooks: 422 saying so past it."""
     _check_manager(accounts, principal, body.project_id, body.org_id)
     policy = AddressPolicy.for_users(
         allow_private=settings.provider_allow_private, local_mode=principal.local
@@ -147,14 +162,15 @@ def create_webhook(
         event_types=body.event_types,
         policy=policy,
     )
-    return _view(hook, with_secret=True)
+    return _view(hook, accounts, with_secret=True)
 
 
 @router.get("/api/webhooks", responses=errors(403))
 def list_webhooks(request: Request, principal: PrincipalDep, accounts: AccountsDep) -> WebhookList:
-    """The webhooks of the projects and orgs the caller administers."""
+    """The webhooks of the projects and orgs the caller administers, whoever made them, and
+    whether each delivers (``paused`` says why not)."""
     hooks = _managed(accounts, principal, app_webhooks(request))
-    return WebhookList(webhooks=[_view(h) for h in hooks])
+    return WebhookList(webhooks=[_view(h, accounts) for h in hooks])
 
 
 @router.delete("/api/webhooks/{hook_id}", status_code=204, responses=errors(404))
@@ -166,11 +182,13 @@ def delete_webhook(
     app_webhooks(request).delete(hook.id)
 
 
-@router.post("/api/webhooks/{hook_id}/test", status_code=202, responses=errors(404))
+@router.post("/api/webhooks/{hook_id}/test", status_code=202, responses=errors(404, 429))
 def send_test(
     request: Request, principal: PrincipalDep, accounts: AccountsDep, hook_id: str
 ) -> DeliveryView:
-    """Queue a signed ``test`` delivery; its outcome appears in the log."""
+    """Queue a signed ``test`` delivery; its outcome appears in the log. At most
+    ``MEMORYBANK_WEBHOOK_TEST_SENDS_PER_MINUTE`` (5) a minute per webhook: 429 with
+    ``Retry-After`` past it."""
     hook = _hook(request, accounts, principal, hook_id)
     return _delivery_view(app_webhooks(request).send_test(hook))
 

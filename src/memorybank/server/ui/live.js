@@ -332,6 +332,8 @@
       ui().el("div", { class: "meta" },
         ui().el("span", { class: "badge" }, ui().projectName(hook.project_id || hook.org_id)),
         ui().el("span", {}, hook.event_types.join(", "))),
+      // Its creator may no longer manage it: nothing is sent, and the server says why.
+      hook.paused && ui().el("p", { class: "status error paused" }, "Paused — " + hook.paused),
       ui().el("div", { class: "ops" },
         ui().el("button", { type: "button", class: "small send-test", onclick: async () => {
           try {

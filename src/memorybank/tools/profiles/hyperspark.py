@@ -32,6 +32,7 @@ from pydantic import Field
 
 from memorybank.model import Caller, DecisionOutcome, Domain, Memory, Ring, SearchHit
 from memorybank.providers.json_schemas import Arguments
+from memorybank.rules.render import sanitize_memory_text
 from memorybank.services.conversations import remember_conversation, render_remembered
 from memorybank.services.decisions import (
     DecisionFilter,
@@ -231,16 +232,18 @@ def _head(memory: Memory, caller: Caller) -> str:
     """``[mem_…] [ring/domain] text``, naming the owner when it is not the caller."""
     kind = memory.ring.value if memory.domain is None else f"{memory.ring}/{memory.domain}"
     owner = "" if memory.user_id == caller.user_id else f"[user {memory.user_id}] "
-    return f"[{memory.id}] [{kind}] {owner}{' '.join(memory.content.split())}"
+    # Another member's project memory reaches this answer too: one inert line of data.
+    return f"[{memory.id}] [{kind}] {owner}{sanitize_memory_text(memory.content)}"
 
 
 def _decision_line(memory: Memory) -> list[str]:
     decision = memory.decision
     if decision is None:
         return []
-    parts = [f"Decision: {decision.action}", f"Outcome: {decision.outcome}"]
+    action = sanitize_memory_text(decision.action)
+    parts = [f"Decision: {action}", f"Outcome: {decision.outcome}"]
     if decision.policy_applied:
-        parts.append(f"Policy: {decision.policy_applied}")
+        parts.append(f"Policy: {sanitize_memory_text(decision.policy_applied)}")
     if decision.precedent:
         parts.append("Precedent")
     if decision.exception:
@@ -381,7 +384,8 @@ def log_decision_(bank: MemoryBank, caller: Caller, args: LogDecisionArgs) -> st
         memories_considered=args.memoriesConsidered,
     )
     assert memory.decision is not None
-    return f"Logged decision {memory.decision.action} ({memory.decision.outcome})\nID: {memory.id}"
+    action = sanitize_memory_text(memory.decision.action)
+    return f"Logged decision {action} ({memory.decision.outcome})\nID: {memory.id}"
 
 
 # -- the profile ----------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from memorybank.errors import NotFound, ValidationError
 from memorybank.model import Caller, Memory, ScopeChoice, Source
 from memorybank.providers.json_schemas import Arguments
 from memorybank.rules.permissions import Action, require
-from memorybank.rules.render import FACT_SOURCES
+from memorybank.rules.render import FACT_SOURCES, sanitize_memory_text
 from memorybank.tools.base import Profile, SafetyTier
 from memorybank.tools.profiles import define, with_conflicts
 
@@ -182,7 +182,8 @@ def pagespace_context(
     """The memory section of the system prompt (seed 002 §6.3), oldest fact first.
 
     With ``with_ids`` each fact ends with its id in brackets, which ``remove_memory`` needs;
-    ``with_ids=False`` gives the seed's text exactly. Empty scopes are left out.
+    ``with_ids=False`` gives the seed's text exactly. Empty scopes are left out. Each fact is
+    rendered by :func:`~memorybank.rules.render.sanitize_memory_text`: one line of data.
 
     >>> caller = Caller(user_id="sam", project_id="apollo")
     >>> _ = bank.save("sam", "User prefers concise responses", "preference")
@@ -199,7 +200,12 @@ def pagespace_context(
     """
 
     def bullets(facts: list[Memory]) -> str:
-        return "\n".join(f"- {m.content} [{m.id}]" if with_ids else f"- {m.content}" for m in facts)
+        # A drive fact is written by any member and read in every member's prompt: each
+        # becomes one inert line (the one sanitiser), never a heading or a closing tag.
+        lines = ((sanitize_memory_text(m.content), m.id) for m in facts)
+        return "\n".join(
+            f"- {text} [{mid}]" if with_ids else f"- {text}" for text, mid in lines if text
+        )
 
     context = ""
     user_facts = _facts(bank, caller, "user", max_facts)
