@@ -523,6 +523,31 @@ def test_forget_preview_confirm_cancel(client: TestClient, world: World) -> None
     )
 
 
+def test_forget_preview_of_an_old_job(client: TestClient, world: World) -> None:
+    """Issue 28 through REST (what the UI's Forget tab calls): a fact about the user's own
+    work at Globex is planned for deletion; their sister's job and their laptop are kept."""
+    h = world.auth("owner")
+    job = ["User used to work at Globex as a backend developer", "User left Globex in 2023"]
+    others = ["User's sister works at Globex", "User bought a Globex laptop"]
+    for fact in [*job, *others]:
+        add_user_fact(client, world, "owner", fact)
+    preview = client.post(
+        "/api/forget/preview",
+        json={"query": "forget everything about my old job at Globex"},
+        headers=h,
+    ).json()
+    steps = {s["content"]: (s["action"], s["reason"]) for s in preview["steps"]}
+    assert {fact: steps[fact][0] for fact in [*job, *others]} == {
+        **dict.fromkeys(job, "FORGET"),
+        **dict.fromkeys(others, "KEEP"),
+    }
+    assert steps["User's sister works at Globex"][1] == (
+        "mentions 'globex' of someone else (User's sister)"
+    )
+    done = client.post(f"/api/forget/{preview['plan_id']}/confirm", headers=h).json()
+    assert done["forgotten"] == 2
+
+
 # -- threads, tools, prompt --------------------------------------------------------------------
 
 

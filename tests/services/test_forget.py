@@ -93,6 +93,90 @@ def test_one_word_requests_need_that_word(bank: MemoryBank) -> None:
     assert forgotten == ["User has an old dog named Rex"]
 
 
+# Issue 28: "everything about my old job at Globex" kept "User used to work at Globex as a
+# backend developer" ("mentions only 'globex'"). A memory that shares the name is about the
+# request when the rest of it is about the rest of the request, and the name is the user's.
+GLOBEX = "forget everything about my old job at Globex"
+WORKED = "User used to work at Globex as a backend developer"
+GLOBEX_JOB = [WORKED, "User's manager at Globex was Priya", "User left Globex in 2023"]
+NOT_GLOBEX_JOB = [
+    "User's sister works at Globex",
+    "User's friend Dana joined Globex",
+    "User bought a Globex laptop",
+    "User works as a Senior Engineer at TechCorp",
+    "User prefers TypeScript",
+    "User has an old dog named Rex",
+]
+
+
+def test_a_memory_naming_the_request_and_about_its_topic_is_forgotten(bank: MemoryBank) -> None:
+    for text in [*GLOBEX_JOB, *NOT_GLOBEX_JOB]:
+        bank.save("ana", text, "context")
+    preview = forget_preview(bank, ANA, GLOBEX)
+    assert actions(preview) == {
+        **dict.fromkeys(GLOBEX_JOB, ForgetAction.FORGET),
+        **dict.fromkeys(NOT_GLOBEX_JOB, ForgetAction.KEEP),
+    }
+    reasons = {item.memory.content: item.reason for item in preview.items}
+    assert reasons[WORKED] == "mentions 'globex' and is about 'old job'"
+    assert reasons["User's sister works at Globex"] == (
+        "mentions 'globex' of someone else (User's sister)"
+    )
+    assert reasons["User's friend Dana joined Globex"] == (
+        "mentions 'globex' of someone else (User's friend)"
+    )
+    assert reasons["User bought a Globex laptop"] == "mentions only 'globex'"
+    assert reasons["User works as a Senior Engineer at TechCorp"] == (
+        "does not mention what to forget"
+    )
+    result = forget_confirm(bank, ANA, preview.plan.id)
+    assert len(result.forgotten) == 3
+    assert sorted(m.content for m in bank.list("ana")) == sorted(NOT_GLOBEX_JOB)
+
+
+@pytest.mark.parametrize(
+    ("query", "forgotten", "kept"),
+    [
+        (
+            "my trip to Japan",
+            ["User flew to Japan in April 2022", "User visited temples in Kyoto, Japan"],
+            ["User's brother lives in Japan", "User bought a knife made in Japan"],
+        ),
+        (
+            "my ex-girlfriend Laura",
+            ["User dated Laura for two years", "User broke up with Laura in 2020"],
+            ["User's sister Laura is a nurse", "User's colleague Laura reviews User's code"],
+        ),
+        (
+            "my old apartment in Berlin",
+            ["User lived in Berlin until 2019", "User paid 900 euros rent in Berlin"],
+            ["User's cousin lives in Berlin", "User attended a conference in Berlin"],
+        ),
+        (
+            "my divorce from Mark",
+            ["User and Mark separated in 2021", "User was married to Mark for ten years"],
+            ["User's son Mark plays football", "User reads Mark Twain novels"],
+        ),
+        (
+            "my old car, the Honda",
+            ["User drove a Honda Civic for eight years", "User sold the Honda in 2022"],
+            ["User's dad drives a Honda", "User's neighbour parks a Honda in front of the house"],
+        ),
+    ],
+)
+def test_a_shared_name_alone_decides_nothing(
+    bank: MemoryBank, query: str, forgotten: list[str], kept: list[str]
+) -> None:
+    """The same rule on other requests: the user's own doings with the name go, another
+    person's and incidental mentions stay."""
+    for text in [*forgotten, *kept]:
+        bank.save("ana", text, "context")
+    assert actions(forget_preview(bank, ANA, query)) == {
+        **dict.fromkeys(forgotten, ForgetAction.FORGET),
+        **dict.fromkeys(kept, ForgetAction.KEEP),
+    }
+
+
 def test_preview_text_follows_the_seed(bank: MemoryBank) -> None:
     seed(bank)
     preview = forget_preview(bank, ANA, QUERY)

@@ -248,6 +248,34 @@ def test_forget_preview_and_confirm(bank: MemoryBank) -> None:
     assert theirs["success"] is False and "no forget plan" in theirs["error"]
 
 
+def test_forget_preview_of_an_old_job_keeps_other_peoples(bank: MemoryBank) -> None:
+    """Issue 28: the user's own facts about Globex go, their sister's and friend's stay."""
+    job = [
+        "User used to work at Globex as a backend developer",
+        "User's manager at Globex was Priya",
+        "User left Globex in 2023",
+    ]
+    others = [
+        "User's sister works at Globex",
+        "User's friend Dana joined Globex",
+        "User bought a Globex laptop",
+        "User prefers async communication",
+    ]
+    for content in [*job, *others]:
+        bank.save("ana", content, "context")
+    query = "forget everything about my old job at Globex"
+    preview = text(bank, "forget_preview", {"query": query})
+    assert "### Will FORGET (3)" in preview
+    assert "_mentions 'globex' and is about 'old job'_" in preview
+    assert all(fact in preview for fact in job)
+    assert not any(fact in preview for fact in others)
+    plan_id = re.search(r"\*\*Plan ID:\*\* (fp_\w+)\n", preview)
+    assert plan_id is not None
+    done = text(bank, "forget_confirm", {"planId": plan_id.group(1)})
+    assert done == "## Forget Plan Executed\n- Forgotten: 3\n- Rewritten: 0\n- Kept: 4"
+    assert sorted(m.content for m in bank.list("ana")) == sorted(others)
+
+
 def test_org_wide_is_for_admins_only(bank: MemoryBank) -> None:
     bank.save("ana", "User works on the billing service", "project")
     for tool, args in (

@@ -525,6 +525,20 @@ def infer_category(text: str) -> Category:
     return best
 
 
+def their_person(text: str) -> str | None:
+    """The opening words naming someone of the user's when that person is the fact's subject
+    (the test :func:`infer_category` counts as a relationship cue), else ``None``: the subject
+    is the user, or a thing of theirs.
+
+    >>> their_person("User's sister works at Globex")
+    "User's sister"
+    >>> their_person("User's first job was at Globex") is None
+    True
+    """
+    found = _THEIR_PERSON_RE.match(text)
+    return None if found is None else found.group(0)
+
+
 def score_importance(content: str, category: Category | str) -> int:
     """Importance 1–10 of seed 000: the category's base, adjusted by the wording.
 
@@ -559,6 +573,7 @@ __all__ = [
     "parse_category",
     "score_importance",
     "strip_lead_in",
+    "their_person",
     "to_third_person",
     "validate_memory",
 ]

@@ -59,6 +59,22 @@ def query_terms(text: str, *, max_terms: int = 32) -> list[str]:
     return list(seen)
 
 
+def word_spans(text: str) -> list[tuple[str, int, int]]:
+    """Every word of ``text``, stop words included, read as :func:`query_terms` reads it (lower
+    case, a possessive "'s" dropped, no apostrophes), with where it stands in ``text``.
+
+    >>> word_spans("User's sister")
+    [('user', 0, 6), ('sister', 7, 13)]
+    """
+    spans = []
+    for match in _WORD.finditer(text):
+        word = match.group(0).lower().replace("’", "'")
+        if word.endswith("'s"):
+            word = word[:-2]
+        spans.append((word.replace("'", ""), match.start(), match.end()))
+    return spans
+
+
 @functools.lru_cache(maxsize=1024)
 def _name_pattern(name: str) -> re.Pattern[str]:
     """``name`` as whole words, with an optional possessive ("Caroline", "Caroline's")."""

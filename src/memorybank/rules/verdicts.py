@@ -69,9 +69,10 @@ class Verdict:
 @dataclass(frozen=True)
 class Thresholds:
     """The cosine similarities (of the bundled embedding model) that take part in deciding
-    duplicates, and how many stored facts a new one is compared with. Where a fact has words,
-    similarity never decides alone: it chooses the pairs the word rules read, the pairs an LLM
-    settles, and whether remember asks its LLM at all.
+    duplicates (and, :attr:`topic`, what a forget request is about), and how many stored facts
+    a new one is compared with. Where a fact has words, similarity never decides alone: it
+    chooses the pairs the word rules read, the pairs an LLM settles, whether remember asks its
+    LLM at all, and whether a memory that shares a name with a forget request shares its topic.
 
     >>> THRESHOLDS.candidate < THRESHOLDS.reconcile < THRESHOLDS.borderline < THRESHOLDS.same
     True
@@ -91,9 +92,17 @@ class Thresholds:
     same: float = 0.95
     """Seed 000's duplicate cosine: above it (strictly), two facts without content words are
     the same, and remember leaves a fact this close to the save's judge rather than its LLM."""
+    topic: float = 0.18
+    """Forgetting without an LLM (:mod:`memorybank.services.forget`): a memory that mentions
+    some of a request's words but too few for the word rule ("User left Globex in 2023" for
+    "my old job at Globex") is about the request when the rest of it is at least this similar
+    to the rest of the request ("User left in 2023" to "old job"). Set in the widest gap of a
+    hand-labelled sample (8 requests, 57 memories sharing one word with one): 8 of those
+    stayed on the wrong side (6 kept, 2 forgotten), which the preview shows before anything is
+    deleted; the old rule kept all of them."""
 
 
-#: The thresholds of every duplicate decision.
+#: The thresholds of every duplicate decision (and of a forget request's topic).
 THRESHOLDS = Thresholds()
 
 # --------------------------------------------------------------------------------------------

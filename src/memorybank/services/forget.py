@@ -15,17 +15,27 @@ Who decides:
 * without one, REWRITE is never proposed, and the rule is: **FORGET a candidate that
   mentions at least two of the request's content words** (compared by stem; stop words and
   request words like "forget" or "everything" ignored), **or the only one when the request
-  has a single content word; KEEP the rest.** Two shared words ("Oak Street", "home
+  has a single content word, or one that mentions fewer but whose other words are about
+  the request's other words; KEEP the rest.** Two shared words ("Oak Street", "home
   address") mark a memory as being about the request; one common word ("old") does not.
+  A memory that shares only a name with "my old job at Globex" is about it when it says
+  something of the user that the rest of the request is about: "User left Globex in 2023"
+  (what is left of it, "User left in 2023", is at least ``THRESHOLDS.topic`` similar to
+  "old job" by the embedder), not "User bought a Globex laptop". A name that is someone
+  else's never counts: in "User's sister works at Globex" and "User's friend Dana joined
+  Globex" the subject is a person of the user's (:func:`~memorybank.rules.policy.their_person`)
+  and Globex is what that person does; only a name tied to such a person by a preposition
+  ("User's boss at Globex") is the user's own.
   Relevance ranks candidates but does not decide: it is relative to the best match, so it
   cannot tell a good match from the least bad one.
 
 Candidates are the best search matches, superseded memories included, and the memories whose
 history holds a matching earlier text (an old version that an update replaced): the store
 finds those (:meth:`MemoryBank.earlier_texts`, one indexed query over the scopes' UPDATE
-events counting substrings of the request's stems) and the same word rule judges each earlier
-text, with or without an LLM (the LLM sees current texts only). A KEEP whose earlier text
-matches becomes REDACT; FORGET and REWRITE take the old texts with them anyway.
+events counting substrings of the request's stems, at least two when the request has two)
+and the same rule judges each earlier text, with or without an LLM (the LLM sees current texts
+only). A KEEP whose earlier text matches becomes REDACT; FORGET and REWRITE take the old texts
+with them anyway.
 
 Forgetting is real: deleted text leaves the table, the full-text index, the vectors and the
 history, a rewritten memory's old text leaves its history too, and a redacted memory's
@@ -63,8 +73,9 @@ True
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
@@ -83,12 +94,14 @@ from memorybank.model import (
 )
 from memorybank.providers.llm.client import JSONCompleter, complete_model
 from memorybank.rules.intake import is_conversation
-from memorybank.rules.policy import to_third_person, validate_memory
-from memorybank.rules.query import query_terms
+from memorybank.rules.policy import their_person, to_third_person, validate_memory
+from memorybank.rules.query import query_terms, word_spans
 from memorybank.rules.render import sanitize_memory_text
+from memorybank.rules.verdicts import THRESHOLDS
 
 if TYPE_CHECKING:
     from memorybank.core.bank import MemoryBank
+    from memorybank.providers.embedders.base import Embedder
 
 #: How long a plan may wait for confirmation.
 PLAN_TTL = timedelta(hours=24)
@@ -100,6 +113,11 @@ _REQUEST_WORDS = frozenset(
     information memory memories mention mentions mentioned please""".split()
 )
 MAX_TOP_K = 200
+# What may stand between the words naming someone of the user's and a request's word for that
+# word to still be the user's: a preposition ("User's manager at Globex", "User's colleagues
+# from Globex"), not a verb ("User's sister works at Globex") nor the person's name ("User's
+# sister Laura").
+_ATTACHED = re.compile(r"\s*(?:at|in|from|of|with|for|on)\s+(?:(?:the|a|an)\s+)?", re.IGNORECASE)
 # How many earlier texts of one REDACT item the preview text shows.
 _SHOWN = 3
 
@@ -174,7 +192,7 @@ def forget_preview(
         except ProviderError as exc:
             warnings.append(f"the LLM could not plan this ({exc}); used the word-match rule")
     if items is None:
-        items = [_rule(hit.memory, wanted) for hit in hits]
+        items = _rule(bank.embedder, [hit.memory for hit in hits], wanted)
     items = _with_history(bank, caller, items, wanted, top_k)
     summary = _summary(query, items) if judged is None else _llm_summary(judged, items)
     plan = ForgetPlan(
@@ -236,10 +254,15 @@ def _own_plan(bank: MemoryBank, caller: Caller, plan_id: str, now: datetime) -> 
 # -- the rule without an LLM ----------------------------------------------------------------
 
 
+def _stemmed(words: Sequence[str]) -> list[str]:
+    """The stem of each of ``words``, in order."""
+    stemmer = Stemmer.Stemmer("english")  # one per call: stemmers are not thread-safe
+    return list(stemmer.stemWords(list(words)))
+
+
 def _stems(words: Sequence[str]) -> dict[str, str]:
     """Stem → the word it came from (so reasons quote the user's own word)."""
-    stemmer = Stemmer.Stemmer("english")  # one per call: stemmers are not thread-safe
-    return dict(zip(stemmer.stemWords(list(words)), words, strict=True))
+    return dict(zip(_stemmed(words), words, strict=True))
 
 
 def _request_stems(query: str) -> dict[str, str]:
@@ -247,28 +270,95 @@ def _request_stems(query: str) -> dict[str, str]:
 
 
 def _shared(text: str, wanted: dict[str, str]) -> list[str]:
-    """The request's words (as the user wrote them) that ``text`` mentions, by stem."""
-    return sorted(wanted[s] for s in _stems(query_terms(text)) if s in wanted)
-
-
-def _about(shared: Sequence[str], wanted: dict[str, str]) -> bool:
-    """Whether mentioning ``shared`` makes a text about the request (the rule above)."""
-    return bool(shared) and len(shared) >= min(MIN_SHARED_WORDS, len(wanted))
+    """The request's stems that ``text`` mentions."""
+    return [s for s in _stems(query_terms(text)) if s in wanted]
 
 
 def _quoted(words: Sequence[str]) -> str:
     return ", ".join(f"'{w}'" for w in words)
 
 
-def _rule(memory: Memory, wanted: dict[str, str]) -> PreviewItem:
-    shared = _shared(memory.content, wanted)
-    if _about(shared, wanted):
-        action, reason = ForgetAction.FORGET, f"mentions {_quoted(shared)}"
-    elif shared:
-        action, reason = ForgetAction.KEEP, f"mentions only {_quoted(shared)}"
-    else:
-        action, reason = ForgetAction.KEEP, "does not mention what to forget"
-    return PreviewItem(memory=memory, action=action, reason=reason)
+@dataclass(frozen=True, slots=True)
+class _Match:
+    """The rule's verdict on one text: whether it is about the request, and why."""
+
+    about: bool
+    reason: str
+    words: tuple[str, ...] = ()  # the request's words it mentions, as the user wrote them
+
+
+def _matches(embedder: Embedder, texts: Sequence[str], wanted: dict[str, str]) -> list[_Match]:
+    """The rule of the module's docstring, for each of ``texts``: the one place it is decided
+    (for current texts and earlier ones alike). The texts that mention some of the request's
+    words but too few are compared with the rest of the request in one batch."""
+    need = min(MIN_SHARED_WORDS, len(wanted))
+    out: list[_Match] = []
+    pairs: dict[int, tuple[str, str]] = {}  # position → (rest of the request, rest of the text)
+    for n, text in enumerate(texts):
+        stems = _shared(text, wanted)
+        words = tuple(sorted(wanted[s] for s in stems))
+        person = _someone_elses(text, stems) if stems and len(stems) < need else None
+        if not stems:
+            out.append(_Match(False, "does not mention what to forget"))
+        elif len(stems) >= need:
+            out.append(_Match(True, f"mentions {_quoted(words)}", words))
+        elif person is not None:
+            reason = f"mentions {_quoted(words)} of someone else ({person})"
+            out.append(_Match(False, reason, words))
+        else:
+            out.append(_Match(False, f"mentions only {_quoted(words)}", words))
+            rest = _without(text, stems)
+            if query_terms(rest):  # a text of the name alone says nothing more
+                pairs[n] = (" ".join(w for s, w in wanted.items() if s not in stems), rest)
+    if pairs:
+        distinct = list(dict.fromkeys(t for pair in pairs.values() for t in pair))
+        vectors = dict(zip(distinct, embedder.embed(distinct), strict=True))
+        for n, (topic, rest) in pairs.items():
+            if float(vectors[topic] @ vectors[rest]) >= THRESHOLDS.topic:
+                words = out[n].words
+                out[n] = _Match(True, f"mentions {_quoted(words)} and is about '{topic}'", words)
+    return out
+
+
+def _without(text: str, stems: Sequence[str]) -> str:
+    """``text`` without its words that have one of ``stems``."""
+    spans = word_spans(text)
+    kept, last = [], 0
+    for (_, start, end), stem in zip(spans, _stemmed([w for w, _, _ in spans]), strict=True):
+        if stem in stems:
+            kept.append(text[last:start])
+            last = end
+    return " ".join("".join([*kept, text[last:]]).split())
+
+
+def _someone_elses(text: str, stems: Sequence[str]) -> str | None:
+    """The words naming the person of the user's whom ``text`` is about, when the request's
+    words it mentions are theirs rather than the user's: "User's sister" for "User's sister
+    works at Globex", None for "User's manager at Globex was Priya" or "User left Globex"."""
+    person = their_person(text)
+    if person is None:
+        return None
+    spans = word_spans(text[len(person) :])
+    stemmed = _stemmed([word for word, _, _ in spans])
+    first = next((s for (_, s, _), stem in zip(spans, stemmed, strict=True) if stem in stems), None)
+    if first is None or _ATTACHED.fullmatch(text[len(person) : len(person) + first]):
+        return None  # within the person's words, or tied to them by a preposition
+    return person.strip()
+
+
+def _rule(
+    embedder: Embedder, memories: Sequence[Memory], wanted: dict[str, str]
+) -> list[PreviewItem]:
+    """The rule's plan for ``memories``: FORGET what it finds about the request, KEEP the rest."""
+    matches = _matches(embedder, [memory.content for memory in memories], wanted)
+    return [
+        PreviewItem(
+            memory=memory,
+            action=ForgetAction.FORGET if match.about else ForgetAction.KEEP,
+            reason=match.reason,
+        )
+        for memory, match in zip(memories, matches, strict=True)
+    ]
 
 
 def _substring(stem: str) -> str:
@@ -301,12 +391,19 @@ def _with_history(
     )
     position = {item.memory.id: n for n, item in enumerate(items)}
     out = list(items)
+    # FORGET and REWRITE take the old texts with them: only the others are judged, in one go.
+    found = [
+        (memory, texts)
+        for memory, texts in found
+        if memory.id not in position or out[position[memory.id]].action == ForgetAction.KEEP
+    ]
+    judged = iter(_matches(bank.embedder, [t for _, texts in found for t in texts], wanted))
     for memory, texts in found:
-        matches = [shared for text in texts if _about(shared := _shared(text, wanted), wanted)]
-        n = position.get(memory.id)
-        if not matches or (n is not None and out[n].action != ForgetAction.KEEP):
+        matches = [match for match in [next(judged) for _ in texts] if match.about]
+        if not matches:
             continue
-        words = sorted({word for shared in matches for word in shared})
+        words = sorted({word for match in matches for word in match.words})
+        n = position.get(memory.id)
         item = PreviewItem(
             memory=memory,
             action=ForgetAction.REDACT,
