@@ -58,6 +58,8 @@ def _memory_cell(memory: Memory) -> Text:
     if memory.tags:
         cell.append(f"  [{', '.join(memory.tags)}]", style="cyan")
     cell.append(f"\n{memory.id}", style="dim")
+    if memory.superseded_by is not None:
+        cell.append(f"  superseded by {memory.superseded_by}", style="yellow")
     return cell
 
 
@@ -276,15 +278,25 @@ def list_(
     category: Annotated[
         str | None, typer.Option("--category", "-c", help="Only memories of this category.")
     ] = None,
+    include_superseded: Annotated[
+        bool,
+        typer.Option(
+            "--include-superseded",
+            help="Also the facts a newer one replaced or a merge folded in (kept in history).",
+        ),
+    ] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """List a user's memories, newest first, a page at a time."""
+    """List a user's current memories, newest first, a page at a time."""
+    # What a newer fact replaced, or consolidation merged away, is history, not memory: it is
+    # shown only on request (and then marked in the table).
+    current: dict[str, Any] = {} if include_superseded else {"superseded": False}
     with open_bank(db) as bank:
         memories = bank.list(
-            user, project_id=project, limit=limit, offset=offset, category=category
+            user, project_id=project, limit=limit, offset=offset, category=category, **current
         )
-        total = bank.count(user, project_id=project, category=category)
+        total = bank.count(user, project_id=project, category=category, **current)
     if as_json:
         print_json({"memories": [m.model_dump(mode="json") for m in memories], "count": total})
         return
