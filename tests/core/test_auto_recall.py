@@ -10,6 +10,7 @@ from memorybank import MemoryBank, ValidationError
 from memorybank.core.prompt import auto_recall
 from memorybank.mcp import RECALL_PROMPT, build_server, recall_prompt
 from memorybank.model import Caller
+from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
 from memorybank.rules.tokens import count_tokens
 from memorybank.tools import system_prompt
 from server_helpers import LOOPBACK_PEER, make_world
@@ -169,3 +170,30 @@ def test_the_banks_older_name_still_answers_with_a_warning(bank: MemoryBank) -> 
         old = bank.context_for(kim, "Any tips for my marathon training?", 300)
     assert old == auto_recall(bank, kim, "Any tips for my marathon training?", 300)
     assert "Berlin marathon" in old
+
+
+def test_a_match_far_above_the_rest_answers_below_the_cut_off(bank: MemoryBank) -> None:
+    background = [
+        "User collects vintage postage stamps",
+        "User is a volunteer at the local food bank",
+        "User enjoys solving cryptic crosswords",
+        "User prefers window seats on flights",
+        "User listens to jazz while working",
+        "User bakes sourdough bread on weekends",
+        "User is afraid of heights",
+        "User studied history at university",
+        "User likes hiking in the mountains",
+        "User keeps a journal every evening",
+    ]
+    for fact in background:
+        bank.save("lee", fact)
+    bank.save("lee", "User switched to Chrome for work")
+    caller = Caller(user_id="lee")
+    hits = bank.search("lee", "Which browser does User use?", limit=2)
+    assert hits[0].memory.content == "User switched to Chrome for work"
+    assert hits[0].relevance < RECALL_MIN_RELEVANCE  # below the cut-off, yet it answers
+    block = auto_recall(bank, caller, "Which browser do I use?")
+    assert "## Relevant To This Message\n- User switched to Chrome for work" in block
+    # A stricter cut-off asked for is kept.
+    strict = auto_recall(bank, caller, "Which browser do I use?", min_relevance=0.5)
+    assert "## Relevant To This Message" not in strict

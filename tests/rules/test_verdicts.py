@@ -420,3 +420,16 @@ def test_no_other_place_holds_a_similarity_threshold() -> None:
         "similarity thresholds outside memorybank.rules.verdicts.Thresholds (use THRESHOLDS):\n"
         + "\n".join(offenders)
     )
+
+
+def test_codes_of_letters_and_digits_are_compared_whole() -> None:
+    # Ids, plates and flats that differ only in their letters are different values.
+    for new, old in [
+        ("User's licence plate is XY12ZZE", "User's licence plate is AB12CDE"),
+        ("User lives in apartment 4C", "User lives in apartment 4B"),
+        ("Counter of mem_01M8EJTTB9KY is at 3", "Counter of mem_01M8EJTTA9KY is at 3"),
+    ]:
+        assert judge(new, old, 0.95).relation is Relation.CONFLICT, (new, old)
+    # A number with its unit or ordinal still states just the number.
+    same = judge("User's office is on the 3rd floor", "User's office is on the 3rd floor", 0.99)
+    assert same.relation is Relation.DUPLICATE

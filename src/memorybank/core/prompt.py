@@ -40,6 +40,7 @@ from memorybank.rules.render import (
     OPEN_TAG,
     RECALL_COMPANIONS,
     RECALL_LIMIT,
+    STANDOUT_MIN_MEMORIES,
     STANDOUT_RATIO,
     STANDOUT_SHARE_OF_CUT,
     SYSTEM_NOTE,
@@ -81,7 +82,8 @@ def _relevant(bank: MemoryBank, caller: Caller, message: str, min_relevance: flo
     )
     best = max((h.relevance for h in hits), default=0.0)
     if best < min_relevance:
-        return [hits[0].memory] if _stands_out(hits, min_relevance) else []
+        stands_out = _stands_out(hits, min_relevance) and _crowd(bank, caller)
+        return [hits[0].memory] if stands_out else []
     # Companions are measured against the best match too, not only the cut-off: beside a sure
     # match, a memory a twentieth as likely to be relevant is noise, however small the scope.
     floor = max(RECALL_COMPANIONS * min_relevance, COMPANION_SHARE_OF_BEST * best)
@@ -98,6 +100,13 @@ def _stands_out(hits: Sequence[SearchHit], min_relevance: float) -> bool:
         return False
     runner_up = hits[1].relevance if len(hits) > 1 else 0.0
     return hits[0].relevance >= STANDOUT_RATIO * runner_up
+
+
+def _crowd(bank: MemoryBank, caller: Caller) -> bool:
+    """Whether the caller's memories are enough for one to stand out from the rest: of two
+    facts, one is always far above the other, whatever the message."""
+    scope = {"project_id": caller.project_id, "superseded": False}
+    return bank.count(caller.user_id, **scope) >= STANDOUT_MIN_MEMORIES
 
 
 def system_prompt(

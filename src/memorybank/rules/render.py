@@ -50,6 +50,9 @@ browser do I use?", though relevance fitted on conversations gives it a modest p
 
 STANDOUT_SHARE_OF_CUT = 0.3
 """…and it is at least this share of the cut-off."""
+
+STANDOUT_MIN_MEMORIES = 10
+"""…among at least this many memories: of two, one always stands far above the other."""
 """…and at least this share of the best memory's relevance: in a scope of a few facts, the
 ones that do not match still score a little, and beside a sure match they are noise."""
 
@@ -296,6 +299,7 @@ def parse_focus(focus: Sequence[str] | str | None) -> tuple[Domain, ...] | None:
 __all__ = [
     "CLOSE_TAG",
     "COMPANION_SHARE_OF_BEST",
+    "STANDOUT_MIN_MEMORIES",
     "STANDOUT_RATIO",
     "STANDOUT_SHARE_OF_CUT",
     "CONTEXT_NOTE",

@@ -275,6 +275,10 @@ _MAX_INVERSIONS = 0.25
 #: a conflict; a longer difference is another fact.
 _MAX_VALUE_WORDS = 1
 _DIGITS_RE = re.compile(r"\d+(?:[.:/]\d+)*")
+# A code of letters and digits (an id, a plate, a flat): compared whole, not by its digits.
+_IDENTIFIER_RE = re.compile(r"(?=[a-z0-9_]*[a-z])(?=[a-z0-9_]*\d)[a-z0-9_]+")
+# A number with its unit or ordinal ending ("3rd", "10am", "5kg"): the digits say it.
+_UNIT_RE = re.compile(r"\d+(?:st|nd|rd|th|s|am|pm|k|m|g|h|kg|km|mb|gb|ms|px|yo)")
 _TOKEN_RE = re.compile(r"[A-Za-z0-9]+(?:[.'’,:/-][A-Za-z0-9]+)*")
 
 
@@ -349,6 +353,8 @@ def _features(text: str) -> _Fact:
         if _number(word):
             # "7-year-old" states the number 7, as "7 years old" does.
             numbers.update(_DIGITS_RE.findall(word.replace(",", "")) or [word])
+            if _IDENTIFIER_RE.fullmatch(word) and not _UNIT_RE.fullmatch(word):
+                numbers.add(word)  # "AB12CDE" / "XY12ZZE", "4B" / "4C": the whole code counts
             continue
         if index > 0 and token[0].isupper() and word not in _STOP and word != "user":
             names.add(word)

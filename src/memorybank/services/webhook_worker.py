@@ -46,6 +46,7 @@ from datetime import timedelta
 
 import httpx
 
+from memorybank.errors import StoreError
 from memorybank.model import Event, Scope, utcnow
 from memorybank.model.webhooks import Delivery, Webhook
 from memorybank.providers.netguard import AddressPolicy, guarded_client
@@ -172,7 +173,10 @@ class WebhookWorker:
     def start(self) -> None:
         """Run passes on a daemon thread until :meth:`stop`."""
         if self._thread is None:
-            self.tables.prune_bodies()  # logs from before bodies were dropped on completion
+            try:
+                self.tables.prune_bodies()  # logs from before bodies were dropped on completion
+            except StoreError as exc:  # a read-only database still serves reads
+                log.warning("webhook delivery bodies not pruned: %s", exc)
             self._thread = threading.Thread(target=self._loop, name="webhooks", daemon=True)
             self._thread.start()
 

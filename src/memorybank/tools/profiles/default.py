@@ -29,6 +29,7 @@ from pydantic import AfterValidator, Field
 from memorybank.errors import ValidationError
 from memorybank.model import Caller
 from memorybank.providers.json_schemas import Arguments, tool_error
+from memorybank.rules.permissions import Action, require
 from memorybank.rules.render import FACT_SOURCES
 from memorybank.tools.base import Profile, SafetyTier
 from memorybank.tools.profiles import define, with_conflicts
@@ -133,6 +134,9 @@ def remember(bank: MemoryBank, caller: Caller, args: RememberArgs) -> dict[str, 
 def _replace(bank: MemoryBank, caller: Caller, args: RememberArgs, fact_id: str) -> dict[str, Any]:
     """Replace fact ``fact_id``: nothing when a save already replaced it, a merge when another
     fact already says the new text (the answer's ``replaced`` then names ``fact_id``)."""
+    # The right to change comes first, as in MemoryBank.update: a member who may not change
+    # this project's facts learns nothing about which ids exist in it.
+    require(caller.role, Action.CHANGE, caller.project_id)
     current = bank.get(fact_id, caller.user_id, project_id=caller.project_id)
     if current.superseded_by is not None:
         note = f"{fact_id} was already replaced by {current.superseded_by}; nothing changed"
