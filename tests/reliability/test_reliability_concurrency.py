@@ -55,7 +55,9 @@ def work(t):
             if r < 0.25 or not live:
                 fact = f"User {user} stores " + " ".join(rng.sample(WORDS, 5)) + f" in box {n}"
                 project = "shared" if rng.random() < 0.2 else None
-                res = bank.save(user, fact, "context", project_id=project)
+                # Random words and box numbers: a later fact may read as an earlier one changed;
+                # this test is about concurrent writes, so every fact is kept.
+                res = bank.save(user, fact, "context", project_id=project, on_conflict="keep")
                 if res.success:
                     mine[res.memory_id] = [res.content]
                     if project:
