@@ -16,6 +16,7 @@ import threading
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -29,6 +30,7 @@ from memorybank.core.reinforcement import Reinforcements
 from memorybank.core.search import Pool
 from memorybank.core.settle import settled_judge
 from memorybank.core.usage import Usage
+from memorybank.core.writes import HeavyWrites, charge_records, charging
 from memorybank.errors import EmbeddingModelMismatch, NotFound, ValidationError
 from memorybank.model import (
     Caller,
@@ -116,6 +118,7 @@ class MemoryBank:
         self._probe_lock = threading.Lock()
         self.write_limiter: RateLimiter | None = None
         self.set_write_limit(write_rate_per_minute)
+        self.heavy_writes = HeavyWrites()  # big batches embed one at a time (issue 27)
         if check_model:
             self._check_model()
 
@@ -129,14 +132,27 @@ class MemoryBank:
         else:
             self.write_limiter.per_minute = per_minute
 
-    def count_write(self, user_id: str) -> None:
-        """Count one write that ``user_id`` starts through an adapter (a tool call that
-        changes memory, a fact added by hand, a new thread): every adapter spends the same
-        budget. :class:`~memorybank.errors.RateLimited`, with ``retry_after``, when the last
-        minute already holds the limit; the bank's own methods never count, so the host
-        application itself is not limited."""
+    def count_write(self, user_id: str, cost: int = 1) -> None:
+        """Charge ``cost`` units of ``user_id``'s write limit for a write started through an
+        adapter (a tool call that changes memory, a fact added by hand, a new thread, a
+        forget preview): every adapter spends the same budget.
+        :class:`~memorybank.errors.RateLimited`, with ``retry_after``, when the last minute
+        cannot hold them (nothing is charged then); the bank's own methods never count, so
+        the host application itself is not limited. A write that stores records is charged
+        one unit per record: see :meth:`writing`."""
         if self.write_limiter is not None:
-            self.write_limiter.hit(user_id)
+            self.write_limiter.hit(user_id, cost)
+
+    def writing(self, user_id: str, *, paid: int | None = None) -> AbstractContextManager[None]:
+        """A write ``user_id`` starts through an adapter, charged by what it stores: one unit
+        for the request (now, unless ``paid`` says how many :meth:`count_write` already
+        took), which covers its first record, and one more for each further record
+        :meth:`save_many` (each chunk of a conversation turn) or :meth:`save_records` store
+        inside, all of a batch at once before it is embedded. A batch the last minute cannot
+        hold raises :class:`~memorybank.errors.RateLimited` and stores nothing."""
+        if paid is None:
+            self.count_write(user_id)
+        return charging(self.write_limiter, user_id, 1 if paid is None else paid)
 
     def _check_model(self) -> None:
         stored = self.store.get_meta("embedding_model")
@@ -284,6 +300,7 @@ class MemoryBank:
             require(role, Action.CHANGE, project_id)
         if not prepared:
             return []
+        charge_records(self.write_limiter, len(prepared))  # all chunks, before the work
         vectors = self._embed([m.content for m, _, _ in prepared], progress)
         memories, checks = [m for m, _, _ in prepared], [check for _, check, _ in prepared]
         outcomes = self.store.insert(
@@ -327,6 +344,7 @@ class MemoryBank:
             require(role, adding(memory.source), memory.project_id)
         if not memories:
             return []
+        charge_records(self.write_limiter, len(memories))
         model = {"embedding_model": self.embedder.model_id}
         memories = [m.model_copy(update=model) for m in memories]
         vectors = self._embed([m.content for m in memories], progress)
@@ -334,6 +352,10 @@ class MemoryBank:
         return [o.memory for o in outcomes]
 
     def _embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> Vectors:
+        with self.heavy_writes.running(len(texts)):
+            return self._embed_now(texts, progress)
+
+    def _embed_now(self, texts: Sequence[str], progress: ProgressFn | None) -> Vectors:
         if progress is None or len(texts) <= 256:
             vectors = self.embedder.embed(texts)
         else:

@@ -67,22 +67,24 @@ def save_memories(
     principal: PrincipalDep, bank: BankDep, accounts: AccountsDep, body: SaveRequest
 ) -> dict[str, Any]:
     """Save facts or conversation turns as :meth:`~memorybank.MemoryBank.save_many` does:
-    all or nothing, a duplicate is a result (``duplicate: true``), not an error. One write
-    against the caller's write limit. In a project, a member may save what the AI says
-    (``source: "ai"``, the default) and admins and owners what the user typed."""
+    all or nothing, a duplicate is a result (``duplicate: true``), not an error. Charged
+    against the caller's write limit by what it stores: one unit per fact or chunk of a turn,
+    and a batch the limit cannot hold is refused whole (429). In a project, a member may save
+    what the AI says (``source: "ai"``, the default) and admins and owners what the user
+    typed."""
     role = authorize(accounts, principal, Action.VIEW, body.project_id)
-    bank.count_write(principal.user_id)
     items = [
         SaveInput.model_validate({**item.model_dump(), "created_by": principal.user_id})
         for item in body.items
     ]
-    results = bank.save_many(
-        principal.user_id,
-        items,
-        project_id=body.project_id,
-        role=role,
-        on_conflict=body.on_conflict,
-    )
+    with bank.writing(principal.user_id):
+        results = bank.save_many(
+            principal.user_id,
+            items,
+            project_id=body.project_id,
+            role=role,
+            on_conflict=body.on_conflict,
+        )
     return {"results": [r.model_dump(mode="json") for r in results]}
 
 
