@@ -117,7 +117,7 @@ class RateLimiter:
 
     def _refusal(self, window: _Window, cost: int, now: float, stores: int) -> RateLimited:
         limit = self._per_minute
-        if cost > limit:
+        if stores > limit:  # never fits, however long one waits: it must be split
             retry = math.ceil(WINDOW_S)
             return RateLimited(
                 f"too many memory writes: this request stores {stores} items and the limit is "
