@@ -24,14 +24,14 @@ def test_near_duplicates_plant_one_copy_in_a_hundred_in_every_prefix() -> None:
 def test_the_report_compares_within_one_run() -> None:
     report = ConsolidateReport(
         rows=[
-            Measurement(1000, "one call", 1000, 4900, 10, 0.5, 20.0),
-            Measurement(1000, "all pairs (before)", 1000, 166_000, 10, 5.0, 100.0),
-            Measurement(20000, "one call", 1000, 4990, 10, 1.5, 80.0),
+            Measurement(1000, "one call", 1000, 4900, 10, 0.6, 0.5, 20.0),
+            Measurement(1000, "all pairs (before)", 1000, 166_000, 10, 6.0, 5.0, 100.0),
+            Measurement(20000, "one call", 1000, 4990, 10, 2.0, 1.5, 80.0),
         ]
     )
     assert report.ratios() == (1000, 10.0, 5.0)
     notes = report.notes()
-    assert "10× the time and 5× the memory" in notes[0] and notes[1].endswith("✔")
+    assert "10× the CPU time and 5× the memory" in notes[0] and notes[1].endswith("✔")
     as_json = json.loads(json.dumps(report.as_dict()))
     assert as_json["before_over_one_call"] == {"facts": 1000, "time": 10.0, "memory": 5.0}
     assert [row["approach"] for row in as_json["rows"]][1] == "all pairs (before)"
