@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memorybank import MemoryBank
-from memorybank.core.writes import HEAVY_RECORDS
+from memorybank.core.writes import HEAVY_RECORDS, writing
 from memorybank.errors import RateLimited
 from memorybank.providers.embedders.local import LocalEmbedder
 from memorybank.stores.sqlite import SQLiteStore
@@ -25,17 +25,17 @@ def facts(count: int, start: int = 0) -> list[dict[str, str]]:
 
 def test_a_write_costs_one_unit_per_record_it_stores(bank: MemoryBank) -> None:
     bank.set_write_limit(10)
-    with pytest.raises(RateLimited) as caught, bank.writing("ann"):
+    with pytest.raises(RateLimited) as caught, writing(bank, "ann"):
         bank.save_many("ann", facts(11))
     assert "at most 10" in str(caught.value) or "limit is 10" in str(caught.value)
     assert bank.count("ann") == 0  # refused whole: nothing stored
     # The refused batch cost only its request's unit: 9 are left, and 9 records fit.
-    with bank.writing("ann"):
+    with writing(bank, "ann"):
         assert len(bank.save_many("ann", facts(8))) == 8
-    with bank.writing("ann"):
+    with writing(bank, "ann"):
         bank.save_many("ann", [{"content": "User keeps bees"}])
     assert bank.count("ann") == 9
-    with pytest.raises(RateLimited), bank.writing("ann"):
+    with pytest.raises(RateLimited), writing(bank, "ann"):
         pass  # the limit is spent: not even a request gets in
     # The host application's own calls are never charged.
     assert len(bank.save_many("ann", facts(40, 20))) == 20
@@ -44,11 +44,11 @@ def test_a_write_costs_one_unit_per_record_it_stores(bank: MemoryBank) -> None:
 def test_a_conversation_turn_costs_its_chunks(bank: MemoryBank) -> None:
     bank.set_write_limit(5)
     long_turn = {**TURN, "content": "The meeting went on and on about the budget. " * 60}
-    with pytest.raises(RateLimited) as caught, bank.writing("bo"):
+    with pytest.raises(RateLimited) as caught, writing(bank, "bo"):
         bank.save_many("bo", [long_turn])  # 2,760 characters: 6 chunks of at most 500
     assert "stores 6 items" in str(caught.value)
     assert bank.count("bo") == 0
-    with bank.writing("bo"):
+    with writing(bank, "bo"):
         bank.save_many("bo", [{**TURN, "content": "Short turn."}] * 3)
     assert bank.count("bo") == 3
 
@@ -60,7 +60,7 @@ def test_a_write_for_another_bank_is_not_charged_here(
     store = SQLiteStore(tmp_path / "other.db", dimension=embedder.dimension)
     # Records another bank stores inside this bank's write cost this one nothing: each bank
     # charges its own writes (and the other, without a limit, none).
-    with MemoryBank(store, embedder) as other, bank.writing("cy"):
+    with MemoryBank(store, embedder) as other, writing(bank, "cy"):
         other.save_many("cy", facts(3))
         bank.save_many("cy", facts(1))
         assert other.count("cy") == 3

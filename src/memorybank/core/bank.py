@@ -16,7 +16,6 @@ import threading
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -30,7 +29,7 @@ from memorybank.core.reinforcement import Reinforcements
 from memorybank.core.search import Pool
 from memorybank.core.settle import settled_judge
 from memorybank.core.usage import Usage
-from memorybank.core.writes import HeavyWrites, charge_records, charging
+from memorybank.core.writes import HeavyWrites, storing
 from memorybank.errors import EmbeddingModelMismatch, NotFound, ValidationError
 from memorybank.model import (
     Caller,
@@ -134,25 +133,12 @@ class MemoryBank:
 
     def count_write(self, user_id: str, cost: int = 1) -> None:
         """Charge ``cost`` units of ``user_id``'s write limit for a write started through an
-        adapter (a tool call that changes memory, a fact added by hand, a new thread, a
-        forget preview): every adapter spends the same budget.
+        adapter: every adapter spends the same budget (:mod:`memorybank.core.writes`).
         :class:`~memorybank.errors.RateLimited`, with ``retry_after``, when the last minute
-        cannot hold them (nothing is charged then); the bank's own methods never count, so
-        the host application itself is not limited. A write that stores records is charged
-        one unit per record: see :meth:`writing`."""
+        cannot hold them; the bank's own methods never count, so the host application itself
+        is not limited."""
         if self.write_limiter is not None:
             self.write_limiter.hit(user_id, cost)
-
-    def writing(self, user_id: str, *, paid: int | None = None) -> AbstractContextManager[None]:
-        """A write ``user_id`` starts through an adapter, charged by what it stores: one unit
-        for the request (now, unless ``paid`` says how many :meth:`count_write` already
-        took), which covers its first record, and one more for each further record
-        :meth:`save_many` (each chunk of a conversation turn) or :meth:`save_records` store
-        inside, all of a batch at once before it is embedded. A batch the last minute cannot
-        hold raises :class:`~memorybank.errors.RateLimited` and stores nothing."""
-        if paid is None:
-            self.count_write(user_id)
-        return charging(self.write_limiter, user_id, 1 if paid is None else paid)
 
     def _check_model(self) -> None:
         stored = self.store.get_meta("embedding_model")
@@ -300,7 +286,6 @@ class MemoryBank:
             require(role, Action.CHANGE, project_id)
         if not prepared:
             return []
-        charge_records(self.write_limiter, len(prepared))  # all chunks, before the work
         vectors = self._embed([m.content for m, _, _ in prepared], progress)
         memories, checks = [m for m, _, _ in prepared], [check for _, check, _ in prepared]
         outcomes = self.store.insert(
@@ -344,7 +329,6 @@ class MemoryBank:
             require(role, adding(memory.source), memory.project_id)
         if not memories:
             return []
-        charge_records(self.write_limiter, len(memories))
         model = {"embedding_model": self.embedder.model_id}
         memories = [m.model_copy(update=model) for m in memories]
         vectors = self._embed([m.content for m in memories], progress)
@@ -352,18 +336,15 @@ class MemoryBank:
         return [o.memory for o in outcomes]
 
     def _embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> Vectors:
-        with self.heavy_writes.running(len(texts)):
-            return self._embed_now(texts, progress)
-
-    def _embed_now(self, texts: Sequence[str], progress: ProgressFn | None) -> Vectors:
-        if progress is None or len(texts) <= 256:
-            vectors = self.embedder.embed(texts)
-        else:
-            parts = []
-            for start in range(0, len(texts), 256):
-                parts.append(self.embedder.embed(texts[start : start + 256]))
-                progress(min(start + 256, len(texts)), len(texts))
-            vectors = np.concatenate(parts)
+        with storing(self.write_limiter, self.heavy_writes, len(texts)):  # charged, queued
+            if progress is None or len(texts) <= 256:
+                vectors = self.embedder.embed(texts)
+            else:
+                parts = []
+                for start in range(0, len(texts), 256):
+                    parts.append(self.embedder.embed(texts[start : start + 256]))
+                    progress(min(start + 256, len(texts)), len(texts))
+                vectors = np.concatenate(parts)
         return vectors
 
     # -- reading ----------------------------------------------------------------------------

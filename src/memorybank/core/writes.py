@@ -3,11 +3,11 @@ limit (the records they store), and where the heavy ones run (one at a time).
 
 Counting requests let one request of 300 items, an import of a whole file, or a conversation
 of 310 chunks through a limit of 10 writes a minute. Now an adapter opens a write for the
-user it acts for (:meth:`MemoryBank.writing <memorybank.core.bank.MemoryBank.writing>`): the
-request costs one unit when it starts, which covers its first record, and each record the
-bank stores inside costs one more, charged for a whole batch before anything is embedded, so
-a batch the limit cannot hold is refused whole. The host application's own calls open no
-write and are never charged.
+user it acts for (:func:`writing`): the request costs one unit when it starts, which covers
+its first record, and each record the bank stores inside costs one more, charged for a whole
+batch before anything is embedded (:func:`storing`, around the bank's embedding), so a batch
+the limit cannot hold is refused whole. The host application's own calls open no write and
+are never charged.
 
 The write in progress is a context variable, like the channel of
 :func:`~memorybank.model.acting_through`: it follows the code that runs the write, in the
@@ -29,11 +29,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memorybank.rules.limits import RateLimiter
+
+if TYPE_CHECKING:
+    from memorybank.core.bank import MemoryBank
 
 
 @dataclass
@@ -60,6 +64,21 @@ def charging(limiter: RateLimiter | None, user_id: str, paid: int) -> Iterator[N
         yield
     finally:
         _current.reset(token)
+
+
+def writing(
+    bank: MemoryBank, user_id: str, *, paid: int | None = None
+) -> AbstractContextManager[None]:
+    """A write ``user_id`` starts through an adapter on ``bank``, charged by what it stores:
+    one unit for the request (now, unless ``paid`` says how many units
+    :meth:`~memorybank.MemoryBank.count_write` already took for it), which covers its first
+    record, and one more for each further record the bank stores inside
+    (:meth:`~memorybank.MemoryBank.save_many`, each chunk of a conversation turn;
+    :meth:`~memorybank.MemoryBank.save_records`). :class:`~memorybank.errors.RateLimited`
+    when the request, or later a batch, does not fit; a refused batch stores nothing."""
+    if paid is None:
+        bank.count_write(user_id)
+    return charging(bank.write_limiter, user_id, 1 if paid is None else paid)
 
 
 def charge_records(limiter: RateLimiter | None, records: int) -> None:
@@ -126,4 +145,14 @@ class HeavyWrites:
             self._slots.release()
 
 
-__all__ = ["HEAVY_RECORDS", "HeavyWrites", "charge_records", "charging"]
+@contextmanager
+def storing(limiter: RateLimiter | None, heavy: HeavyWrites, records: int) -> Iterator[None]:
+    """Around the embedding of ``records`` records a bank is about to store: charge the write
+    in progress for them first (:func:`charge_records`), then run as a heavy write when they
+    are many (:class:`HeavyWrites`)."""
+    charge_records(limiter, records)
+    with heavy.running(records):
+        yield
+
+
+__all__ = ["HEAVY_RECORDS", "HeavyWrites", "charge_records", "charging", "storing", "writing"]

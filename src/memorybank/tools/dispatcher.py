@@ -8,7 +8,7 @@ model that will retry, and never carrying tracebacks, SQL or file paths. Each ca
 side-effecting tool (and of a forget preview) is one unit of the caller's per-user write
 limit (:meth:`~memorybank.MemoryBank.count_write`), counted here so the REST API, MCP and
 every host of the tools API spend one budget, and each record it stores beyond the first one
-more (:meth:`~memorybank.MemoryBank.writing`); over the limit the model is told when to try
+more (:func:`memorybank.core.writes.writing`); over the limit the model is told when to try
 again.
 
 >>> from memorybank.tools import profile
@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
+from memorybank.core.writes import writing
 from memorybank.errors import (
     ConfigurationError,
     MemoryBankError,
@@ -256,7 +257,7 @@ def _as_ai(
     to the caller by the records they store, beyond the ``paid`` unit the call was counted
     (which covers the first: a remember of one fact costs one, of a 310-chunk conversation
     310)."""
-    with acting_through(Channel.AI), bank.writing(caller.user_id, paid=paid):
+    with acting_through(Channel.AI), writing(bank, caller.user_id, paid=paid):
         return handler(bank, caller, args)
 
 

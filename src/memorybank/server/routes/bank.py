@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from memorybank.core.bank import MemoryBank
+from memorybank.core.writes import writing
 from memorybank.model import SaveInput
 from memorybank.rules.permissions import Action
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
@@ -77,7 +78,7 @@ def save_memories(
         SaveInput.model_validate({**item.model_dump(), "created_by": principal.user_id})
         for item in body.items
     ]
-    with bank.writing(principal.user_id):
+    with writing(bank, principal.user_id):
         results = bank.save_many(
             principal.user_id,
             items,

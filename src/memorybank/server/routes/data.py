@@ -10,6 +10,7 @@ import anyio.to_thread
 from fastapi import APIRouter, HTTPException, Request, Response
 
 from memorybank.core.bank import MemoryBank
+from memorybank.core.writes import writing
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, current_principal
 from memorybank.server.error_responses import WRITE_ERRORS, errors
 from memorybank.server.openapi import documented
@@ -62,7 +63,7 @@ def import_into(
     were added and how many skipped. Charged against the caller's write limit like a batch
     save: one unit per memory it adds (at least one), all refused (429) if they do not fit."""
     role = authorize(accounts, principal, Action.ADD_MANUAL, project_id)
-    with bank.writing(principal.user_id):
+    with writing(bank, principal.user_id):
         results = transfer.import_(bank, principal.user_id, data, project_id=project_id, role=role)
     imported = sum(1 for r in results if r.success)
     return {
