@@ -10,10 +10,10 @@ tool result with ``isError: true``. The profile's guidance is sent as the server
 
 Whose memory the tools touch comes from the server's configuration (a fixed
 :class:`~memorybank.model.Caller`, or for HTTP a factory that reads the authenticated
-request), never from the model's arguments. Each call of a side-effecting tool is one write
-against the bank's per-user write limit (:meth:`~memorybank.MemoryBank.count_write`, counted by
-the dispatcher): the same budget the REST API spends, and over it an error result that says
-when to try again.
+request), never from the model's arguments. Each call of a side-effecting tool (or a forget
+preview) is charged against the bank's per-user write limit, one unit per record it stores
+(:meth:`~memorybank.MemoryBank.count_write`, counted by the dispatcher): the same budget the
+REST API spends, and over it an error result that says when to try again.
 
     memorybank mcp --user alice --profile default        # stdio, for a desktop MCP host
 

@@ -12,9 +12,17 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from memorybank import MemoryBank
-from memorybank.core.consolidate import SCHEDULED_ACTOR, consolidate
-from memorybank.errors import PermissionDenied
+from memorybank.core.consolidate import (
+    MAX_PAGE_FACTS,
+    SCHEDULED_ACTOR,
+    Budget,
+    Consolidation,
+    consolidate,
+    consolidate_all,
+)
+from memorybank.errors import PermissionDenied, ValidationError
 from memorybank.model import Category, Channel, EventKind, Memory
+from memorybank.rules.verdicts import THRESHOLDS
 from server_helpers import LOOPBACK_PEER, make_world
 
 
@@ -189,3 +197,88 @@ def test_the_server_job_merges_on_its_schedule(bank: MemoryBank) -> None:
     assert _current(bank, "gus") == {"User lives in London", "User likes green tea in the morning"}
     kept = bank.list("gus", superseded=False)[0]
     assert bank.history(kept.id, "gus")[-1].actor == SCHEDULED_ACTOR
+
+
+# -- issue 27, finding 3: bounded work per call ------------------------------------------------
+
+#: Facts all alike (one template, one number apart): every pair is similar enough to be judged
+#: and none is a duplicate (a different number is a different value), the worst case for
+#: judging every similar pair.
+LOCKERS = [(f"User's gym locker code is {1000 + n}", 5, ()) for n in range(60)]
+#: Two duplicates planted among them (each adds nothing to the fact it joins).
+PLANTED = FACTS[:4]
+
+
+def _pages(bank: MemoryBank, user: str, budget: Budget) -> list[Consolidation]:
+    """Every page of a preview, following the cursors."""
+    pages = [consolidate(bank, user, budget=budget)]
+    while pages[-1].next_cursor is not None:
+        pages.append(consolidate(bank, user, cursor=pages[-1].next_cursor, budget=budget))
+    return pages
+
+
+def test_each_fact_is_judged_against_its_few_nearest_not_every_similar_fact(
+    bank: MemoryBank,
+) -> None:
+    _stored_before(bank, "hal", LOCKERS)
+    found = consolidate(bank, "hal")
+    assert found.examined == 60 and found.merges == () and not found.truncated
+    # The n-th fact is judged against the min(n, 5) nearest before it: 285 pairs, where
+    # judging every similar pair judged 60 × 59 / 2 = 1,770 (and 2,000 facts 2 million).
+    assert found.pairs_judged == sum(min(n, THRESHOLDS.candidates) for n in range(60)) == 285
+
+
+def test_a_call_stops_at_its_budget_and_says_where_to_go_on(bank: MemoryBank) -> None:
+    _stored_before(bank, "ida", LOCKERS + PLANTED)
+    total = len(LOCKERS) + len(PLANTED)
+    first = consolidate(bank, "ida", budget=Budget(facts=10))
+    assert (first.examined, first.remaining, first.stopped_by) == (10, total - 10, "facts")
+    assert first.truncated and first.next_cursor and first.as_dict()["truncated"] is True
+    assert first.pairs_judged <= 10 * THRESHOLDS.candidates
+
+    pages = _pages(bank, "ida", Budget(facts=10))
+    assert len(pages) == 7 and sum(p.examined for p in pages) == total
+    assert all(p.pairs_judged <= p.examined * THRESHOLDS.candidates for p in pages)
+    assert pages[-1].next_cursor is None and pages[-1].remaining == 0
+    merged = {m.keep.content: [x.content for x in m.merged] for p in pages for m in p.merges}
+    assert merged == {
+        "User lives in London": ["User is based in London"],
+        "User likes green tea in the morning": ["User likes tea"],
+    }
+
+    capped = consolidate(bank, "ida", budget=Budget(facts=5000, pairs=12))
+    assert capped.stopped_by == "pairs" and capped.pairs_judged <= 12 and capped.truncated
+    # However small the budget, a call examines one fact, so paging always ends.
+    least = consolidate(bank, "ida", budget=Budget(similarities=1))
+    assert least.examined == 1 and least.stopped_by == "similarities"
+
+
+def test_applying_page_by_page_merges_what_the_whole_pass_finds(bank: MemoryBank) -> None:
+    _stored_before(bank, "jo", LOCKERS + PLANTED)
+    whole = consolidate_all(bank, "jo", dry_run=True)
+    assert whole.examined == 64 and whole.merged_count == 2 and not whole.truncated
+    cursor = None
+    while True:
+        done = consolidate(bank, "jo", dry_run=False, cursor=cursor, budget=Budget(facts=16))
+        cursor = done.next_cursor
+        if cursor is None:
+            break
+    assert _current(bank, "jo") == {text for text, _, _ in LOCKERS} | {
+        "User lives in London",
+        "User likes green tea in the morning",
+    }
+    assert consolidate_all(bank, "jo", dry_run=False).merged_count == 0
+
+
+def test_a_cursor_not_given_by_the_server_is_refused(bank: MemoryBank) -> None:
+    _stored_before(bank, "kit", FACTS[:2])
+    for bad in ("nonsense", "1:2:x:mem_1", ""):
+        with pytest.raises(ValidationError) as caught:
+            consolidate(bank, "kit", cursor=bad or "::")
+        assert caught.value.field == "cursor"
+    with pytest.raises(ValidationError):
+        Budget(facts=MAX_PAGE_FACTS + 1)
+    # A cursor past the last fact: nothing left to examine.
+    last = consolidate(bank, "kit", budget=Budget(facts=2))
+    again = consolidate(bank, "kit", cursor="0:0:0:~")
+    assert last.next_cursor is None and again.examined == 0

@@ -297,3 +297,28 @@ def test_the_dispatcher_counts_each_writing_call_once(bank: MemoryBank) -> None:
         call(bank, tools, "forget", {"id": "mem_x"}, caller, raises=(RateLimited,))
     assert caught.value.retry_after >= 1
     assert call(bank, tools, "remember", {"fact": "I have a dog"}, Caller(user_id="kim"))["success"]
+
+
+def test_a_write_is_charged_what_it_stores() -> None:
+    """Issue 27: units, not requests. A batch fits only whole; its wait is until enough of the
+    window has slid out; one larger than the limit never fits and says to split it."""
+    now = [0.0]
+    limiter = RateLimiter(10, clock=lambda: now[0])
+    limiter.hit("u", 4)
+    now[0] = 20.0
+    limiter.hit("u", 5)
+    with pytest.raises(RateLimited) as caught:
+        limiter.hit("u", 3)  # 9 used, 1 left: nothing is charged
+    assert caught.value.retry_after == 40  # when the first 4 leave the window
+    assert "1 left and this request stores 3" in str(caught.value)
+    limiter.hit("u")  # the one left is still there
+    with pytest.raises(RateLimited) as caught:
+        limiter.hit("u", 11)
+    assert caught.value.retry_after == 60
+    assert "stores 11 items and the limit is 10" in str(caught.value)
+    assert "MEMORYBANK_AI_WRITE_RATE_PER_MINUTE" in str(caught.value)
+    now[0] = 60.0  # the first 4 have left
+    limiter.hit("u", 4)
+    for bad in (0, -1, True):
+        with pytest.raises(ValueError):
+            limiter.hit("u", bad)

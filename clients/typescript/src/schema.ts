@@ -83,9 +83,10 @@ export interface paths {
          * Save Memories
          * @description Save facts or conversation turns as :meth:`~memorybank.MemoryBank.save_many` does:
          *     all or nothing, a duplicate is a result (``duplicate: true``), not an error. The body is
-         *     a batch (``{"items": [...]}``) or one item's fields (``{"content": …}``). One write
-         *     against the caller's write limit. In a project, a member may save what the AI says
-         *     (``source: "ai"``, the default) and admins and owners what the user typed.
+         *     a batch (``{"items": [...]}``) or one item's fields (``{"content": …}``). Charged against
+         *     the caller's write limit by what it stores: one unit per fact or chunk of a turn, and a
+         *     batch the limit cannot hold is refused whole (429). In a project, a member may save what
+         *     the AI says (``source: "ai"``, the default) and admins and owners what the user typed.
          */
         post: operations["save_memories"];
         delete?: never;
@@ -464,7 +465,8 @@ export interface paths {
         put?: never;
         /**
          * Preview Forget
-         * @description Plan what forgetting ``query`` would do (changes nothing).
+         * @description Plan what forgetting ``query`` would do (changes nothing). One unit of the caller's
+         *     write limit, as a write: it stores a plan and may ask an LLM (429 over the limit).
          */
         post: operations["preview_forget"];
         delete?: never;
@@ -522,15 +524,16 @@ export interface paths {
         };
         /**
          * Preview Consolidation
-         * @description What merging the duplicates of the caller's private memory (or ``project_id``'s)
-         *     would do; changes nothing.
+         * @description What merging the duplicates of one page of the caller's private memory (or
+         *     ``project_id``'s) would do, from ``cursor``, examining at most ``limit`` facts; changes
+         *     nothing.
          */
         get: operations["preview_consolidation"];
         put?: never;
         /**
          * Apply Consolidation
-         * @description Merge the duplicates (those of ``keep_ids`` only, when given): a project's admins
-         *     and owners only.
+         * @description Merge the duplicates of the page a preview showed (its ``cursor`` and ``limit``;
+         *     those of ``keep_ids`` only, when given): a project's admins and owners only.
          */
         post: operations["apply_consolidation"];
         delete?: never;
@@ -1057,7 +1060,8 @@ export interface components {
         };
         /**
          * ConsolidateRequest
-         * @description ``POST /api/consolidate``: apply the merges a preview showed.
+         * @description ``POST /api/consolidate``: apply the merges a preview showed (the same page: the
+         *     preview's ``cursor`` and ``limit``).
          * @example {
          *       "keep_ids": [
          *         "mem_…"
@@ -1069,10 +1073,18 @@ export interface components {
             project_id?: string | null;
             /** Keep Ids */
             keep_ids?: string[] | null;
+            /** Cursor */
+            cursor?: string | null;
+            /**
+             * Limit
+             * @default 1000
+             */
+            limit?: number;
         };
         /**
          * ConsolidationView
-         * @description What consolidating a scope finds (a preview) or did (``applied``).
+         * @description What consolidating one page of a scope finds (a preview) or did (``applied``).
+         *     ``truncated`` says facts are left: ask again with ``cursor=next_cursor``.
          */
         ConsolidationView: {
             /** User Id */
@@ -1083,6 +1095,16 @@ export interface components {
             applied: boolean;
             /** Examined */
             examined: number;
+            /** Pairs Judged */
+            pairs_judged: number;
+            /** Remaining */
+            remaining: number;
+            /** Truncated */
+            truncated: boolean;
+            /** Next Cursor */
+            next_cursor: string | null;
+            /** Stopped By */
+            stopped_by: ("facts" | "pairs" | "similarities") | null;
             /** Merged Count */
             merged_count: number;
             /** Merges */
@@ -4269,6 +4291,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Over one of this user's limits (writes a minute, webhook test sends a minute, open event streams): retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description The database refused the write (read-only, or locked for too long) */
             503: {
                 headers: {
@@ -4414,6 +4445,15 @@ export interface operations {
             };
             /** @description A parameter or field is invalid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Over one of this user's limits (writes a minute, webhook test sends a minute, open event streams): retry after Retry-After seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4660,6 +4700,8 @@ export interface operations {
         parameters: {
             query?: {
                 project_id?: string | null;
+                cursor?: string | null;
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -4705,6 +4747,15 @@ export interface operations {
             };
             /** @description A parameter or field is invalid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Over one of this user's limits (writes a minute, webhook test sends a minute, open event streams): retry after Retry-After seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4801,6 +4852,15 @@ export interface operations {
             };
             /** @description A parameter or field is invalid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Over one of this user's limits (writes a minute, webhook test sends a minute, open event streams): retry after Retry-After seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -280,6 +280,33 @@ def bench_integrity(
     _show_report(console, report, json_out)
 
 
+@bench_app.command("consolidate")
+@handles_errors
+def bench_consolidate(
+    sizes: Annotated[
+        str,
+        typer.Option("--sizes", help="Comma-separated scope sizes (near-duplicate facts)."),
+    ] = "1000,2000,20000",
+    old_max: Annotated[
+        int,
+        typer.Option(
+            "--old-max", min=0, help="Largest size to also run the all-pairs approach at."
+        ),
+    ] = 2000,
+    workdir: WorkdirOption = None,
+    json_out: JsonOutOption = None,
+) -> None:
+    """Time and peak memory of consolidation: one call, a whole pass, and all pairs before."""
+    with bench_installed():
+        from memorybank_bench.consolidate import run_consolidate_bench
+
+    console = stdout()
+    report = run_consolidate_bench(
+        _parse_sizes(sizes), old_max=old_max, workdir=workdir, console=console
+    )
+    _show_report(console, report, json_out, notes=[Text(n) for n in report.notes()])
+
+
 @bench_app.command("load")
 @handles_errors
 def bench_load(

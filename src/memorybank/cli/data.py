@@ -262,9 +262,10 @@ def consolidate(
     """Find duplicates in the user's private memory (or --project) and merge them.
 
     Shows a preview and changes nothing unless --apply is given: each merged memory is kept
-    in history, superseded by the one that says the most."""
+    in history, superseded by the one that says the most. The whole scope is gone through a
+    page at a time, each page judged within the same bounded budget as one call of the API."""
     with memorybank.open(db) as bank:
-        result = consolidation.consolidate(bank, user, project, dry_run=not apply)
+        result = consolidation.consolidate_all(bank, user, project, dry_run=not apply)
     if as_json:
         print_json(result.as_dict())
         return

@@ -30,6 +30,7 @@ from memorybank.core.rewrite import already_said, merge_into, unsupersede
 from memorybank.core.search import Pool
 from memorybank.core.settle import settled_judge
 from memorybank.core.usage import Usage
+from memorybank.core.writes import HeavyWrites, storing
 from memorybank.errors import EmbeddingModelMismatch, NotFound, ValidationError
 from memorybank.model import (
     Caller,
@@ -123,6 +124,7 @@ class MemoryBank:
         self._probe_lock = threading.Lock()
         self.write_limiter: RateLimiter | None = None
         self.set_write_limit(write_rate_per_minute)
+        self.heavy_writes = HeavyWrites()  # big batches embed one at a time (issue 27)
         if check_model:
             self._check_model()
 
@@ -136,14 +138,14 @@ class MemoryBank:
         else:
             self.write_limiter.per_minute = per_minute
 
-    def count_write(self, user_id: str) -> None:
-        """Count one write that ``user_id`` starts through an adapter (a tool call that
-        changes memory, a fact added by hand, a new thread): every adapter spends the same
-        budget. :class:`~memorybank.errors.RateLimited`, with ``retry_after``, when the last
-        minute already holds the limit; the bank's own methods never count, so the host
-        application itself is not limited."""
+    def count_write(self, user_id: str, cost: int = 1) -> None:
+        """Charge ``cost`` units of ``user_id``'s write limit for a write started through an
+        adapter: every adapter spends the same budget (:mod:`memorybank.core.writes`).
+        :class:`~memorybank.errors.RateLimited`, with ``retry_after``, when the last minute
+        cannot hold them; the bank's own methods never count, so the host application itself
+        is not limited."""
         if self.write_limiter is not None:
-            self.write_limiter.hit(user_id)
+            self.write_limiter.hit(user_id, cost)
 
     def _check_model(self) -> None:
         stored = self.store.get_meta("embedding_model")
@@ -346,14 +348,15 @@ class MemoryBank:
         return [o.memory for o in outcomes]
 
     def _embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> Vectors:
-        if progress is None or len(texts) <= 256:
-            vectors = self.embedder.embed(texts)
-        else:
-            parts = []
-            for start in range(0, len(texts), 256):
-                parts.append(self.embedder.embed(texts[start : start + 256]))
-                progress(min(start + 256, len(texts)), len(texts))
-            vectors = np.concatenate(parts)
+        with storing(self.write_limiter, self.heavy_writes, len(texts)):  # charged, queued
+            if progress is None or len(texts) <= 256:
+                vectors = self.embedder.embed(texts)
+            else:
+                parts = []
+                for start in range(0, len(texts), 256):
+                    parts.append(self.embedder.embed(texts[start : start + 256]))
+                    progress(min(start + 256, len(texts)), len(texts))
+                vectors = np.concatenate(parts)
         return vectors
 
     # -- reading ----------------------------------------------------------------------------

@@ -105,8 +105,8 @@ def _stands_out(hits: Sequence[SearchHit], min_relevance: float) -> bool:
 def _crowd(bank: MemoryBank, caller: Caller) -> bool:
     """Whether the caller's memories are enough for one to stand out from the rest: of two
     facts, one is always far above the other, whatever the message."""
-    scope = {"project_id": caller.project_id, "superseded": False}
-    return bank.count(caller.user_id, **scope) >= STANDOUT_MIN_MEMORIES
+    held = bank.count(caller.user_id, project_id=caller.project_id, superseded=False)
+    return held >= STANDOUT_MIN_MEMORIES
 
 
 def system_prompt(

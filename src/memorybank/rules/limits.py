@@ -1,4 +1,4 @@
-"""Per-user limits: a sliding one-minute window of the writes each user starts
+"""Per-user limits: a sliding one-minute window of the work each user's writes cost
 (:class:`RateLimiter`), and how many of something (event streams) a user holds open at once
 (:class:`OpenLimit`).
 
@@ -8,14 +8,22 @@ serves the bank (the REST API, the tools API, MCP) spends the same budget: limit
 the operation, not to one adapter. In memory, per process: a restart forgets the counts,
 and ``memorybank serve --workers N`` has one limiter in each of its N processes.
 
->>> clock = iter([0.0, 1.0, 2.0, 61.0]).__next__
->>> limiter = RateLimiter(2, clock=clock)
->>> limiter.hit("alice"); limiter.hit("alice")
+A write is charged what it stores (issue 27): one fact costs 1, a batch of N items or chunks
+costs N, all at once before anything is stored, so a request the window cannot hold is
+refused whole and stores nothing. Counting requests let one request of 300 items through a
+limit of 10 a minute.
+
+>>> clock = iter([0.0, 1.0, 2.0, 3.0, 61.0]).__next__
+>>> limiter = RateLimiter(3, clock=clock)
+>>> limiter.hit("alice"); limiter.hit("alice", 2)
 >>> limiter.hit("alice")
 Traceback (most recent call last):
-memorybank.errors.RateLimited: too many memory writes: at most 2 a minute; try again in 58 s
+memorybank.errors.RateLimited: too many memory writes: at most 3 items a minute (MEMORYBANK_AI_WRITE_RATE_PER_MINUTE), all used; try again in 58 s
+>>> limiter.hit("alice", 4)
+Traceback (most recent call last):
+memorybank.errors.RateLimited: too many memory writes: this request stores 4 items and the limit is 3 a minute (MEMORYBANK_AI_WRITE_RATE_PER_MINUTE): send at most 3 at a time or raise the limit; try again in 60 s
 >>> limiter.hit("alice")  # a minute after the first write
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -31,21 +39,54 @@ from memorybank.errors import RateLimited, ValidationError
 WINDOW_S = 60.0
 #: Users tracked before idle ones are swept out (the threshold doubles while they are active).
 _SWEEP_AT = 4096
+#: The setting a refusal names, unless the bank is told another.
+SETTING = "MEMORYBANK_AI_WRITE_RATE_PER_MINUTE"
+
+
+class _Window:
+    """One user's charges in the window: (time, cost), oldest first, and their sum."""
+
+    __slots__ = ("charges", "used")
+
+    def __init__(self) -> None:
+        self.charges: deque[tuple[float, int]] = deque()
+        self.used = 0
+
+    def slide(self, now: float) -> None:
+        while self.charges and self.charges[0][0] <= now - WINDOW_S:
+            self.used -= self.charges.popleft()[1]
+
+    def wait_for(self, room: int, now: float) -> int:
+        """Seconds until ``room`` units are free again (as the oldest charges leave)."""
+        freed = 0
+        for at, cost in self.charges:
+            freed += cost
+            if freed >= room:
+                return max(1, math.ceil(at + WINDOW_S - now))
+        return max(1, math.ceil(WINDOW_S))
 
 
 class RateLimiter:
-    """At most ``per_minute`` writes per user in any sliding 60-second window; thread-safe."""
+    """At most ``per_minute`` units of writes per user in any sliding 60-second window;
+    thread-safe. ``setting`` is the name a refusal tells people to change."""
 
-    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        per_minute: int,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        setting: str = SETTING,
+    ) -> None:
         self._clock = clock
-        self._events: dict[str, deque[float]] = {}
+        self._windows: dict[str, _Window] = {}
         self._lock = threading.Lock()
         self._sweep_at = _SWEEP_AT
         self.per_minute = per_minute
+        self.setting = setting
 
     @property
     def per_minute(self) -> int:
-        """Writes allowed per user per minute (changing it keeps the counts so far)."""
+        """Units allowed per user per minute (changing it keeps the counts so far)."""
         return self._per_minute
 
     @per_minute.setter
@@ -57,31 +98,54 @@ class RateLimiter:
             )
         self._per_minute = value
 
-    def hit(self, user_id: str) -> None:
-        """Count one write of ``user_id``, or raise :class:`~memorybank.errors.RateLimited`
-        (counting nothing) when the last minute already holds ``per_minute`` of them."""
+    def hit(self, user_id: str, cost: int = 1, *, stores: int | None = None) -> None:
+        """Charge ``user_id`` ``cost`` units (one per item a request stores), or raise
+        :class:`~memorybank.errors.RateLimited`, charging nothing, when the last minute cannot
+        hold them: ``retry_after`` is when it can (a minute for a request larger than the
+        whole limit, which never fits and must be split). ``stores`` is how many items the
+        request stores in all, for the message, when part of them was charged before."""
+        if isinstance(cost, bool) or not isinstance(cost, int) or cost < 1:
+            raise ValueError(f"a write costs at least 1, not {cost!r}")
         now = self._clock()
         with self._lock:
-            events = self._events.setdefault(user_id, deque())
-            while events and events[0] <= now - WINDOW_S:
-                events.popleft()
-            if len(events) >= self._per_minute:
-                retry = max(1, math.ceil(events[0] + WINDOW_S - now))
-                raise RateLimited(
-                    f"too many memory writes: at most {self._per_minute} a minute; try again "
-                    f"in {retry} s",
-                    retry_after=retry,
-                )
-            events.append(now)
-            if len(self._events) > self._sweep_at:
+            window = self._windows.setdefault(user_id, _Window())
+            window.slide(now)
+            if window.used + cost > self._per_minute:
+                raise self._refusal(window, cost, now, cost if stores is None else stores)
+            window.charges.append((now, cost))
+            window.used += cost
+            if len(self._windows) > self._sweep_at:
                 self._forget_idle(now)
+
+    def _refusal(self, window: _Window, cost: int, now: float, stores: int) -> RateLimited:
+        limit = self._per_minute
+        if stores > limit:  # never fits, however long one waits: it must be split
+            retry = math.ceil(WINDOW_S)
+            return RateLimited(
+                f"too many memory writes: this request stores {stores} items and the limit is "
+                f"{limit} a minute ({self.setting}): send at most {limit} at a time or raise "
+                f"the limit; try again in {retry} s",
+                retry_after=retry,
+            )
+        retry = window.wait_for(window.used + cost - limit, now)
+        left = limit - window.used
+        state = "all used" if left <= 0 else f"{left} left and this request stores {stores}"
+        return RateLimited(
+            f"too many memory writes: at most {limit} items a minute ({self.setting}), "
+            f"{state}; try again in {retry} s",
+            retry_after=retry,
+        )
 
     def _forget_idle(self, now: float) -> None:
         """Drop the users with no write in the window, so the map does not grow forever."""
-        idle = [u for u, e in self._events.items() if not e or e[-1] <= now - WINDOW_S]
+        idle = [
+            user
+            for user, window in self._windows.items()
+            if not window.charges or window.charges[-1][0] <= now - WINDOW_S
+        ]
         for user_id in idle:
-            del self._events[user_id]
-        self._sweep_at = max(_SWEEP_AT, 2 * len(self._events))
+            del self._windows[user_id]
+        self._sweep_at = max(_SWEEP_AT, 2 * len(self._windows))
 
 
 class OpenLimit:
@@ -141,4 +205,4 @@ class OpenLimit:
             return self._open.get(user_id, 0)
 
 
-__all__ = ["WINDOW_S", "OpenLimit", "RateLimiter"]
+__all__ = ["SETTING", "WINDOW_S", "OpenLimit", "RateLimiter"]

@@ -17,10 +17,11 @@ OpenAPI at
   :func:`~memorybank.server.error_responses.status_code` is the one mapping from the
   :class:`~memorybank.MemoryBankError` tree to HTTP statuses.
 * Limits: request bodies over ``max_request_bytes`` get 413. Writes a user starts (tool calls
-  that change memory, facts added by hand, new threads) over ``ai_write_rate_per_minute`` a
-  minute get 429 with ``Retry-After``, and over MCP an error result saying when to retry: the
-  app sets the bank's one limiter (:meth:`~memorybank.MemoryBank.count_write`), which REST,
-  the tools and MCP share.
+  that change memory, facts added by hand, batches, imports, new threads, forget previews,
+  consolidation), charged one unit per record they store, over ``ai_write_rate_per_minute``
+  a minute get 429 with ``Retry-After``, and over MCP an error result saying when to retry:
+  the app sets the bank's one limiter (:meth:`~memorybank.MemoryBank.count_write`,
+  :func:`memorybank.core.writes.writing`), which REST, the tools and MCP share.
 * Where endpoints run (the event loop, a small compute pool, or FastAPI's general pool) is
   decided once per app, by what they wait on: :mod:`memorybank.server.execution`.
 

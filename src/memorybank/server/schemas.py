@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from fastapi import Query
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 
+from memorybank.core.consolidate import MAX_PAGE_FACTS, PAGE_FACTS
 from memorybank.model import (
     Conflict,
     Domain,
@@ -149,14 +150,23 @@ class ForgetRequest(_Body):
     project_id: Id | None = None
 
 
+#: A consolidation cursor: a fact's place (three numbers) and its id.
+CURSOR_MAX = ID_MAX + 80
+
+
 class ConsolidateRequest(_Body):
-    """``POST /api/consolidate``: apply the merges a preview showed."""
+    """``POST /api/consolidate``: apply the merges a preview showed (the same page: the
+    preview's ``cursor`` and ``limit``)."""
 
     model_config = example(project_id=None, keep_ids=["mem_…"])
 
     project_id: Id | None = None
     #: The kept ids of the merges to apply (from the preview); all of them when omitted.
     keep_ids: list[Id] | None = Field(default=None, max_length=10_000)
+    #: Where the page starts: the ``next_cursor`` of the page before (none: the first page).
+    cursor: str | None = Field(default=None, max_length=CURSOR_MAX)
+    #: Facts the page examines at most.
+    limit: int = Field(default=PAGE_FACTS, ge=1, le=MAX_PAGE_FACTS)
 
 
 class ThreadCreate(_Body):

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
-from memorybank.errors import PermissionDenied, ProviderError, ValidationError
+from memorybank.errors import PermissionDenied, ProviderError, RateLimited, ValidationError
 from memorybank.model import (
     Caller,
     Category,
@@ -296,7 +296,9 @@ def _add(
             metadata=None if caller.thread_id is None else {"thread_id": caller.thread_id},
             role=caller.role,
         )
-    except (ValidationError, PermissionDenied) as exc:
+    except (ValidationError, PermissionDenied, RateLimited) as exc:
+        # Over the caller's write limit (a tool call charges each fact it stores), the fact
+        # is reported as not stored; the turns, stored first, stay.
         result.rejected.append(NotStored(content=content, reason=str(exc)))
         return None
     if saved.duplicate or saved.memory is None:

@@ -46,6 +46,14 @@ class Tool:
     tier: SafetyTier
     timeout_s: float
     uses_llm: bool = False
+    #: Counted against the caller's write limit although it changes no memory (a forget
+    #: preview: it stores a plan and may ask an LLM). Side-effecting tools always count.
+    limited: bool = False
+
+    @property
+    def counted(self) -> bool:
+        """Whether a call costs a unit of the caller's write limit before it runs."""
+        return self.tier == SafetyTier.SIDE_EFFECTING or self.limited
 
 
 @dataclass(frozen=True)

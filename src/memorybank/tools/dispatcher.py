@@ -5,9 +5,11 @@ JSON string, or a dict an SDK already parsed), validates them against the tool's
 model, runs the tool within its timeout, and returns a JSON-serialisable value. It never
 raises: every failure becomes ``{"success": false, "error": "<what to fix>"}``, worded for a
 model that will retry, and never carrying tracebacks, SQL or file paths. Each call of a
-side-effecting tool is one write of the caller against the bank's per-user write limit
-(:meth:`~memorybank.MemoryBank.count_write`), counted here so the REST API, MCP and every host
-of the tools API spend one budget; over the limit the model is told when to try again.
+side-effecting tool (and of a forget preview) is one unit of the caller's per-user write
+limit (:meth:`~memorybank.MemoryBank.count_write`), counted here so the REST API, MCP and
+every host of the tools API spend one budget, and each record it stores beyond the first one
+more (:func:`memorybank.core.writes.writing`); over the limit the model is told when to try
+again.
 
 >>> from memorybank.tools import profile
 >>> caller = Caller(user_id="sam")
@@ -34,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
+from memorybank.core.writes import writing
 from memorybank.errors import (
     ConfigurationError,
     MemoryBankError,
@@ -247,10 +250,15 @@ def _refusal(
     return error(error_message(exc, tool.name))
 
 
-def _as_ai(handler: Callable[..., Any], *args: Any) -> Any:
-    """Run a tool's handler in the pool, its changes recorded as made by the AI."""
-    with acting_through(Channel.AI):
-        return handler(*args)
+def _as_ai(
+    handler: Callable[..., Any], paid: int, bank: MemoryBank, caller: Caller, args: Any
+) -> Any:
+    """Run a tool's handler in the pool, its changes recorded as made by the AI and charged
+    to the caller by the records they store, beyond the ``paid`` unit the call was counted
+    (which covers the first: a remember of one fact costs one, of a 310-chunk conversation
+    310)."""
+    with acting_through(Channel.AI), writing(bank, caller.user_id, paid=paid):
+        return handler(bank, caller, args)
 
 
 def _call(
@@ -278,13 +286,14 @@ def _call(
     except PydanticValidationError as exc:
         return error(_validation_message(exc, tool))
 
-    if tool.tier == SafetyTier.SIDE_EFFECTING:
+    if tool.counted:
         try:
             bank.count_write(caller.user_id)  # before it runs: a refused call writes nothing
         except RateLimited as exc:
             return _refusal(exc, tool, propagate)
     handler = functools.partial(tool.handler, llm=llm) if tool.uses_llm else tool.handler
-    future: Future[Any] = _executor_().submit(_as_ai, handler, bank, caller, args)
+    paid = 1 if tool.counted else 0
+    future: Future[Any] = _executor_().submit(_as_ai, handler, paid, bank, caller, args)
     try:
         result = future.result(timeout=tool.timeout_s)
     except FutureTimeout:

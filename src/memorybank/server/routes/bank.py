@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from memorybank.core.bank import MemoryBank
+from memorybank.core.writes import writing
 from memorybank.errors import PermissionDenied
 from memorybank.model import SaveInput
 from memorybank.rules.permissions import Action
@@ -91,24 +92,25 @@ def save_memories(
 ) -> dict[str, Any]:
     """Save facts or conversation turns as :meth:`~memorybank.MemoryBank.save_many` does:
     all or nothing, a duplicate is a result (``duplicate: true``), not an error. The body is
-    a batch (``{"items": [...]}``) or one item's fields (``{"content": …}``). One write
-    against the caller's write limit. In a project, a member may save what the AI says
-    (``source: "ai"``, the default) and admins and owners what the user typed."""
+    a batch (``{"items": [...]}``) or one item's fields (``{"content": …}``). Charged against
+    the caller's write limit by what it stores: one unit per fact or chunk of a turn, and a
+    batch the limit cannot hold is refused whole (429). In a project, a member may save what
+    the AI says (``source: "ai"``, the default) and admins and owners what the user typed."""
     batch = body if isinstance(body, SaveRequest) else body.batch()
     check_caller(principal, batch.user_id)
     role = authorize(accounts, principal, Action.VIEW, batch.project_id)
-    bank.count_write(principal.user_id)
     items = [
         SaveInput.model_validate({**item.model_dump(), "created_by": principal.user_id})
         for item in batch.items
     ]
-    results = bank.save_many(
-        principal.user_id,
-        items,
-        project_id=batch.project_id,
-        role=role,
-        on_conflict=batch.on_conflict,
-    )
+    with writing(bank, principal.user_id):
+        results = bank.save_many(
+            principal.user_id,
+            items,
+            project_id=batch.project_id,
+            role=role,
+            on_conflict=batch.on_conflict,
+        )
     return {"results": [r.model_dump(mode="json") for r in results]}
 
 

@@ -10,6 +10,7 @@ import anyio.to_thread
 from fastapi import APIRouter, HTTPException, Request, Response
 
 from memorybank.core.bank import MemoryBank
+from memorybank.core.writes import writing
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, current_principal
 from memorybank.server.error_responses import WRITE_ERRORS, errors
 from memorybank.server.openapi import documented
@@ -59,9 +60,11 @@ def import_into(
     bank: MemoryBank, accounts: Accounts, principal: Principal, data: bytes, project_id: str | None
 ) -> dict[str, Any]:
     """Load a JSON export into the caller's scope or a project (admins): how many memories
-    were added and how many skipped."""
+    were added and how many skipped. Charged against the caller's write limit like a batch
+    save: one unit per memory it adds (at least one), all refused (429) if they do not fit."""
     role = authorize(accounts, principal, Action.ADD_MANUAL, project_id)
-    results = transfer.import_(bank, principal.user_id, data, project_id=project_id, role=role)
+    with writing(bank, principal.user_id):
+        results = transfer.import_(bank, principal.user_id, data, project_id=project_id, role=role)
     imported = sum(1 for r in results if r.success)
     return {
         "imported": imported,
@@ -97,7 +100,7 @@ def require_json_body(request: Request) -> None:
 @router.post(
     "/api/import",
     openapi_extra=_IMPORT_BODY,
-    responses=documented(ImportResult, 404, *WRITE_ERRORS),
+    responses=documented(ImportResult, 404, 429, *WRITE_ERRORS),
 )
 async def import_memories(
     request: Request, bank: BankDep, accounts: AccountsDep, project_id: IdParam = None

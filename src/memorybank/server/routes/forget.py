@@ -22,7 +22,7 @@ router = APIRouter(tags=["forget"])
 
 @router.post(
     "/api/forget/preview",
-    responses=documented(ForgetPreview, 404, 502, *WRITE_ERRORS),
+    responses=documented(ForgetPreview, 404, 429, 502, *WRITE_ERRORS),
 )
 def preview_forget(
     principal: PrincipalDep,
@@ -31,9 +31,11 @@ def preview_forget(
     settings: SettingsDep,
     body: ForgetRequest,
 ) -> dict[str, Any]:
-    """Plan what forgetting ``query`` would do (changes nothing)."""
+    """Plan what forgetting ``query`` would do (changes nothing). One unit of the caller's
+    write limit, as a write: it stores a plan and may ask an LLM (429 over the limit)."""
     if body.project_id is not None:
         authorize(accounts, principal, Action.CHANGE, body.project_id)
+    bank.count_write(principal.user_id)
     caller = Caller(user_id=principal.user_id, project_id=body.project_id)
     with llm_for(accounts, principal, settings) as llm:
         preview = forget_preview(bank, caller, body.query, llm=llm)

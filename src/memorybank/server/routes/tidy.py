@@ -1,5 +1,11 @@
 """Tidying up: preview the duplicates a scope holds, then merge them (seed 000's
-consolidation; see :mod:`memorybank.core.consolidate`)."""
+consolidation; see :mod:`memorybank.core.consolidate`).
+
+Each call examines one page of the scope's facts within a bounded budget (issue 27: judging
+every pair was quadratic) and says where to go on (``next_cursor``). A call, preview or
+apply, is one unit of the caller's write limit: it is the heaviest thing a user can ask for
+besides a write, and runs in the compute pool, where saves run, not beside searches.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +14,19 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
-from memorybank.core.consolidate import Consolidation, consolidate
+from memorybank.core.consolidate import (
+    MAX_PAGE_FACTS,
+    PAGE_FACTS,
+    Budget,
+    Consolidation,
+    StoppedBy,
+    consolidate,
+)
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
 from memorybank.server.error_responses import errors
+from memorybank.server.execution import computing
 from memorybank.server.principals import Action, authorize
-from memorybank.server.schemas import ConsolidateRequest, Id
+from memorybank.server.schemas import CURSOR_MAX, ConsolidateRequest, Id
 
 router = APIRouter(tags=["consolidate"])
 
@@ -35,12 +49,18 @@ class MergeView(BaseModel):
 
 
 class ConsolidationView(BaseModel):
-    """What consolidating a scope finds (a preview) or did (``applied``)."""
+    """What consolidating one page of a scope finds (a preview) or did (``applied``).
+    ``truncated`` says facts are left: ask again with ``cursor=next_cursor``."""
 
     user_id: str
     project_id: str | None
     applied: bool
     examined: int
+    pairs_judged: int
+    remaining: int
+    truncated: bool
+    next_cursor: str | None
+    stopped_by: StoppedBy | None
     merged_count: int
     merges: list[MergeView]
 
@@ -49,27 +69,44 @@ def _view(result: Consolidation) -> ConsolidationView:
     return ConsolidationView.model_validate(result.as_dict())
 
 
-@router.get("/api/consolidate", responses=errors(404, 422))
+@router.get("/api/consolidate", responses=errors(404, 422, 429))
+@computing
 def preview_consolidation(
     principal: PrincipalDep,
     bank: BankDep,
     accounts: AccountsDep,
     project_id: Annotated[Id | None, Query()] = None,
+    cursor: Annotated[str | None, Query(max_length=CURSOR_MAX)] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE_FACTS)] = PAGE_FACTS,
 ) -> ConsolidationView:
-    """What merging the duplicates of the caller's private memory (or ``project_id``'s)
-    would do; changes nothing."""
+    """What merging the duplicates of one page of the caller's private memory (or
+    ``project_id``'s) would do, from ``cursor``, examining at most ``limit`` facts; changes
+    nothing."""
     role = authorize(accounts, principal, Action.VIEW, project_id)
-    return _view(consolidate(bank, principal.user_id, project_id, role=role))
+    bank.count_write(principal.user_id)
+    found = consolidate(
+        bank, principal.user_id, project_id, role=role, cursor=cursor, budget=Budget(facts=limit)
+    )
+    return _view(found)
 
 
-@router.post("/api/consolidate", responses=errors(404))
+@router.post("/api/consolidate", responses=errors(404, 429))
+@computing
 def apply_consolidation(
     principal: PrincipalDep, bank: BankDep, accounts: AccountsDep, body: ConsolidateRequest
 ) -> ConsolidationView:
-    """Merge the duplicates (those of ``keep_ids`` only, when given): a project's admins
-    and owners only."""
+    """Merge the duplicates of the page a preview showed (its ``cursor`` and ``limit``;
+    those of ``keep_ids`` only, when given): a project's admins and owners only."""
     role = authorize(accounts, principal, Action.CHANGE, body.project_id)
+    bank.count_write(principal.user_id)
     result = consolidate(
-        bank, principal.user_id, body.project_id, dry_run=False, only=body.keep_ids, role=role
+        bank,
+        principal.user_id,
+        body.project_id,
+        dry_run=False,
+        only=body.keep_ids,
+        role=role,
+        cursor=body.cursor,
+        budget=Budget(facts=body.limit),
     )
     return _view(result)

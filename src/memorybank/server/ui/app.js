@@ -766,29 +766,52 @@
 
   // ------------------------------------------------------------------ tidy up
 
-  function tidyQuery() {
+  // One look examines a bounded page of facts (issue 27); the answer says where to go on.
+  // Merging re-reads the same page, so it is sent the cursor the page started at.
+  const tidy = { cursor: null, next: null };
+
+  function tidyQuery(cursor) {
+    const params = new URLSearchParams();
     const scope = $("#tidy-scope").value;
-    return scope ? "?project_id=" + encodeURIComponent(scope) : "";
+    if (scope) params.set("project_id", scope);
+    if (cursor) params.set("cursor", cursor);
+    const query = params.toString();
+    return query ? "?" + query : "";
   }
 
-  $("#tidy-form").addEventListener("submit", async (event) => {
-    event.preventDefault();
+  function moreToLook(found) {
+    return found.truncated ? " " + plural(found.remaining || 0, "more fact") + " to look through." : "";
+  }
+
+  async function lookForDuplicates(cursor) {
     $("#tidy-plan").hidden = true;
+    $("#tidy-more").hidden = true;
     setStatus($("#tidy-status"), "Looking for duplicates…");
     try {
-      renderMerges(await api("GET", "/api/consolidate" + tidyQuery()));
+      const found = await api("GET", "/api/consolidate" + tidyQuery(cursor));
+      tidy.cursor = cursor;
+      tidy.next = found.next_cursor || null;
+      renderMerges(found);
     } catch (e) {
       setStatus($("#tidy-status"), "Could not look: " + e.message, "error");
     }
+  }
+
+  $("#tidy-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    lookForDuplicates(null);
   });
+
+  $("#tidy-more").addEventListener("click", () => lookForDuplicates(tidy.next));
 
   function renderMerges(found) {
     const merges = found.merges || [];
+    $("#tidy-more").hidden = !tidy.next;
     if (!merges.length) {
-      setStatus($("#tidy-status"), "No duplicates among " + plural(found.examined || 0, "fact") + ".", "ok");
+      setStatus($("#tidy-status"), "No duplicates among " + plural(found.examined || 0, "fact") + "." + moreToLook(found), "ok");
       return;
     }
-    setStatus($("#tidy-status"), "");
+    setStatus($("#tidy-status"), moreToLook(found).trim());
     $("#tidy-merges").replaceChildren(...merges.map((m) => {
       const box = el("input", { type: "checkbox", checked: "", "data-keep": m.keep.id,
         "aria-label": "Merge into: " + m.keep.content });
@@ -808,10 +831,11 @@
     const body = { keep_ids: keep };
     const scope = $("#tidy-scope").value;
     if (scope) body.project_id = scope;
+    if (tidy.cursor) body.cursor = tidy.cursor;
     try {
       const done = await api("POST", "/api/consolidate", body);
       $("#tidy-plan").hidden = true;
-      setStatus($("#tidy-status"), "Merged " + plural(done.merged_count || 0, "fact") + ".", "ok");
+      setStatus($("#tidy-status"), "Merged " + plural(done.merged_count || 0, "fact") + "." + moreToLook(done), "ok");
       loadMemory();
     } catch (e) {
       setStatus($("#tidy-status"), "Could not merge: " + e.message, "error");

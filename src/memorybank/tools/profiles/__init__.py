@@ -83,8 +83,10 @@ def define(
     *,
     timeout_s: float | None = None,
     uses_llm: bool = False,
+    limited: bool = False,
 ) -> Tool:
-    """A :class:`Tool` whose timeout follows its safety tier unless given.
+    """A :class:`Tool` whose timeout follows its safety tier unless given (``limited``: a
+    read-only tool that still counts against the caller's write limit).
 
     >>> from memorybank.providers.json_schemas import Arguments
     >>> define("ping", "Check.", Arguments, lambda b, c, a: "pong", SafetyTier.READ_ONLY).timeout_s
@@ -98,6 +100,7 @@ def define(
         tier=tier,
         timeout_s=TIMEOUTS[tier] if timeout_s is None else timeout_s,
         uses_llm=uses_llm,
+        limited=limited,
     )
 
 

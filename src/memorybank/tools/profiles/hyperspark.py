@@ -472,7 +472,8 @@ PROFILE = Profile(
             get_context_,
             SafetyTier.READ_ONLY,
         ),
-        # Read-only for the user's memories: it only stores a plan that confirm needs.
+        # Read-only for the user's memories: it only stores a plan that confirm needs. Still
+        # limited like a write: a plan is stored, and an LLM may be asked (issue 27).
         define(
             "forget_preview",
             FORGET_PREVIEW_DESCRIPTION,
@@ -480,6 +481,7 @@ PROFILE = Profile(
             forget_preview_,
             SafetyTier.READ_ONLY,
             uses_llm=True,
+            limited=True,
         ),
         define(
             "forget_confirm",

@@ -1,0 +1,158 @@
+"""Writes started through adapters (issue 27): what they cost against the per-user write
+limit (the records they store), and where the heavy ones run (one at a time).
+
+Counting requests let one request of 300 items, an import of a whole file, or a conversation
+of 310 chunks through a limit of 10 writes a minute. Now an adapter opens a write for the
+user it acts for (:func:`writing`): the request costs one unit when it starts, which covers
+its first record, and each record the bank stores inside costs one more, charged for a whole
+batch before anything is embedded (:func:`storing`, around the bank's embedding), so a batch
+the limit cannot hold is refused whole. The host application's own calls open no write and
+are never charged.
+
+The write in progress is a context variable, like the channel of
+:func:`~memorybank.model.acting_through`: it follows the code that runs the write, in the
+thread that runs it, whichever adapter started it.
+
+>>> from memorybank.rules.limits import RateLimiter
+>>> limiter = RateLimiter(3)
+>>> limiter.hit("ann")  # the request, counted by the adapter
+>>> with charging(limiter, "ann", paid=1):
+...     charge_records(limiter, 2)  # its first record was paid for: one more unit
+>>> with charging(limiter, "ann", paid=0):
+...     charge_records(limiter, 2)  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+memorybank.errors.RateLimited: too many memory writes: at most 3 items a minute (MEMORYBANK_AI_WRITE_RATE_PER_MINUTE), 1 left and this request stores 2; try again in ... s
+>>> charge_records(limiter, 500)  # no write open: the host application, never charged
+"""  # noqa: E501
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from memorybank.rules.limits import RateLimiter
+
+if TYPE_CHECKING:
+    from memorybank.core.bank import MemoryBank
+
+
+@dataclass
+class _Write:
+    """A write in progress: whose limit it spends, and units charged but not yet used."""
+
+    limiter: RateLimiter
+    user_id: str
+    paid: int
+
+
+_current: ContextVar[_Write | None] = ContextVar("memorybank_write", default=None)
+
+
+@contextmanager
+def charging(limiter: RateLimiter | None, user_id: str, paid: int) -> Iterator[None]:
+    """Charge ``user_id`` on ``limiter`` for the records stored inside, beyond the ``paid``
+    units already counted for this write (nothing at all without a limiter)."""
+    if limiter is None:
+        yield
+        return
+    token = _current.set(_Write(limiter, user_id, paid))
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def writing(
+    bank: MemoryBank, user_id: str, *, paid: int | None = None
+) -> AbstractContextManager[None]:
+    """A write ``user_id`` starts through an adapter on ``bank``, charged by what it stores:
+    one unit for the request (now, unless ``paid`` says how many units
+    :meth:`~memorybank.MemoryBank.count_write` already took for it), which covers its first
+    record, and one more for each further record the bank stores inside
+    (:meth:`~memorybank.MemoryBank.save_many`, each chunk of a conversation turn;
+    :meth:`~memorybank.MemoryBank.save_records`). :class:`~memorybank.errors.RateLimited`
+    when the request, or later a batch, does not fit; a refused batch stores nothing."""
+    if paid is None:
+        bank.count_write(user_id)
+    return charging(bank.write_limiter, user_id, 1 if paid is None else paid)
+
+
+def charge_records(limiter: RateLimiter | None, records: int) -> None:
+    """Charge the write in progress for ``records`` records about to be stored, if it spends
+    ``limiter`` (a bank charges only its own writes);
+    :class:`~memorybank.errors.RateLimited`, charging nothing, when they do not fit."""
+    write = _current.get()
+    if write is None or limiter is None or write.limiter is not limiter or records < 1:
+        return
+    covered = min(write.paid, records)
+    if records > covered:
+        limiter.hit(write.user_id, records - covered, stores=records)
+    write.paid -= covered
+
+
+#: Records from which a write is heavy: a batch, an import, a long conversation. A fact, or a
+#: conversation of a few messages, is lighter and never waits for another write.
+HEAVY_RECORDS = 32
+
+
+class HeavyWrites:
+    """Heavy writes run one at a time per bank (``at_once``), wherever they come from.
+
+    Embedding is the costly part of a write (a few milliseconds a text on the bundled model,
+    which spreads one text over every core): two parallel conversations of 310 chunks took
+    another user's search p50 from 27 to 131 ms. Queued behind one another, heavy writes
+    leave the rest of the machine to searches and small writes, which never wait here.
+    ``peak`` is the most that ever ran at once, and ``waited`` how many had to wait.
+
+    >>> heavy = HeavyWrites()
+    >>> with heavy.running(500):
+    ...     with heavy.running(1):  # a small write passes even now
+    ...         pass
+    >>> heavy.peak, heavy.waited
+    (1, 0)
+    """
+
+    def __init__(self, at_once: int = 1) -> None:
+        self._slots = threading.BoundedSemaphore(at_once)
+        self._lock = threading.Lock()
+        self._running = 0
+        self.peak = 0
+        self.waited = 0
+
+    @contextmanager
+    def running(self, records: int) -> Iterator[None]:
+        """Run the work inside as a write of ``records`` records: heavy ones wait for a
+        slot."""
+        if records < HEAVY_RECORDS:
+            yield
+            return
+        if not self._slots.acquire(blocking=False):
+            with self._lock:
+                self.waited += 1
+            self._slots.acquire()
+        try:
+            with self._lock:
+                self._running += 1
+                self.peak = max(self.peak, self._running)
+            yield
+        finally:
+            with self._lock:
+                self._running -= 1
+            self._slots.release()
+
+
+@contextmanager
+def storing(limiter: RateLimiter | None, heavy: HeavyWrites, records: int) -> Iterator[None]:
+    """Around the embedding of ``records`` records a bank is about to store: charge the write
+    in progress for them first (:func:`charge_records`), then run as a heavy write when they
+    are many (:class:`HeavyWrites`)."""
+    charge_records(limiter, records)
+    with heavy.running(records):
+        yield
+
+
+__all__ = ["HEAVY_RECORDS", "HeavyWrites", "charge_records", "charging", "storing", "writing"]
