@@ -23,6 +23,7 @@ from memorybank.errors import (
     StoreError,
     ValidationError,
 )
+from memorybank.rules.pydantic_errors import reason
 from memorybank.server.principals import Unauthorized
 from memorybank.server.request_limits import TooLarge
 from memorybank.server.schemas import ErrorBody
@@ -119,7 +120,7 @@ async def request_error(request: Request, exc: RequestValidationError) -> JSONRe
     if any(e.get("type") == "json_invalid" for e in errors):
         return JSONResponse({"error": "the request body is not valid JSON"}, status_code=400)
     parts = [
-        f"{'.'.join(str(p) for p in error['loc'][1:]) or 'request'}: {error['msg']}"
+        f"{'.'.join(str(p) for p in error['loc'][1:]) or 'request'}: {reason(error)}"
         for error in errors
     ]
     return JSONResponse({"error": "; ".join(parts)}, status_code=422)

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import Query
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memorybank.model import (
     Conflict,
@@ -28,6 +28,8 @@ from memorybank.model import (
     Source,
     utcnow,
 )
+from memorybank.model.times import StoredTime
+from memorybank.rules.inputs import unpaired_surrogate
 from memorybank.rules.ranking import importance_now
 from memorybank.services.insights import SuccessMetrics
 
@@ -60,8 +62,20 @@ NameParam = Annotated[str | None, Query(max_length=NAME_MAX)]
 SinceParam = Annotated[str | None, Query(max_length=64)]
 
 
-class _Body(BaseModel):
+class RequestBody(BaseModel):
+    """What every request body is built on: no unknown fields, and no lone surrogates."""
+
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_lone_surrogates(cls, data: Any) -> Any:
+        # JSON can spell "\ud800", which is no character: no store keeps it and no tokenizer
+        # reads it, so every body is refused whole (422) before a field reaches either.
+        found = unpaired_surrogate(data)
+        if found is not None:
+            raise ValueError(f"{found}: remove it")
+        return data
 
 
 class ShownMemory(Memory):
@@ -100,7 +114,7 @@ class ErrorBody(BaseModel):
     existing: ShownMemory | None = Field(default=None, description="409: the stored fact")
 
 
-class AddFact(_Body):
+class AddFact(RequestBody):
     """``POST /api/memory/user`` and ``/api/memory/drive/{driveId}``."""
 
     fact: str = Field(description="The fact, e.g. 'User prefers dark mode'")
@@ -109,13 +123,13 @@ class AddFact(_Body):
     )
 
 
-class ClearRequest(_Body):
+class ClearRequest(RequestBody):
     """The second step of clearing a scope."""
 
     confirm_token: Name
 
 
-class MemoryPatch(_Body):
+class MemoryPatch(RequestBody):
     """``PATCH /api/memories/{id}``: only the fields given change."""
 
     content: str | None = None
@@ -127,14 +141,14 @@ class MemoryPatch(_Body):
     metadata: dict[str, Any] | None = None
 
 
-class ForgetRequest(_Body):
+class ForgetRequest(RequestBody):
     """``POST /api/forget/preview``."""
 
     query: str = Field(max_length=QUERY_MAX)
     project_id: Id | None = None
 
 
-class ConsolidateRequest(_Body):
+class ConsolidateRequest(RequestBody):
     """``POST /api/consolidate``: apply the merges a preview showed."""
 
     project_id: Id | None = None
@@ -142,7 +156,7 @@ class ConsolidateRequest(_Body):
     keep_ids: list[Id] | None = Field(default=None, max_length=10_000)
 
 
-class ThreadCreate(_Body):
+class ThreadCreate(RequestBody):
     """``POST /api/threads``."""
 
     project_id: Id | None = None
@@ -150,7 +164,7 @@ class ThreadCreate(_Body):
     title: str | None = Field(default=None, max_length=TITLE_MAX)
 
 
-class ThreadPatch(_Body):
+class ThreadPatch(RequestBody):
     """``PATCH /api/threads/{id}``: only the fields given change."""
 
     project_id: Id | None = None
@@ -158,7 +172,7 @@ class ThreadPatch(_Body):
     title: str | None = Field(default=None, max_length=TITLE_MAX)
 
 
-class ToolCall(_Body):
+class ToolCall(RequestBody):
     """``POST /api/tools/{profile}/call``: what the model asked for."""
 
     name: Name
@@ -167,7 +181,7 @@ class ToolCall(_Body):
     thread_id: Id | None = None
 
 
-class ProviderUpdate(_Body):
+class ProviderUpdate(RequestBody):
     """``PUT /api/settings/providers/{kind}``: leave ``api_key`` out to keep the stored one."""
 
     base_url: str = Field(max_length=URL_MAX)
@@ -219,7 +233,7 @@ class ThreadView(BaseModel):
 # -- the library's calls (memorybank.Client) --------------------------------------------------
 
 
-class SaveItem(_Body):
+class SaveItem(RequestBody):
     """One fact or conversation turn to save: :meth:`memorybank.MemoryBank.save`'s arguments
     (the caller is ``created_by``)."""
 
@@ -234,14 +248,16 @@ class SaveItem(_Body):
     source: Source = Source.AI
     ring: Ring = Ring.SEMANTIC
     domain: Domain | None = None
-    occurred_at: datetime | None = None
+    occurred_at: StoredTime | None = None
     session_id: Id | None = None
-    created_at: datetime | None = Field(
-        default=None, description="When it was learnt, for facts from the past; omitted: now"
+    created_at: StoredTime | None = Field(
+        default=None,
+        description="When it was learnt, for facts from the past (at most a few minutes "
+        "ahead of the server's clock); omitted: now",
     )
 
 
-class SaveRequest(_Body):
+class SaveRequest(RequestBody):
     """``POST /api/memories``: one or more items, saved together (all or nothing)."""
 
     items: list[SaveItem] = Field(min_length=1, max_length=1000)
