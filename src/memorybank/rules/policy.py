@@ -235,10 +235,10 @@ def _check_metadata(metadata: object, settings: PolicySettings) -> None:
                 "flatten it",
                 field="metadata",
             )
-        if isinstance(value, str) and "\x00" in value:
+        if isinstance(value, str) and "\x00" in value:  # a name is checked as a value too
             raise ValidationError(
-                f"metadata value at {path} contains a NUL character (U+0000), which PostgreSQL "
-                "cannot store — remove it",
+                f"metadata at {path} contains a NUL character (U+0000), which PostgreSQL cannot "
+                "store — remove it",
                 field="metadata",
             )
         if value is None or isinstance(value, str | bool | int):
@@ -259,13 +259,7 @@ def _check_metadata(metadata: object, settings: PolicySettings) -> None:
                         "object keys must be strings",
                         field="metadata",
                     )
-                if "\x00" in key:
-                    raise ValidationError(
-                        f"a metadata key at {path} contains a NUL character (U+0000), which "
-                        "PostgreSQL cannot store — remove it",
-                        field="metadata",
-                    )
-                stack.append((item, f"{path}.{key}", depth + 1))
+                stack += [(item, f"{path}.{key}", depth + 1), (key, f"{path} (a name)", depth)]
             continue
         if isinstance(value, list | tuple):
             stack.extend((item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value))
@@ -275,6 +269,11 @@ def _check_metadata(metadata: object, settings: PolicySettings) -> None:
             "strings, numbers, booleans, null, lists and objects",
             field="metadata",
         )
+    _check_metadata_size(metadata, limit)
+
+
+def _check_metadata_size(metadata: Mapping[str, Any], limit: int) -> None:
+    """Refuse metadata over ``limit`` bytes as compact UTF-8 JSON."""
     try:
         encoded = json.dumps(
             metadata, ensure_ascii=False, allow_nan=False, separators=(",", ":")

@@ -251,9 +251,7 @@ class SaveItem(RequestBody):
     occurred_at: StoredTime | None = None
     session_id: Id | None = None
     created_at: StoredTime | None = Field(
-        default=None,
-        description="When it was learnt, for facts from the past (at most a few minutes "
-        "ahead of the server's clock); omitted: now",
+        default=None, description="When it was learnt, for facts from the past; omitted: now"
     )
 
 

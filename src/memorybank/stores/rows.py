@@ -43,7 +43,7 @@ from memorybank.model import (
     Source,
 )
 from memorybank.model.stored import memory_from_row, speaker_of
-from memorybank.model.times import clamped_us, from_us
+from memorybank.model.times import MAX_US, MIN_US, clamped_us, from_us
 from memorybank.rules.inputs import METADATA_MAX_DEPTH, deeper_than
 
 log = logging.getLogger("memorybank.stores")
@@ -136,13 +136,19 @@ def memory_of(row: Sequence[Any], tags: Any, metadata: Any) -> Memory:
         memory = memory_from_row(row, tag_tuple, meta)
     except _DECODE_ERRORS:
         return _repaired_memory(row, tag_tuple, meta)
-    # What the fast path takes on trust without raising: text and whole numbers.
+    # What the fast path takes on trust without raising: text, whole numbers, and times that
+    # a record may carry (the few microseconds past 9999-12-31T23:59:59 Python still reads).
+    occurred, reinforced = row[17], row[21]
     if (
         type(row[1]) is not str
         or type(row[2]) is not str
         or type(row[4]) is not str
         or type(row[10]) is not int
         or not 1 <= row[10] <= 10
+        or not MIN_US <= row[15] <= MAX_US
+        or not MIN_US <= row[16] <= MAX_US
+        or not (occurred is None or MIN_US <= occurred <= MAX_US)
+        or not (reinforced is None or MIN_US <= reinforced <= MAX_US)
     ):
         return _repaired_memory(row, tag_tuple, meta)
     return memory
