@@ -251,7 +251,7 @@ def test_metadata_size_counts_utf8_bytes() -> None:
         ({"s": {1, 2}}, "not JSON-serialisable"),
         ({"x": math.nan}, "JSON cannot represent"),
         ({"x": math.inf}, "JSON cannot represent"),
-        ({"x": "\ud800"}, "not JSON-serialisable"),
+        ({"x": "\ud800"}, "unpaired surrogate U+D800"),
     ],
 )
 def test_bad_metadata_rejected(metadata: Any, fragment: str) -> None:

@@ -58,6 +58,7 @@ from memorybank.model.stored import PlanOutcome
 from memorybank.providers.embedders.base import Embedder, Vectors
 from memorybank.providers.embedders.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryVectorCache
 from memorybank.rules.filtering import memory_filter
+from memorybank.rules.inputs import check_query
 from memorybank.rules.intake import (
     is_conversation,
     prepare,
@@ -67,7 +68,12 @@ from memorybank.rules.intake import (
 )
 from memorybank.rules.limits import RateLimiter
 from memorybank.rules.permissions import Action, adding, allowed, require, require_org_admin
-from memorybank.rules.policy import PolicySettings, to_third_person, validate_memory
+from memorybank.rules.policy import (
+    PolicySettings,
+    to_third_person,
+    validate_memory,
+    validate_turn,
+)
 from memorybank.rules.pydantic_errors import pydantic_message
 from memorybank.rules.ranking import RetrievalSettings
 from memorybank.rules.sessions import assign_sessions
@@ -391,6 +397,7 @@ class MemoryBank:
         """
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query is empty: say what to look for", field="query")
+        check_query(query)
         if not 1 <= limit <= 1000:
             raise ValidationError(f"limit {limit} must be between 1 and 1000", field="limit")
         scope_set = self.scope_set(user_id, project_id, scopes)
@@ -535,9 +542,8 @@ class MemoryBank:
     ) -> Memory:
         """Change a memory in place: same id; re-validated, re-embedded, recorded in history.
         In a project's context (``project_id``) only its admins and owners may change memory.
-        New ``content`` that another current fact of the scope already says merges the two
-        instead (:mod:`memorybank.core.rewrite`): this memory is superseded by that one, which
-        is returned (its id is not ``memory_id``).
+        Text another current fact already says merges into that one, which is returned instead
+        (:mod:`memorybank.core.rewrite`).
 
         >>> mid = bank.save("u1", "User prefers to be called Sam", "identity").memory_id
         >>> bank.update(mid, "u1", content="User prefers to be called SG").content
@@ -548,22 +554,18 @@ class MemoryBank:
         conversation = is_conversation(old.ring, old.source)
         new_content = old.content if content is None else content
         new_category = old.category if category is None else category
-        if conversation:
-            new_content = new_content.strip()
-            if not new_content or len(new_content) > self.policy.content_max:
-                raise ValidationError(
-                    f"content must be 1–{self.policy.content_max} characters", field="content"
-                )
-            new_category = Category(new_category)
-        else:
-            new_content, new_category = validate_memory(
-                new_content,
-                new_category,
-                tags=tags or (),
-                metadata=None if metadata is None else dict(metadata),
-                importance=importance,
-                settings=self.policy,
+        checks: dict[str, Any] = {
+            "tags": tags or (),
+            "metadata": None if metadata is None else dict(metadata),
+            "importance": importance,
+            "settings": self.policy,
+        }
+        if conversation:  # a turn keeps its words, within a stored piece's length
+            new_content, new_category = validate_turn(
+                new_content, new_category, maximum=self.policy.content_max, **checks
             )
+        else:
+            new_content, new_category = validate_memory(new_content, new_category, **checks)
             if content is not None:
                 new_content = to_third_person(new_content).text
         changed = old.model_copy(

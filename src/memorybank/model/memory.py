@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ulid import ULID
 
 from memorybank.errors import NotFound, ValidationError
+from memorybank.model.times import StoredTime
 
 
 class Category(StrEnum):
@@ -225,16 +226,17 @@ class Memory(BaseModel):
     created_by: str | None = None
     reasoning: str | None = None
     session_id: str | None = None
-    created_at: datetime = Field(default_factory=utcnow)
-    updated_at: datetime = Field(default_factory=utcnow)
-    occurred_at: datetime | None = None
+    # Every time is one the stores can keep and read back (memorybank.model.times).
+    created_at: StoredTime = Field(default_factory=utcnow)
+    updated_at: StoredTime = Field(default_factory=utcnow)
+    occurred_at: StoredTime | None = None
     embedding_model: str | None = None
     decision: Decision | None = None
     # The id of the memory that replaced this one; superseded memories are kept, not deleted.
     superseded_by: str | None = None
     # When it was last reinforced: saved again (a refused duplicate) or recalled by a search.
     # Importance decays from the latest of this and updated_at (memorybank.rules.ranking).
-    reinforced_at: datetime | None = None
+    reinforced_at: StoredTime | None = None
 
     @property
     def scope(self) -> Scope:
@@ -395,7 +397,7 @@ class HistoryEvent(BaseModel):
     old_content: str | None = None
     new_content: str | None = None
     actor: str | None = None
-    created_at: datetime = Field(default_factory=utcnow)
+    created_at: StoredTime = Field(default_factory=utcnow)
     #: Through what the change was made; ``None``: the store decides (see :class:`Channel`).
     channel: Channel | None = Field(default_factory=current_channel)
 
@@ -495,7 +497,7 @@ class ForgetStep(BaseModel):
 
     memory_id: str
     action: ForgetAction
-    updated_at: datetime
+    updated_at: StoredTime
     rewrite: str | None = None
 
 
@@ -517,9 +519,9 @@ class ForgetPlan(BaseModel):
     project_id: str | None = None
     steps: tuple[ForgetStep, ...]
     status: PlanStatus = PlanStatus.PENDING
-    created_at: datetime
-    expires_at: datetime
-    finished_at: datetime | None = None
+    created_at: StoredTime
+    expires_at: StoredTime
+    finished_at: StoredTime | None = None
 
     def check_usable(self, user_id: str, project_id: str | None, now: datetime) -> None:
         """Raise unless ``user_id`` (in ``project_id``) may still confirm or cancel this plan.
@@ -563,10 +565,10 @@ class SaveInput(BaseModel):
     source: Source = Source.AI
     ring: Ring = Ring.SEMANTIC
     domain: Domain | None = None
-    occurred_at: datetime | None = None
+    occurred_at: StoredTime | None = None
     session_id: str | None = None
     created_by: str | None = None
-    created_at: datetime | None = None
+    created_at: StoredTime | None = None
 
 
 __all__ = [

@@ -5,41 +5,16 @@ plans. Ranking (:mod:`memorybank.rules.ranking`) reads these without knowing any
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, overload
+from datetime import datetime
+from typing import Any
 
 from memorybank.model.memory import Category, Decision, Domain, Memory, Ring, Source
-
-
-@overload
-def to_us(value: datetime) -> int: ...
-@overload
-def to_us(value: None) -> None: ...
-@overload
-def to_us(value: datetime | None) -> int | None: ...
-def to_us(value: datetime | None) -> int | None:
-    """A time as integer microseconds since the epoch, as the stores keep it (naive = UTC)."""
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return int(value.timestamp() * 1_000_000)
-
-
-@overload
-def from_us(value: int) -> datetime: ...
-@overload
-def from_us(value: None) -> None: ...
-@overload
-def from_us(value: int | None) -> datetime | None: ...
-def from_us(value: int | None) -> datetime | None:
-    """The aware UTC time of :func:`to_us`'s microseconds."""
-    if value is None:
-        return None
-    return datetime.fromtimestamp(value / 1_000_000, UTC)
-
+from memorybank.model.times import MAX_US, MIN_US, clamped_us
+from memorybank.model.times import from_us as from_us
+from memorybank.model.times import to_us as to_us
 
 # Enum members by value: a dict lookup, where calling the enum class costs microseconds a row.
 _CATEGORIES = {member.value: member for member in Category}
@@ -157,12 +132,26 @@ class Candidate:
         self._memory: Memory | None = None
         self.score = score
         self.id: str = row[1]
-        self.importance: int = row[10]
         self.session_id: str | None = row[14]
-        self.created_us: int = row[15]
-        self.occurred_us: int | None = row[17]
+        importance, created, updated, occurred, reinforced = (
+            row[10],
+            row[15],
+            row[16],
+            row[17],
+            row[21],
+        )
+        if not _plain(importance, created, updated, occurred, reinforced):
+            # A row no save wrote (by hand, or before times were checked): ranked with the
+            # nearest values that are valid, as its memory will be decoded (stores.rows).
+            importance = min(max(importance, 1), 10) if type(importance) is int else 5
+            created, updated = _us(created, 0), _us(updated, _us(created, 0))
+            occurred = None if occurred is None else _us(occurred, None)
+            reinforced = None if reinforced is None else _us(reinforced, None)
+        self.importance: int = importance
+        self.created_us: int = created
+        self.occurred_us: int | None = occurred
         # Last saved, changed or reinforced: where importance decay starts.
-        self.touched_us: int = row[16] if row[21] is None else max(row[16], row[21])
+        self.touched_us: int = updated if reinforced is None else max(updated, reinforced)
         self.speaker = speaker
 
     @classmethod
@@ -197,6 +186,26 @@ class Candidate:
 
     def __repr__(self) -> str:
         return f"Candidate(id={self.id!r}, score={self.score!r})"
+
+
+def _plain(importance: Any, *times: Any) -> bool:
+    """Whether a row's importance and times are what saves write (one check, in the common
+    case: a search reads 50-100 rows)."""
+    try:
+        return (
+            1 <= importance <= 10
+            and all(t is None or MIN_US <= t <= MAX_US for t in times)
+            and type(importance) is int
+        )
+    except TypeError:  # text where a number belongs
+        return False
+
+
+def _us(value: Any, default: Any) -> Any:
+    """Stored microseconds brought into the readable range; ``default`` for no number."""
+    if type(value) in (int, float) and math.isfinite(value):
+        return clamped_us(int(value))
+    return default
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -15,6 +16,7 @@ from typing import Any
 
 from memorybank.errors import ValidationError
 from memorybank.model import Category, Domain, MemoryFilter, Ring, Source, utcnow
+from memorybank.rules.inputs import unpaired_surrogate
 
 _SINCE = {
     "24h": timedelta(hours=24),
@@ -23,6 +25,9 @@ _SINCE = {
     "90d": timedelta(days=90),
 }
 _SINCE_UNITS = {"h": "hours", "d": "days", "w": "weeks"}
+# What a metadata filter's name may not hold (see _metadata): quotes and backslashes end or
+# escape SQLite's JSON path, control characters (NUL above all) cut it short.
+_BAD_NAME = re.compile(r'["\\\x00-\x1f\x7f]')
 
 #: The furthest back a ``since`` period may reach: 100 years (a longer one is a mistake, and
 #: past ~2000 years the date itself would not exist).
@@ -109,6 +114,47 @@ def _tuple(value: Any, kind: type[Enum], field: str) -> tuple[Any, ...] | None:
     return tuple(out)
 
 
+def _metadata(conditions: Mapping[str, Any]) -> dict[str, Any]:
+    """``metadata``'s conditions, if every one can be asked of a store: each name a string
+    without quotes, backslashes or control characters (SQLite spells the name into a JSON
+    path, where those break it), each value JSON a store can compare.
+
+    >>> _metadata({'a\\\\': 1})
+    Traceback (most recent call last):
+    ...
+    memorybank.errors.ValidationError: metadata filter name 'a\\\\' may not contain quotes, backslashes or control characters: filter on another key
+    """  # noqa: E501
+    if not isinstance(conditions, Mapping):
+        raise ValidationError(
+            "metadata filter must be an object of names and values", field="metadata"
+        )
+    found = unpaired_surrogate(conditions, "metadata")
+    if found is not None:
+        raise ValidationError(f"{found}: remove it", field="metadata")
+    for name, value in conditions.items():
+        if not isinstance(name, str) or not name or _BAD_NAME.search(name):
+            shown = _shown(name) if isinstance(name, str) else type(name).__name__
+            raise ValidationError(
+                f"metadata filter name {shown} may not contain quotes, backslashes or control "
+                "characters: filter on another key",
+                field="metadata",
+            )
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError, RecursionError):
+            raise ValidationError(
+                f"metadata filter value of {_shown(name)} is not JSON a store can compare: use "
+                "a string, number, boolean, null, list or object",
+                field="metadata",
+            ) from None
+        if "\x00" in json.dumps(value, ensure_ascii=False):
+            raise ValidationError(
+                f"metadata filter value of {_shown(name)} contains a NUL character: remove it",
+                field="metadata",
+            )
+    return dict(conditions)
+
+
 def memory_filter(
     *,
     category: Any = None,
@@ -133,7 +179,7 @@ def memory_filter(
         min_importance=min_importance,
         since=parse_since(since),
         until=until,
-        metadata=None if metadata is None else dict(metadata),
+        metadata=None if metadata is None else _metadata(metadata),
         session_id=session_id,
         source=_tuple(source, Source, "source"),
         superseded=superseded,

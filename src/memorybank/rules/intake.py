@@ -11,11 +11,10 @@ conversation turns stored as said, split into chunks when long.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from memorybank.errors import ValidationError
 from memorybank.model import (
     Category,
     Conflict,
@@ -28,13 +27,14 @@ from memorybank.model import (
     utcnow,
 )
 from memorybank.model.stored import InsertOutcome, Related
+from memorybank.rules.inputs import check_not_future
 from memorybank.rules.policy import (
     PolicySettings,
     infer_category,
-    parse_category,
     score_importance,
     to_third_person,
     validate_memory,
+    validate_turn,
 )
 from memorybank.rules.verdicts import Verdict, judge, replaces
 
@@ -84,10 +84,17 @@ def is_conversation(ring: Ring, source: Source) -> bool:
 def _text(item: SaveInput, policy: PolicySettings) -> tuple[list[str], Any, bool]:
     """(chunks, category, rephrased?) for one input."""
     if is_conversation(item.ring, item.source):
-        text = item.content.strip()
-        if not text:
-            raise ValidationError("content is empty: nothing to remember", field="content")
-        category = Category.CONTEXT if item.category is None else parse_category(item.category)
+        # Stored as said, but with a fact's limits on everything else: a turn's metadata went
+        # unchecked, and 300 levels of it stored fine and then failed every read of the scope.
+        text, category = validate_turn(
+            item.content,
+            Category.CONTEXT if item.category is None else item.category,
+            reasoning=item.reasoning,
+            tags=item.tags,
+            metadata=dict(item.metadata or {}),
+            importance=item.importance,
+            settings=policy,
+        )
         return chunk_text(text, policy.content_max), category, False
     text, category = validate_memory(
         item.content,
@@ -114,6 +121,8 @@ def prepare(
     whether its text was rephrased. Invalid input raises :class:`~memorybank.ValidationError`."""
     conversation = is_conversation(item.ring, item.source)
     chunks, category, rephrased = _text(item, policy)
+    now = utcnow()
+    check_not_future(item.created_at, now, "created_at")
     if item.importance is not None:
         importance = item.importance
     elif conversation:
@@ -122,7 +131,6 @@ def prepare(
         importance = CONVERSATION_IMPORTANCE
     else:
         importance = score_importance(item.content, category)
-    now = utcnow()
     out: list[Prepared] = []
     for index, chunk in enumerate(chunks):
         metadata = dict(item.metadata or {})
@@ -216,23 +224,31 @@ def save_result(memory: Memory, outcome: InsertOutcome, rephrased: bool) -> Save
 def imported(
     memories: Sequence[Memory],
     taken: Collection[str],
-    present: Collection[tuple[str, datetime]],
+    present: Mapping[tuple[str, datetime], str],
     user_id: str,
     project_id: str | None,
+    *,
+    keep_ids: bool = True,
 ) -> tuple[list[SaveResult], list[Memory]]:
     """An import's records for ``user_id`` (and ``project_id``): what it skips (``present``:
-    the (content, created_at) of what the scope holds, imported before) and the records to
-    store, with a new id where the old one is ``taken`` (someone else's copy) or used by an
-    earlier item of the same document."""
+    the id of each (content, created_at) the scope holds, imported before) and the records
+    to store.
+
+    With ``keep_ids`` (the host application restoring its own data) a record keeps its id
+    unless the id is ``taken`` (someone else's copy) or used by an earlier item of the same
+    document. Without it (a user's import) every record gets a new id: keeping the free ones
+    and replacing the taken ones answered whether an id existed in another user's memory.
+    """
     results: list[SaveResult] = []
     fresh: list[Memory] = []
     claimed = set(taken)  # an id twice in one document is taken by its first use
     for memory in memories:
-        if (memory.content, memory.created_at) in present:
-            results.append(skipped(memory))
+        held = present.get((memory.content, memory.created_at))
+        if held is not None:
+            results.append(skipped(memory.model_copy(update={"id": held})))
             continue
         update: dict[str, Any] = {"user_id": user_id, "project_id": project_id}
-        if memory.id in claimed:
+        if not keep_ids or memory.id in claimed:
             update["id"] = new_id("mem")
         claimed.add(update.get("id", memory.id))
         fresh.append(memory.model_copy(update=update))

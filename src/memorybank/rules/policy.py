@@ -2,7 +2,9 @@
 
 Pure functions and one settings model, no I/O:
 
-* :func:`validate_memory` checks a memory's fields against :class:`PolicySettings`;
+* :func:`validate_memory` checks a fact's fields against :class:`PolicySettings`, and
+  :func:`validate_turn` a conversation turn's (stored as said, so no minimum length and no
+  third person, but the same characters, tags, metadata and importance as a fact);
 * :func:`to_third_person` turns "I prefer TypeScript" into "User prefers TypeScript", or
   refuses with guidance when first-person text cannot be rephrased unambiguously (it lives in
   :mod:`memorybank.rules.third_person`, with :func:`is_first_person` and :func:`strip_lead_in`, and
@@ -27,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memorybank.errors import ValidationError
 from memorybank.model import Category
+from memorybank.rules.inputs import METADATA_MAX_DEPTH, unpaired_surrogate
 from memorybank.rules.third_person import (
     ThirdPersonResult,
     is_first_person,
@@ -74,8 +77,6 @@ class PolicySettings(BaseModel):
 _CATEGORY_NAMES = ", ".join(c.value for c in Category)
 IMPORTANCE_MIN = 1
 IMPORTANCE_MAX = 10
-# Deeper metadata is never a real use case, and JSON encoders recurse, so bound it early.
-_METADATA_MAX_DEPTH = 64
 
 
 def _preview(value: object, limit: int = 40) -> str:
@@ -227,10 +228,17 @@ def _check_metadata(metadata: object, settings: PolicySettings) -> None:
         visits += 1
         if visits > limit:
             raise too_large
-        if depth > _METADATA_MAX_DEPTH:
+        if depth > METADATA_MAX_DEPTH:
+            shown = path if len(path) <= 60 else path[:59] + "…"  # 65 levels spell a long path
             raise ValidationError(
-                f"metadata nested too deeply at {path}: maximum {_METADATA_MAX_DEPTH} levels — "
+                f"metadata nested too deeply at {shown}: maximum {METADATA_MAX_DEPTH} levels — "
                 "flatten it",
+                field="metadata",
+            )
+        if isinstance(value, str) and "\x00" in value:  # a name is checked as a value too
+            raise ValidationError(
+                f"metadata at {path} contains a NUL character (U+0000), which PostgreSQL cannot "
+                "store — remove it",
                 field="metadata",
             )
         if value is None or isinstance(value, str | bool | int):
@@ -251,7 +259,7 @@ def _check_metadata(metadata: object, settings: PolicySettings) -> None:
                         "object keys must be strings",
                         field="metadata",
                     )
-                stack.append((item, f"{path}.{key}", depth + 1))
+                stack += [(item, f"{path}.{key}", depth + 1), (key, f"{path} (a name)", depth)]
             continue
         if isinstance(value, list | tuple):
             stack.extend((item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value))
@@ -261,6 +269,11 @@ def _check_metadata(metadata: object, settings: PolicySettings) -> None:
             "strings, numbers, booleans, null, lists and objects",
             field="metadata",
         )
+    _check_metadata_size(metadata, limit)
+
+
+def _check_metadata_size(metadata: Mapping[str, Any], limit: int) -> None:
+    """Refuse metadata over ``limit`` bytes as compact UTF-8 JSON."""
     try:
         encoded = json.dumps(
             metadata, ensure_ascii=False, allow_nan=False, separators=(",", ":")
@@ -326,6 +339,18 @@ def validate_memory(
         too_long_hint="keep one fact per memory and split longer notes into several memories",
     )
     resolved = parse_category(category)
+    _check_extras(reasoning, tags, metadata, importance, settings)
+    return text, resolved
+
+
+def _check_extras(
+    reasoning: str | None,
+    tags: Sequence[str],
+    metadata: Mapping[str, Any] | None,
+    importance: int | None,
+    settings: PolicySettings,
+) -> None:
+    """What facts and conversation turns share: reasoning, tags, metadata, importance."""
     if reasoning is not None:
         _clean_text(
             reasoning,
@@ -337,9 +362,52 @@ def validate_memory(
         )
     _check_tags(tags, settings)
     if metadata is not None:
+        # First, so no later message echoes a name holding the surrogate.
+        found = unpaired_surrogate(metadata, "metadata")
+        if found is not None:
+            raise ValidationError(f"{found}: remove it", field="metadata")
         _check_metadata(metadata, settings)
     if importance is not None:
         _check_importance(importance)
+
+
+def validate_turn(
+    content: str,
+    category: Category | str,
+    *,
+    reasoning: str | None = None,
+    tags: Sequence[str] = (),
+    metadata: Mapping[str, Any] | None = None,
+    importance: int | None = None,
+    settings: PolicySettings,
+    maximum: int | None = None,
+) -> tuple[str, Category]:
+    """Check a conversation turn's fields; return the stripped content and the category.
+
+    A turn is stored as said, so it has no minimum length and no third-person rule, and a long
+    one is split into chunks (``maximum``: the most one stored piece may hold, for an update or
+    an import; ``None`` for a save, which chunks it). Everything else is checked as for a fact
+    (:func:`validate_memory`): its characters, reasoning, tags, metadata (the same 64 levels
+    and 16 KiB) and importance.
+
+    >>> validate_turn(" ok ", "context", settings=PolicySettings())
+    ('ok', <Category.CONTEXT: 'context'>)
+    >>> validate_turn("hi", "context", metadata={"a": [[[[1]]]]},
+    ...               settings=PolicySettings(metadata_max_bytes=5))
+    Traceback (most recent call last):
+    ...
+    memorybank.errors.ValidationError: metadata too large: more than 5 bytes as JSON, maximum 5 — keep only small identifiers and labels in metadata
+    """  # noqa: E501
+    text = _clean_text(
+        content,
+        "content",
+        1,
+        maximum if maximum is not None else max(len(content), 1),
+        too_short_hint="nothing to remember",
+        too_long_hint="split the turn into several items",
+    )
+    resolved = parse_category(category)
+    _check_extras(reasoning, tags, metadata, importance, settings)
     return text, resolved
 
 
@@ -576,4 +644,5 @@ __all__ = [
     "their_person",
     "to_third_person",
     "validate_memory",
+    "validate_turn",
 ]

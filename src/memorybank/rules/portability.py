@@ -11,15 +11,13 @@ from pydantic import ValidationError as PydanticValidationError
 
 from memorybank.errors import ValidationError
 from memorybank.model import Category, Memory, utcnow
-from memorybank.model.stored import from_us, to_us
+from memorybank.rules.inputs import check_label, check_not_future, unpaired_surrogate
+from memorybank.rules.intake import is_conversation
+from memorybank.rules.policy import PolicySettings, validate_memory, validate_turn
 from memorybank.rules.pydantic_errors import pydantic_message
 
 FORMAT = "memorybank-export"
 VERSION = 1
-#: How deeply an imported memory's metadata may nest, as for a saved one (the policy's
-#: limit): a store reading back metadata nested ~900 deep runs out of stack, which made every
-#: read of the scope fail.
-METADATA_MAX_DEPTH = 64
 
 
 def export_json(user_id: str, project_id: str | None, memories: Sequence[Memory]) -> str:
@@ -59,8 +57,15 @@ def export_markdown(user_id: str, project_id: str | None, memories: Sequence[Mem
     return "\n".join(lines)
 
 
-def parse_export(data: str | bytes | Mapping[str, Any]) -> list[Memory]:
-    """The memories of a JSON export (a document from :func:`export_json`, or a bare list)."""
+def parse_export(
+    data: str | bytes | Mapping[str, Any],
+    policy: PolicySettings | None = None,
+    now: datetime | None = None,
+) -> list[Memory]:
+    """The memories of a JSON export (a document from :func:`export_json`, or a bare list),
+    each validated as a save validates it under ``policy`` (see :func:`_record`); the first
+    invalid one is a :class:`~memorybank.errors.ValidationError` naming its index, and
+    nothing is imported."""
     try:
         doc: Any = json.loads(data) if isinstance(data, str | bytes) else data
     except json.JSONDecodeError as exc:
@@ -80,51 +85,47 @@ def parse_export(data: str | bytes | Mapping[str, Any]) -> list[Memory]:
             "list of memories",
             field="data",
         )
+    checked = policy or PolicySettings()
+    now = now or utcnow()
     memories = []
     for index, item in enumerate(items):
         try:
-            memory = Memory.model_validate(item)
-        except PydanticValidationError as exc:
-            problem = pydantic_message(exc, most=1)
-            raise ValidationError(f"import item {index}: {problem}", field="data") from exc
-        if _depth(memory.metadata) > METADATA_MAX_DEPTH:
-            raise ValidationError(
-                f"import item {index}: metadata: nested deeper than {METADATA_MAX_DEPTH} levels",
-                field="data",
-            )
-        for name in ("created_at", "updated_at", "occurred_at"):
-            if not _storable(getattr(memory, name)):
-                raise ValidationError(
-                    f"import item {index}: {name}: must fall within the years 1–9999 in UTC",
-                    field="data",
-                )
-        memories.append(memory)
+            memories.append(_record(item, checked, now))
+        except ValidationError as exc:
+            raise ValidationError(f"import item {index}: {exc}", field="data") from exc
     return memories
 
 
-def _depth(value: object) -> int:
-    """How deeply ``value`` nests objects and lists (walked without recursion)."""
-    deepest, stack = 0, [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        deepest = max(deepest, depth)
-        if deepest > METADATA_MAX_DEPTH:
-            break
-        if isinstance(item, Mapping):
-            stack += [(v, depth + 1) for v in item.values()]
-        elif isinstance(item, list | tuple):
-            stack += [(v, depth + 1) for v in item]
-    return deepest
+#: The plain-text labels of a memory, checked on import as one line each.
+_LABELS = ("id", "session_id", "created_by", "embedding_model", "superseded_by")
 
 
-def _storable(moment: datetime | None) -> bool:
-    """Whether a time survives the stores' round trip through UTC microseconds: a date at
-    the calendar's edge with an offset (``9999-12-31T23:59:59-14:00``) is year 10000 in UTC,
-    which no read of its scope could turn back into a date."""
-    if moment is None:
-        return True
+def _record(item: object, policy: PolicySettings, now: datetime) -> Memory:
+    """One imported memory, validated exactly as a save validates its fields (a fact as a
+    fact, a conversation turn as a turn), its text cleaned as a save cleans it."""
+    found = unpaired_surrogate(item)
+    if found is not None:  # before pydantic, whose message would echo it
+        raise ValidationError(f"{found}: remove it")
     try:
-        from_us(to_us(moment))
-    except (ValueError, OverflowError, OSError):
-        return False
-    return True
+        memory = Memory.model_validate(item)
+    except PydanticValidationError as exc:
+        raise ValidationError(pydantic_message(exc, most=1)) from exc
+    fields: dict[str, Any] = {
+        "reasoning": memory.reasoning,
+        "tags": memory.tags,
+        "metadata": memory.metadata,
+        "importance": memory.importance,
+        "settings": policy,
+    }
+    if is_conversation(memory.ring, memory.source):
+        # Stored turns are pieces of at most content_max characters (a save chunks longer).
+        text, _ = validate_turn(
+            memory.content, memory.category, maximum=policy.content_max, **fields
+        )
+    else:
+        text, _ = validate_memory(memory.content, memory.category, **fields)
+    for name in _LABELS:
+        check_label(getattr(memory, name), name)
+    for name in ("created_at", "updated_at", "reinforced_at"):
+        check_not_future(getattr(memory, name), now, name)
+    return memory if text == memory.content else memory.model_copy(update={"content": text})

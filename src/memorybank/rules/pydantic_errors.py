@@ -40,7 +40,18 @@ def problem(
     """
     renamed = names or {}
     where = ".".join(renamed.get(str(part), str(part)) for part in error["loc"])
-    return f"{where or nameless}: {error['msg']}"
+    return f"{where or nameless}: {reason(error)}"
+
+
+def reason(error: ErrorDetails) -> str:
+    """What is wrong, in the words of whoever refused it: our validators' own messages
+    without the ``"Value error, "`` pydantic puts before them.
+
+    >>> reason({"type": "value_error", "loc": ("created_at",), "input": 0,
+    ...         "msg": "Value error, send a time within the years 1-9999"})
+    'send a time within the years 1-9999'
+    """
+    return error["msg"].removeprefix("Value error, ")
 
 
 def pydantic_message(
@@ -56,4 +67,4 @@ def pydantic_message(
     return "; ".join(problem(error, nameless=nameless, names=names) for error in errors)
 
 
-__all__ = ["problem", "pydantic_message"]
+__all__ = ["problem", "pydantic_message", "reason"]

@@ -27,6 +27,7 @@ from memorybank.errors import (
     StoreError,
     ValidationError,
 )
+from memorybank.rules.pydantic_errors import reason
 from memorybank.server.principals import Unauthorized
 from memorybank.server.request_limits import TooLarge
 from memorybank.server.schemas import BODY_SHAPES, ErrorBody
@@ -132,7 +133,7 @@ async def request_error(request: Request, exc: RequestValidationError) -> JSONRe
         where = [str(p) for p in error["loc"][1:]]
         if where and error["loc"][0] == "body" and where[0] in BODY_SHAPES:
             where = where[1:]  # the shape pydantic chose names no field
-        parts.append(f"{'.'.join(where) or error['loc'][0]}: {error['msg']}")
+        parts.append(f"{'.'.join(where) or 'request'}: {reason(error)}")
     message = "; ".join(parts)
     if any(error["loc"][:1] == ("body",) for error in errors):
         message += expected_body(request)

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import Query
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from memorybank.core.consolidate import MAX_PAGE_FACTS, PAGE_FACTS
 from memorybank.model import (
@@ -29,6 +29,8 @@ from memorybank.model import (
     Source,
     utcnow,
 )
+from memorybank.model.times import StoredTime
+from memorybank.rules.inputs import unpaired_surrogate
 from memorybank.rules.ranking import importance_now
 from memorybank.services.insights import SuccessMetrics
 
@@ -61,8 +63,20 @@ NameParam = Annotated[str | None, Query(max_length=NAME_MAX)]
 SinceParam = Annotated[str | None, Query(max_length=64)]
 
 
-class _Body(BaseModel):
+class RequestBody(BaseModel):
+    """What every request body is built on: no unknown fields, and no lone surrogates."""
+
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_lone_surrogates(cls, data: Any) -> Any:
+        # JSON can spell "\ud800", which is no character: no store keeps it and no tokenizer
+        # reads it, so every body is refused whole (422) before a field reaches either.
+        found = unpaired_surrogate(data)
+        if found is not None:
+            raise ValueError(f"{found}: remove it")
+        return data
 
 
 def example(**body: Any) -> ConfigDict:
@@ -108,7 +122,7 @@ class ErrorBody(BaseModel):
     existing: ShownMemory | None = Field(default=None, description="409: the stored fact")
 
 
-class AddFact(_Body):
+class AddFact(RequestBody):
     """``POST /api/memory/user`` and ``/api/memory/drive/{driveId}``."""
 
     model_config = example(fact="User prefers dark mode", category="preference")
@@ -119,7 +133,7 @@ class AddFact(_Body):
     )
 
 
-class ClearRequest(_Body):
+class ClearRequest(RequestBody):
     """The second step of clearing a scope."""
 
     model_config = example(confirm_token="ct_…")
@@ -127,7 +141,7 @@ class ClearRequest(_Body):
     confirm_token: Name
 
 
-class MemoryPatch(_Body):
+class MemoryPatch(RequestBody):
     """``PATCH /api/memories/{id}``: only the fields given change."""
 
     model_config = example(content="User prefers light mode", importance=8)
@@ -141,7 +155,7 @@ class MemoryPatch(_Body):
     metadata: dict[str, Any] | None = None
 
 
-class ForgetRequest(_Body):
+class ForgetRequest(RequestBody):
     """``POST /api/forget/preview``."""
 
     model_config = example(query="everything about my old job")
@@ -154,7 +168,7 @@ class ForgetRequest(_Body):
 CURSOR_MAX = ID_MAX + 80
 
 
-class ConsolidateRequest(_Body):
+class ConsolidateRequest(RequestBody):
     """``POST /api/consolidate``: apply the merges a preview showed (the same page: the
     preview's ``cursor`` and ``limit``)."""
 
@@ -169,7 +183,7 @@ class ConsolidateRequest(_Body):
     limit: int = Field(default=PAGE_FACTS, ge=1, le=MAX_PAGE_FACTS)
 
 
-class ThreadCreate(_Body):
+class ThreadCreate(RequestBody):
     """``POST /api/threads``."""
 
     model_config = example(project_id="apollo", title="Release planning")
@@ -179,7 +193,7 @@ class ThreadCreate(_Body):
     title: str | None = Field(default=None, max_length=TITLE_MAX)
 
 
-class ThreadPatch(_Body):
+class ThreadPatch(RequestBody):
     """``PATCH /api/threads/{id}``: only the fields given change."""
 
     model_config = example(memory_enabled=False)
@@ -189,7 +203,7 @@ class ThreadPatch(_Body):
     title: str | None = Field(default=None, max_length=TITLE_MAX)
 
 
-class ToolCall(_Body):
+class ToolCall(RequestBody):
     """``POST /api/tools/{profile}/call``: what the model asked for."""
 
     model_config = example(name="recall", arguments={"query": "UI theme"}, thread_id=None)
@@ -200,7 +214,7 @@ class ToolCall(_Body):
     thread_id: Id | None = None
 
 
-class ProviderUpdate(_Body):
+class ProviderUpdate(RequestBody):
     """``PUT /api/settings/providers/{kind}``: leave ``api_key`` out to keep the stored one."""
 
     model_config = example(
@@ -256,7 +270,7 @@ class ThreadView(BaseModel):
 # -- the library's calls (memorybank.Client) --------------------------------------------------
 
 
-class SaveItem(_Body):
+class SaveItem(RequestBody):
     """One fact or conversation turn to save: :meth:`memorybank.MemoryBank.save`'s arguments
     (the caller is ``created_by``)."""
 
@@ -271,9 +285,9 @@ class SaveItem(_Body):
     source: Source = Source.AI
     ring: Ring = Ring.SEMANTIC
     domain: Domain | None = None
-    occurred_at: datetime | None = None
+    occurred_at: StoredTime | None = None
     session_id: Id | None = None
-    created_at: datetime | None = Field(
+    created_at: StoredTime | None = Field(
         default=None, description="When it was learnt, for facts from the past; omitted: now"
     )
 
@@ -286,7 +300,7 @@ CALLER_TEXT = (
 )
 
 
-class SaveRequest(_Body):
+class SaveRequest(RequestBody):
     """``POST /api/memories``: one or more items, saved together (all or nothing)."""
 
     model_config = example(

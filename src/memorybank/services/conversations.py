@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -53,9 +52,11 @@ from memorybank.model import (
     SearchHit,
     Source,
 )
+from memorybank.model.times import StoredTime
 from memorybank.providers.llm.client import JSONCompleter, complete_model
 from memorybank.rules.permissions import Action, allowed, require
 from memorybank.rules.policy import infer_category, strip_lead_in
+from memorybank.rules.pydantic_errors import reason
 from memorybank.rules.render import sanitize_memory_text as _line
 from memorybank.rules.verdicts import THRESHOLDS, needs_reconciling
 
@@ -70,7 +71,7 @@ class Message(BaseModel):
 
     role: Literal["user", "assistant"]
     content: str
-    time: datetime | None = None
+    time: StoredTime | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -165,7 +166,7 @@ def _parse_messages(messages: Sequence[Message | Mapping[str, Any]]) -> list[Mes
             error = exc.errors()[0]
             where = ".".join(str(p) for p in error["loc"])
             raise ValidationError(
-                f"messages[{index}].{where}: {error['msg']}", field="messages"
+                f"messages[{index}].{where}: {reason(error)}", field="messages"
             ) from exc
     return out
 

@@ -58,20 +58,27 @@ def import_(
     progress: ProgressFn | None = None,
     role: Role | None = None,
 ) -> list[SaveResult]:
-    """Load a JSON export into ``user_id`` (and ``project_id``): ids, times, categories and
-    metadata are kept, vectors are made anew; ids already stored are skipped."""
+    """Load a JSON export into ``user_id`` (and ``project_id``): times, categories and
+    metadata are kept, vectors are made anew; memories the scope already holds are skipped.
+    Every item is validated as a save validates it (the first invalid one is a
+    :class:`~memorybank.errors.ValidationError` naming its index, and nothing is imported).
+
+    Ids are kept only for the host application itself (``role=None``, a restore): a user's
+    import gets new ids throughout, so its answer cannot tell whether an id exists in
+    someone else's memory (see :func:`memorybank.rules.intake.imported`)."""
     bank.scope_set(user_id, project_id)
     require(role, Action.ADD_MANUAL, project_id)
     target = ScopeSet.of(Scope(user_id=user_id, project_id=project_id))
-    memories = parse_export(data)
-    taken = bank.store.existing_ids([m.id for m in memories])
+    memories = parse_export(data, bank.policy)
+    keep_ids = role is None
+    taken = bank.store.existing_ids([m.id for m in memories]) if keep_ids else set()
     # What the target scope holds already, so importing the same file twice (even into
     # another user, where ids had to change) adds nothing the second time.
     present = {
-        (m.content, m.created_at)
+        (m.content, m.created_at): m.id
         for m in bank.store.list_memories(target, MemoryFilter(), limit=_ALL)
     }
-    results, fresh = imported(memories, taken, present, user_id, project_id)
+    results, fresh = imported(memories, taken, present, user_id, project_id, keep_ids=keep_ids)
     with acting_through(Channel.IMPORT):  # the records keep their source: who first said it
         added = bank.save_records(fresh, actor=user_id, role=role, progress=progress)
     return results + [stored(m) for m in added]

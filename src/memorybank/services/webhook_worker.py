@@ -283,16 +283,24 @@ class WebhookWorker:
         self._idle_advance = time.monotonic()
         if events:  # a webhook whose creator can no longer manage it gets nothing
             hooks = [h for h in hooks if paused_because(self.accounts, h) is None]
-        deliveries = [
-            _delivery(event, hook)
-            for event in events
-            if event.id <= new  # later ones committed after ``newest``: the next pass
-            for hook in hooks
-            # Only what happened since the webhook was made (the cursor may be behind).
-            if _key(event) in keys[hook.id]
-            and hook.wants(event.type)
-            and event.at >= hook.created_at
-        ]
+        deliveries = []
+        for event in events:
+            if event.id > new:  # committed after ``newest``: the next pass
+                continue
+            for hook in hooks:
+                # Only what happened since the webhook was made (the cursor may be behind).
+                if not (
+                    _key(event) in keys[hook.id]
+                    and hook.wants(event.type)
+                    and event.at >= hook.created_at
+                ):
+                    continue
+                try:
+                    deliveries.append(_delivery(event, hook))
+                except Exception:
+                    # One event that cannot be sent costs that delivery, never the pass: a
+                    # failing pass sent no webhook of any tenant on the server.
+                    log.exception("event %s cannot be sent to webhook %s", event.id, hook.id)
         return len(deliveries) if self._enqueue(deliveries, cursor, new) else 0
 
     def _enqueue(self, deliveries: list[Delivery], old: int | None, new: int) -> bool:

@@ -29,13 +29,15 @@ from contextlib import contextmanager
 from typing import Any
 
 import psycopg
+from psycopg.types.json import set_json_loads
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from memorybank.errors import ConfigurationError, StoreError
+from memorybank.errors import ConfigurationError, StoreError, ValidationError
 from memorybank.stores.postgres_index import EXACT_SCAN_MAX, PostgresIndex
 from memorybank.stores.postgres_schema import MIGRATIONS
 from memorybank.stores.postgres_txn import Conn, PostgresTxn
-from memorybank.stores.sql import POSTGRES
+from memorybank.stores.rows import tolerant_json
+from memorybank.stores.sql import POSTGRES, database_failed, log, unstorable
 from memorybank.stores.sql_store import INSERT_HISTORY, SqlStore
 
 # Any fixed key: concurrent migrations of one database wait for each other.
@@ -50,8 +52,17 @@ def _translate(exc: psycopg.Error) -> StoreError:
     if isinstance(exc, psycopg.errors.ReadOnlySqlTransaction):
         return StoreError("the database is read-only: writes are refused, reads still work")
     if isinstance(exc, psycopg.OperationalError):
-        return StoreError(f"cannot reach PostgreSQL: {exc}")
-    return StoreError(f"database error: {exc.__class__.__name__}: {exc}")
+        log.error("PostgreSQL failed: %s", exc)
+        return StoreError("cannot reach PostgreSQL; the server log has the details")
+    return database_failed(exc)
+
+
+def _refused_text(exc: psycopg.Error) -> ValidationError | None:
+    """The refusal of text PostgreSQL cannot hold (a NUL), which psycopg reports before
+    sending it; ``None`` for any other error."""
+    if isinstance(exc, psycopg.DataError) and "NUL (0x00)" in str(exc):
+        return ValidationError("text with a NUL character (U+0000) cannot be stored: remove it")
+    return None
 
 
 def redact_url(url: str) -> str:
@@ -132,6 +143,9 @@ class PostgresStore(SqlStore[PostgresTxn]):
     # -- connections and transactions -------------------------------------------------------
 
     def _configure(self, conn: Conn) -> None:
+        # Tags and metadata decode without raising: jsonb nested past Python's recursion
+        # limit failed the whole query, and every read of its scope with it (stores.rows).
+        set_json_loads(tolerant_json, conn)
         # Keep scanning the HNSW index until enough rows pass the scope and filter conditions.
         conn.execute("SET hnsw.iterative_scan = strict_order")
         # pgvector's default candidate list (40) found 0.93 of the exact top 10 in a 10,000-row
@@ -146,7 +160,9 @@ class PostgresStore(SqlStore[PostgresTxn]):
             with self._pool.connection() as conn:
                 yield conn
         except psycopg.Error as exc:
-            raise _translate(exc) from exc
+            raise (_refused_text(exc) or _translate(exc)) from exc
+        except UnicodeEncodeError as exc:
+            raise unstorable(exc) from exc
         except TimeoutError as exc:
             raise StoreError(f"no PostgreSQL connection became free: {exc}") from exc
 

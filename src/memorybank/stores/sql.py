@@ -30,19 +30,24 @@ backend's module, and vector and full-text search in its index (:mod:`.search_in
 from __future__ import annotations
 
 import json
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from functools import lru_cache
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from memorybank.errors import StoreError, ValidationError
 from memorybank.model import Memory, MemoryFilter, ScopeSet
-from memorybank.model.stored import memory_from_row, speaker_of, to_us
+from memorybank.model.stored import to_us
+from memorybank.stores.rows import memory_of, speaker_in
 
 T = TypeVar("T")
 
+log = logging.getLogger("memorybank.stores")
+
 #: The columns of a memory row after its row id, in the order every memory SELECT reads them
-#: (see :func:`memorybank.stores.base.memory_from_row`).
+#: (see :func:`memorybank.model.stored.memory_from_row`).
 MEMORY_FIELDS = (
     "id",
     "user_id",
@@ -252,16 +257,15 @@ class Dialect(ABC):
 
 
 def _sqlite_memory(row: Sequence[Any]) -> Memory:
-    return memory_from_row(
-        row,
-        () if row[8] == "[]" else tuple(json.loads(row[8])),
-        {} if row[9] == "{}" else json.loads(row[9]),
-    )
+    # Tags and metadata are JSON text; memory_of decodes them (and repairs what it must).
+    return memory_of(row, row[8], row[9])
 
 
 def _sqlite_speaker(metadata: Any) -> str | None:
     # The metadata's JSON text. Most memories name no speaker: theirs is not decoded at all.
-    return _speaker_in(metadata) if '"speaker"' in metadata else None
+    if not isinstance(metadata, str) or '"speaker"' not in metadata:
+        return None
+    return _speaker_in(metadata)
 
 
 @lru_cache(maxsize=65_536)
@@ -269,7 +273,10 @@ def _speaker_in(metadata: str) -> str | None:
     # Conversation turns all name a speaker, and a search reads the same turns again and
     # again (candidates and their neighbours): decoding each one's JSON every time was a
     # fifth of a search on LoCoMo.
-    return speaker_of(json.loads(metadata))
+    try:
+        return speaker_in(json.loads(metadata))
+    except (ValueError, RecursionError):  # unreadable metadata names no one
+        return None
 
 
 class SQLiteDialect(Dialect):
@@ -304,7 +311,8 @@ class SQLiteDialect(Dialect):
 
 
 def _postgres_memory(row: Sequence[Any]) -> Memory:
-    return memory_from_row(row, tuple(row[8]), dict(row[9]))
+    # psycopg decoded the jsonb (None where it could not: see rows.tolerant_json).
+    return memory_of(row, row[8], row[9])
 
 
 @lru_cache(maxsize=1024)
@@ -325,7 +333,7 @@ class PostgresDialect(Dialect):
     list_max = None
     microseconds = "BIGINT"
     memory = staticmethod(_postgres_memory)
-    speaker = staticmethod(speaker_of)
+    speaker = staticmethod(speaker_in)
 
     def any_of(
         self, column: str, values: Sequence[Any], sql_type: str = "text"
@@ -414,6 +422,24 @@ def scope_keys(scopes: ScopeSet) -> list[str]:
     return [scope.key for scope in scopes.scopes()]
 
 
+def database_failed(exc: BaseException) -> StoreError:
+    """The :class:`~memorybank.errors.StoreError` of a database error no backend names more
+    precisely. Its message goes to callers (a REST answer, a tool's error), so it names only
+    the kind of error: the database's own text can quote the statement and its values, and
+    is logged here for the operator instead."""
+    log.error("database error: %s: %s", type(exc).__name__, exc)
+    return StoreError(f"database error ({type(exc).__name__}); the server log has the details")
+
+
+def unstorable(exc: UnicodeEncodeError) -> ValidationError:
+    """The refusal of a value no database can be sent: text with a lone surrogate, which is
+    no character and has no UTF-8 (a last line of defence: inputs are checked before)."""
+    return ValidationError(
+        f"text with an unpaired surrogate (U+{ord(exc.object[exc.start]):04X}) cannot be "
+        "stored or searched: remove it"
+    )
+
+
 __all__ = [
     "MEMORY_FIELDS",
     "POSTGRES",
@@ -427,7 +453,9 @@ __all__ = [
     "TxnT",
     "changed_values",
     "chunks",
+    "database_failed",
     "memory_values",
     "scope_keys",
+    "unstorable",
     "upsert",
 ]

@@ -39,7 +39,6 @@ import numpy as np
 
 from memorybank.errors import ConfigurationError, StoreError, ValidationError
 from memorybank.model import (
-    EVENT_TYPES,
     Channel,
     Event,
     EventKind,
@@ -52,9 +51,10 @@ from memorybank.model import (
     current_channel,
     utcnow,
 )
-from memorybank.model.stored import Candidate, InsertOutcome, Related, from_us, to_us
+from memorybank.model.stored import Candidate, InsertOutcome, Related, to_us
 from memorybank.providers.embedders.base import Vectors
 from memorybank.stores.base import Judge, Order, Replaces
+from memorybank.stores.rows import event_of, history_event_of
 from memorybank.stores.search_index import SearchIndex
 from memorybank.stores.sql import (
     Dialect,
@@ -629,21 +629,7 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
                 f"ORDER BY created_us, {d.history_seq}",
                 [memory_id, *params],
             )
-        return [
-            HistoryEvent(
-                id=r[0],
-                memory_id=r[1],
-                user_id=r[2],
-                project_id=r[3],
-                kind=r[4],
-                old_content=r[5],
-                new_content=r[6],
-                actor=r[7],
-                created_at=from_us(r[8]),
-                channel=r[9],
-            )
-            for r in rows
-        ]
+        return [event for r in rows if (event := history_event_of(r)) is not None]
 
     def events(self, scope_keys: Sequence[str], after: int, limit: int) -> list[Event]:
         """Events of the scopes ``scope_keys`` numbered above ``after``, oldest first."""
@@ -658,7 +644,7 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
                 f"ORDER BY {seq} LIMIT ?",
                 [after, *params, limit],
             )
-        return [_event(r) for r in rows]
+        return [event_of(r) for r in rows]
 
     def last_event_id(self) -> int:
         """The number of the newest event recorded (0: none yet)."""
@@ -732,22 +718,4 @@ def _added(memory: Memory, actor: str | None) -> HistoryEvent:
         new_content=memory.content,
         created_at=memory.created_at,
         channel=channel,
-    )
-
-
-def _event(row: Sequence[Any]) -> Event:
-    """An :class:`Event` from a history row (seq, kind, memory, user, project, actor,
-    channel, new text, time)."""
-    kind = EventKind(row[1])
-    tombstone = kind in (EventKind.DELETE, EventKind.CLEAR, EventKind.FORGET)
-    return Event(
-        id=int(row[0]),
-        type=EVENT_TYPES[kind],
-        memory_id=row[2],
-        user_id=row[3],
-        project_id=row[4],
-        actor=row[5],
-        channel=row[6],
-        content=None if tombstone else row[7],
-        at=from_us(row[8]),
     )

@@ -30,7 +30,7 @@ from pathlib import Path
 import apsw
 
 from memorybank.errors import StoreError
-from memorybank.stores.sql import SQLITE
+from memorybank.stores.sql import SQLITE, database_failed, unstorable
 from memorybank.stores.sql_store import SqlStore
 from memorybank.stores.sqlite_index import SQLiteIndex
 from memorybank.stores.sqlite_schema import MIGRATIONS
@@ -48,7 +48,7 @@ def _translate(exc: apsw.Error) -> StoreError:
         return StoreError("the database file is damaged or not a memorybank database")
     if isinstance(exc, apsw.CantOpenError):
         return StoreError("the database file cannot be opened: check the path and permissions")
-    return StoreError(f"database error: {exc.__class__.__name__}: {exc}")
+    return database_failed(exc)
 
 
 class _Snapshot(AbstractContextManager[SQLiteTxn]):
@@ -76,6 +76,8 @@ class _Snapshot(AbstractContextManager[SQLiteTxn]):
             raise _translate(commit_exc) from commit_exc
         if isinstance(exc, apsw.Error):
             raise _translate(exc) from exc
+        if isinstance(exc, UnicodeEncodeError):
+            raise unstorable(exc) from exc
 
 
 class SQLiteStore(SqlStore[SQLiteTxn]):
@@ -183,6 +185,8 @@ class SQLiteStore(SqlStore[SQLiteTxn]):
             txn.rolled_back(self.index.vectors)
             if isinstance(exc, apsw.Error):
                 raise _translate(exc) from exc
+            if isinstance(exc, UnicodeEncodeError):
+                raise unstorable(exc) from exc
             raise
         txn.committed(self.index.vectors)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +21,7 @@ from memorybank.model import Memory, MemoryFilter, Scope
 from memorybank.model.stored import Candidate
 from memorybank.providers.embedders.base import Vectors
 from memorybank.rules.query import query_terms
+from memorybank.stores.rows import tags_of
 from memorybank.stores.search_index import SearchIndex
 from memorybank.stores.sql import SQLITE, chunks, memory_values
 from memorybank.stores.sqlite_vectors import (
@@ -29,6 +29,7 @@ from memorybank.stores.sqlite_vectors import (
     SQLiteTxn,
     VectorSync,
     added,
+    fetch_rows,
     removed,
     unchanged,
 )
@@ -192,7 +193,7 @@ class SQLiteIndex(SearchIndex[SQLiteTxn]):
     ) -> None:
         """Re-index the overwritten row's text, and its vector when one is given."""
         conn, rowid, key = txn.conn, int(row[0]), str(row[1])
-        _fts_delete(conn, rowid, key, _body(row[2], json.loads(row[3])))
+        _fts_delete(conn, rowid, key, _body(row[2], tags_of(row[3], row[0])))
         _fts_insert(conn, rowid, key, memory)
         if vector is None:
             txn.touch(key, unchanged, [])
@@ -209,7 +210,7 @@ class SQLiteIndex(SearchIndex[SQLiteTxn]):
         for row in rows:
             rowid = int(row[0])
             key = Scope(user_id=row[2], project_id=row[3]).key
-            _fts_delete(conn, rowid, key, _body(row[4], json.loads(row[8])))
+            _fts_delete(conn, rowid, key, _body(row[4], tags_of(row[8], row[1])))
             conn.execute("DELETE FROM memory_vectors WHERE rowid = ?", (rowid,))
             conn.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
             by_scope.setdefault(key, []).append(rowid)
@@ -330,8 +331,8 @@ def _candidates(conn: apsw.Connection, scored: Sequence[tuple[int, float]]) -> l
     if not scored:
         return []
     rowids = sorted({rowid for rowid, _ in scored})
-    rows = conn.execute(
-        f"SELECT {SQLITE.columns} FROM memories WHERE rowid IN ({_marks(rowids)})", rowids
+    rows = fetch_rows(
+        conn, f"SELECT {SQLITE.columns} FROM memories WHERE rowid IN ({_marks(rowids)})", rowids
     )
     by_rowid = {r[0]: r for r in rows}
     return [

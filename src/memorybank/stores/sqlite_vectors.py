@@ -11,15 +11,19 @@ whose cached matrix is a few revisions behind patches it from the log
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import apsw
+import apsw.ext
 import numpy as np
 
 from memorybank.providers.embedders.base import Vectors
 from memorybank.stores.sql import Transaction
 from memorybank.stores.vector_index import ScopeMatrix, VectorCache
+
+log = logging.getLogger("memorybank.stores")
 
 #: How many of a scope's newest revisions keep their vector changes logged: a process whose
 #: cached matrix is fewer revisions behind patches it, one further behind reads it again.
@@ -137,7 +141,7 @@ class SQLiteTxn(Transaction, VectorSync):
         VectorSync.__init__(self, conn)
 
     def fetch(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return list(self.conn.execute(sql, params))
+        return fetch_rows(self.conn, sql, params)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         self.conn.execute(sql, params)
@@ -145,6 +149,37 @@ class SQLiteTxn(Transaction, VectorSync):
 
     def execute_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         self.conn.executemany(sql, rows)
+
+
+def fetch_rows(
+    conn: apsw.Connection, sql: str, params: Sequence[Any] = ()
+) -> list[tuple[Any, ...]]:
+    """Every row of one query, even where a text column holds bytes that are not UTF-8 (a
+    row written by hand): apsw cannot read those as text, which failed the whole query and
+    with it every read of the row's scope. Such a query is read again with each text value
+    as bytes, decoded with U+FFFD in place of what is not UTF-8."""
+    try:
+        return list(conn.execute(sql, params))
+    except UnicodeDecodeError:
+        if not sql.lstrip()[:6].upper().startswith(("SELECT", "WITH")):
+            raise
+    count = len(apsw.ext.query_info(conn, sql, params).description or ())
+    names = [f"c{i}" for i in range(count)]
+    pairs = ", ".join(
+        f"typeof({n}) = 'text', CASE WHEN typeof({n}) = 'text' THEN CAST({n} AS BLOB) ELSE {n} END"
+        for n in names
+    )
+    # The query's own ORDER BY holds: SQLite reads a single-use CTE in its order.
+    wrapped = f"WITH q({', '.join(names)}) AS ({sql}) SELECT {pairs} FROM q"
+    rows = [
+        tuple(
+            raw[2 * i + 1].decode("utf-8", "replace") if raw[2 * i] else raw[2 * i + 1]
+            for i in range(count)
+        )
+        for raw in conn.execute(wrapped, params)
+    ]
+    log.warning("a query met stored text that is not UTF-8: read with U+FFFD in its place")
+    return rows
 
 
 def added(rowid: int, row: Vectors) -> Change:
@@ -177,6 +212,7 @@ __all__ = [
     "SQLiteTxn",
     "VectorSync",
     "added",
+    "fetch_rows",
     "removed",
     "unchanged",
 ]

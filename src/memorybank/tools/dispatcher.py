@@ -50,6 +50,7 @@ from memorybank.errors import (
 )
 from memorybank.model import Caller, Channel, acting_through
 from memorybank.providers.json_schemas import TOOL_MESSAGE
+from memorybank.rules.inputs import unpaired_surrogate
 from memorybank.rules.pydantic_errors import problem
 from memorybank.tools.base import Profile, SafetyTier, Tool
 
@@ -148,6 +149,11 @@ def _parse(arguments: Any) -> dict[str, Any] | str:
         return f"arguments must be a JSON object, not {type(arguments).__name__}"
     if not all(isinstance(key, str) for key in arguments):
         return "argument names must be strings"
+    # JSON may spell a lone surrogate ("\ud800"), which no store keeps and no tokenizer
+    # reads: refused here, for every tool and every adapter, before any handler runs.
+    found = unpaired_surrogate(arguments)
+    if found is not None:
+        return f"argument {found}: remove it"
     return arguments
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from memorybank.core.bank import MemoryBank
 from memorybank.core.prompt import auto_recall, system_prompt
@@ -20,7 +20,7 @@ from memorybank.server.execution import searching
 from memorybank.server.openapi import documented
 from memorybank.server.principals import Principal
 from memorybank.server.routes.tools import find_profile
-from memorybank.server.schemas import QUERY_MAX, Id, PromptBlock
+from memorybank.server.schemas import QUERY_MAX, Id, PromptBlock, RequestBody
 from memorybank.services.accounts import Accounts
 
 router = APIRouter(tags=["tools"])
@@ -33,10 +33,8 @@ class RecalledContext(BaseModel):
     tokens: int
 
 
-class AutoRecallRequest(BaseModel):
+class AutoRecallRequest(RequestBody):
     """``POST /api/auto-recall``: the user's current message and how much room the block has."""
-
-    model_config = ConfigDict(extra="forbid")
 
     message: str = Field(max_length=QUERY_MAX)
     thread_id: Id | None = None

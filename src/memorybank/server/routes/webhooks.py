@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from memorybank.errors import NotFound, RoleRequired
 from memorybank.model.webhooks import Delivery, DeliveryStatus, Webhook
@@ -22,16 +22,15 @@ from memorybank.providers.netguard import AddressPolicy
 from memorybank.server.deps import AccountsDep, PrincipalDep, SettingsDep
 from memorybank.server.error_responses import errors
 from memorybank.server.principals import Principal, project_role
+from memorybank.server.schemas import RequestBody
 from memorybank.services.accounts import Accounts
 from memorybank.services.webhooks import Webhooks, manager_problem, paused_because
 
 router = APIRouter(tags=["webhooks"])
 
 
-class WebhookCreate(BaseModel):
+class WebhookCreate(RequestBody):
     """``POST /api/webhooks``: where to send which events, for one project or one org."""
-
-    model_config = ConfigDict(extra="forbid")
 
     url: str = Field(max_length=2048)
     project_id: str | None = Field(None, max_length=200)
