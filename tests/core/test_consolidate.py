@@ -82,9 +82,15 @@ def test_preview_changes_nothing_and_apply_merges_with_history(any_bank: MemoryB
     assert done.applied and done.merged_count == 2
     left = _current(bank, "ann")
     assert "User is based in London" not in left and "User likes tea" not in left
-    # Information kept: the phone numbers and the allergy correction were not merged.
-    assert {"User's phone number is 555-0101", "User's phone number is 555-0199"} <= left
-    assert {"User is allergic to peanuts", "User is not allergic to peanuts"} <= left
+    # Not merged: the newer phone number and the allergy correction replace the older ones
+    # (issue 26), which stay in history.
+    assert {"User's phone number is 555-0199", "User is not allergic to peanuts"} <= left
+    assert not {"User's phone number is 555-0101", "User is allergic to peanuts"} & left
+    replaced = {(s.old.content, s.new.content) for s in done.supersessions}
+    assert replaced == {
+        ("User's phone number is 555-0101", "User's phone number is 555-0199"),
+        ("User is allergic to peanuts", "User is not allergic to peanuts"),
+    }
 
     kept = bank.get(ids["User lives in London"], "ann")
     assert kept.importance == 8 and kept.tags == ("home",)  # the cluster's best, all tags
@@ -204,7 +210,8 @@ def test_the_server_job_merges_on_its_schedule(bank: MemoryBank) -> None:
 #: Facts all alike (one template, one number apart): every pair is similar enough to be judged
 #: and none is a duplicate (a different number is a different value), the worst case for
 #: judging every similar pair.
-LOCKERS = [(f"User's gym locker code is {1000 + n}", 5, ()) for n in range(60)]
+# Two numbers apart in every pair: alike enough to be judged, never sure to be one changed.
+LOCKERS = [(f"User's gym locker code is {1000 + n} since {1900 + n}", 5, ()) for n in range(60)]
 #: Two duplicates planted among them (each adds nothing to the fact it joins).
 PLANTED = FACTS[:4]
 
@@ -282,3 +289,47 @@ def test_a_cursor_not_given_by_the_server_is_refused(bank: MemoryBank) -> None:
     last = consolidate(bank, "kit", budget=Budget(facts=2))
     again = consolidate(bank, "kit", cursor="0:0:0:~")
     assert last.next_cursor is None and again.examined == 0
+
+
+# -- issue 26: older facts a newer one surely replaces --------------------------------------
+
+
+def test_consolidation_proposes_what_a_newer_fact_replaces(bank: MemoryBank) -> None:
+    # Saved before saves superseded (an old import): both values stand side by side.
+    ids = _stored_before(
+        bank,
+        "ria",
+        [
+            ("User lives in Denver", 6, ()),
+            ("User is a teacher at Lincoln High", 6, ()),
+            ("User studied history at university", 6, ()),
+            ("User's sister is named Ann", 6, ()),
+        ],
+    )
+    later = _stored_before(
+        bank,
+        "ria",
+        [
+            ("User relocated to Austin in the spring", 6, ()),
+            ("User left teaching and now works as a UX researcher", 6, ()),
+            ("User's sister is named Amy", 6, ()),  # another sister, or a typo: not sure
+        ],
+    )
+    preview = consolidate_all(bank, "ria")
+    pairs = {(s.old.id, s.new.id) for s in preview.supersessions}
+    assert pairs == {
+        (ids["User lives in Denver"], later["User relocated to Austin in the spring"]),
+        (
+            ids["User is a teacher at Lincoln High"],
+            later["User left teaching and now works as a UX researcher"],
+        ),
+    }
+    assert preview.as_dict()["superseded_count"] == 2
+    assert len(_current(bank, "ria")) == 7  # a preview changes nothing
+    done = consolidate_all(bank, "ria", dry_run=False)
+    assert {(s.old.id, s.new.id) for s in done.supersessions} == pairs
+    assert len(_current(bank, "ria")) == 5
+    old = ids["User lives in Denver"]
+    assert bank.get(old, "ria").superseded_by == later["User relocated to Austin in the spring"]
+    assert [e.kind for e in bank.history(old, "ria")][-1] is EventKind.SUPERSEDE
+    assert consolidate_all(bank, "ria").supersessions == ()  # nothing left to propose

@@ -248,6 +248,19 @@ def _migration_table(result: MigrationReport) -> Table:
     return table
 
 
+def _print_supersessions(result: consolidation.Consolidation, applied: bool) -> None:
+    """The older facts a newer one surely replaces (superseded, or with --apply would be)."""
+    if not result.supersessions:
+        return
+    table = Table(title="Replaced by a newer fact" if applied else "Would replace (preview)")
+    table.add_column("old", overflow="fold")
+    table.add_column("newer", overflow="fold")
+    for found in result.supersessions:
+        old, new = found.old, found.new
+        table.add_row(f"{old.content}  [dim]{old.id}[/dim]", f"{new.content}  [dim]{new.id}[/dim]")
+    stdout().print(table)
+
+
 @handles_errors
 def consolidate(
     user: UserArg,
@@ -259,17 +272,20 @@ def consolidate(
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Find duplicates in the user's private memory (or --project) and merge them.
+    """Find duplicates in the user's private memory (or --project) and merge them, and older
+    facts a newer one surely replaces.
 
     Shows a preview and changes nothing unless --apply is given: each merged memory is kept
-    in history, superseded by the one that says the most. The whole scope is gone through a
-    page at a time, each page judged within the same bounded budget as one call of the API."""
+    in history, superseded by the one that says the most; a replaced one by the newer fact.
+    The whole scope is gone through a page at a time, each page judged within the same
+    bounded budget as one call of the API."""
     with memorybank.open(db) as bank:
         result = consolidation.consolidate_all(bank, user, project, dry_run=not apply)
     if as_json:
         print_json(result.as_dict())
         return
     console = stdout()
+    _print_supersessions(result, apply)
     if not result.merges:
         console.print(f"No duplicates among {result.examined} memories.")
         return

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import bisect
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Literal
@@ -56,7 +56,7 @@ from memorybank.model import (
 from memorybank.model.stored import from_us, to_us
 from memorybank.rules.intake import is_conversation
 from memorybank.rules.permissions import Action, require
-from memorybank.rules.verdicts import THRESHOLDS, Relation, Verdict, judge, specificity
+from memorybank.rules.verdicts import THRESHOLDS, Relation, Verdict, judge, replaces, specificity
 from memorybank.stores.base import Store
 
 if TYPE_CHECKING:
@@ -130,6 +130,23 @@ class Merge:
 
 
 @dataclass(frozen=True)
+class Supersession:
+    """A stored fact a newer one of the scope surely replaces (issue 26: the rules a save
+    follows, :func:`memorybank.rules.verdicts.replaces`), found among facts saved before saves
+    superseded: applying marks ``old`` superseded by ``new``."""
+
+    old: Memory
+    new: Memory
+
+    def as_dict(self) -> dict[str, object]:
+        """The supersession as plain data (for the API and the CLI)."""
+        return {
+            "old": {"id": self.old.id, "content": self.old.content},
+            "new": {"id": self.new.id, "content": self.new.content},
+        }
+
+
+@dataclass(frozen=True)
 class Consolidation:
     """What :func:`consolidate` found in one scope (one page of it), and whether it was
     applied. ``next_cursor`` is where to continue when a budget ended the call before the
@@ -144,6 +161,7 @@ class Consolidation:
     remaining: int = 0  # facts after the last one examined, left for later calls
     next_cursor: str | None = None
     stopped_by: StoppedBy | None = None
+    supersessions: tuple[Supersession, ...] = ()
 
     @property
     def merged_count(self) -> int:
@@ -169,6 +187,8 @@ class Consolidation:
             "stopped_by": self.stopped_by,
             "merged_count": self.merged_count,
             "merges": [m.as_dict() for m in self.merges],
+            "superseded_count": len(self.supersessions),
+            "supersessions": [s.as_dict() for s in self.supersessions],
         }
 
 
@@ -291,6 +311,9 @@ class _Page:
     pairs: int = 0
     similarities: int = 0
     joined: dict[int, list[int]] = field(default_factory=dict)
+    # For each fact, the older facts judged beside it (with their similarity): the pairs a
+    # save of it would have judged, where it may replace one.
+    olders: dict[int, list[tuple[int, float]]] = field(default_factory=dict)
     stopped_by: StoppedBy | None = None
 
 
@@ -319,7 +342,7 @@ class _Pass:
                     done.stopped_by = "pairs"
                     break
                 index = done.end
-                done.pairs += self._place(index, block[offset, :index], done.joined)
+                done.pairs += self._place(index, block[offset, :index], done)
                 done.end += 1
         if done.stopped_by is None and done.end < len(self.facts):
             done.stopped_by = "facts"
@@ -336,10 +359,10 @@ class _Pass:
             return 1
         return rows
 
-    def _place(self, index: int, row: npt.NDArray[np.float32], joined: dict[int, list[int]]) -> int:
+    def _place(self, index: int, row: npt.NDArray[np.float32], done: _Page) -> int:
         """Judge fact ``index`` against its nearest kept earlier facts (``row``: its
-        similarity to each earlier fact) and merge it into the first it repeats; the number
-        of pairs judged."""
+        similarity to each earlier fact) and merge it into the first it repeats; else note
+        the pairs where one may replace the other. The number of pairs judged."""
         near = np.flatnonzero(row >= THRESHOLDS.candidate)
         near = near[self.kept[near]]
         most = THRESHOLDS.candidates
@@ -351,17 +374,24 @@ class _Pass:
             verdict = _verdict(contents[index], contents[earlier], float(row[earlier]))
             if verdict.relation is Relation.DUPLICATE:
                 self.kept[index] = False
-                joined.setdefault(earlier, []).append(index)
+                done.joined.setdefault(earlier, []).append(index)
                 return judged
+        for earlier in near.tolist():  # who may replace whom: read from the newer fact
+            newer, older = (index, earlier) if self._newer(index, earlier) else (earlier, index)
+            done.olders.setdefault(newer, []).append((older, float(row[earlier])))
         return len(near)
+
+    def _newer(self, index: int, other: int) -> bool:
+        """Whether fact ``index`` was saved (or last changed) after fact ``other``."""
+        return self.facts.keys[index][2] < self.facts.keys[other][2]  # keys hold -time
 
 
 # -- merges ------------------------------------------------------------------------------------
 
 
-def _merges(store: Store, scope: Scope, facts: _Facts, page: _Page) -> list[Merge]:
-    """The page's clusters as merges of the memories as stored now; a memory whose text
-    changed since it was judged, or that is gone or merged, is left out."""
+def _current(store: Store, scope: Scope, facts: _Facts) -> Callable[[int], Memory | None]:
+    """The memory at a place of ``facts`` as stored now, or ``None`` when its text changed
+    since it was judged, or it is gone or superseded."""
     scopes = ScopeSet.of(scope)
 
     def current(index: int) -> Memory | None:
@@ -369,6 +399,37 @@ def _merges(store: Store, scope: Scope, facts: _Facts, page: _Page) -> list[Merg
         if memory is None or memory.superseded_by is not None:
             return None
         return memory if memory.content == facts.contents[index] else None
+
+    return current
+
+
+def _supersessions(store: Store, scope: Scope, judging: _Pass, page: _Page) -> list[Supersession]:
+    """The page's sure replacements among kept facts (a fact merged into another is the
+    merge's), as stored now: each newer fact against all the older ones judged beside it, as
+    :func:`memorybank.rules.verdicts.replaces` reads a save, so a change retires one at most."""
+    texts, kept = judging.facts.contents, judging.kept
+    replaced: dict[int, int] = {}
+    for newer, olders in sorted(page.olders.items()):
+        olders = [(older, sim) for older, sim in olders if kept[older] and older not in replaced]
+        if not kept[newer] or not olders:
+            continue
+        sure = replaces(texts[newer], [(texts[older], sim) for older, sim in olders])
+        for (older, _), surely in zip(olders, sure, strict=True):
+            if surely:
+                replaced[older] = newer
+    current = _current(store, scope, judging.facts)
+    found = []
+    for older, newer in sorted(replaced.items()):
+        old, new = current(older), current(newer)
+        if old is not None and new is not None:
+            found.append(Supersession(old=old, new=new))
+    return found
+
+
+def _merges(store: Store, scope: Scope, facts: _Facts, page: _Page) -> list[Merge]:
+    """The page's clusters as merges of the memories as stored now; a memory whose text
+    changed since it was judged, or that is gone or merged, is left out."""
+    current = _current(store, scope, facts)
 
     merges = []
     for keeper in sorted(page.joined):
@@ -416,11 +477,15 @@ def run(
     scope = Scope(user_id=user_id, project_id=project_id)
     facts = _load(store, scope)
     start = facts.start_after(cursor)
-    page = _Pass(facts).page(start, budget or Budget())
+    judging = _Pass(facts)
+    page = judging.page(start, budget or Budget())
     merges = _merges(store, scope, facts, page)
+    newer = _supersessions(store, scope, judging, page)
     chosen = merges if only is None else [m for m in merges if m.keep.id in set(only)]
+    if only is not None:
+        newer = [s for s in newer if s.new.id in set(only)]
     if not dry_run:
-        apply(store, chosen, actor or user_id)
+        apply(store, chosen, actor or user_id, newer)
     more = page.end < len(facts)
     return Consolidation(
         user_id=user_id,
@@ -432,6 +497,7 @@ def run(
         remaining=len(facts) - page.end,
         next_cursor=facts.cursor(page.end - 1) if more else None,
         stopped_by=page.stopped_by,
+        supersessions=tuple(newer),
     )
 
 
@@ -455,12 +521,15 @@ def run_all(
     facts = _load(store, scope)
     judging = _Pass(facts)
     found: dict[str, Merge] = {}
+    newer: list[Supersession] = []
     examined = pairs = 0
     while examined < len(facts):
         page = judging.page(examined, budget or Budget())
         merges = _merges(store, scope, facts, page)
+        replaced = _supersessions(store, scope, judging, page)
         if not dry_run:
-            apply(store, merges, actor or user_id)
+            apply(store, merges, actor or user_id, replaced)
+        newer += replaced
         for merge in merges:
             found[merge.keep.id] = _joined(found.get(merge.keep.id), merge)
         examined, pairs = page.end, pairs + page.pairs
@@ -471,6 +540,7 @@ def run_all(
         applied=not dry_run,
         examined=examined,
         pairs_judged=pairs,
+        supersessions=tuple(newer),
     )
 
 
@@ -552,10 +622,16 @@ def run_scheduled(store: Store, every: timedelta) -> list[Consolidation] | None:
     return [c for c in done if c.merges]
 
 
-def apply(store: Store, merges: Sequence[Merge], actor: str) -> None:
+def apply(
+    store: Store,
+    merges: Sequence[Merge],
+    actor: str,
+    supersessions: Sequence[Supersession] = (),
+) -> None:
     """Apply ``merges``: the kept memory takes the cluster's importance and tags, each merged
     memory is superseded by it; a MERGE event on each (no text, as for SUPERSEDE: the link is
-    ``superseded_by``, and a forget of either must not leave words in the other's history)."""
+    ``superseded_by``, and a forget of either must not leave words in the other's history).
+    Each of ``supersessions`` marks its old fact superseded by the new, a SUPERSEDE event."""
     for merge in merges:
         now = utcnow()
         kept = merge.keep.model_copy(
@@ -570,6 +646,13 @@ def apply(store: Store, merges: Sequence[Merge], actor: str) -> None:
                 marked, None, HistoryEvent.about(old, EventKind.MERGE, actor, channel=through)
             )
 
+    # After the merges: a merge rewrites its kept fact, which may be one a newer fact replaced.
+    for found in supersessions:
+        old = store.get(found.old.id, ScopeSet.of(found.old.scope)) or found.old
+        marked = old.model_copy(update={"superseded_by": found.new.id, "updated_at": utcnow()})
+        event = HistoryEvent.about(old, EventKind.SUPERSEDE, actor, channel=Channel.CONSOLIDATION)
+        store.replace(marked, None, event)
+
 
 __all__ = [
     "LAST_RUN_KEY",
@@ -581,6 +664,7 @@ __all__ = [
     "Budget",
     "Consolidation",
     "Merge",
+    "Supersession",
     "apply",
     "consolidate",
     "consolidate_all",

@@ -618,13 +618,33 @@ def replaces(new: str, olds: Sequence[tuple[str, float]]) -> list[bool]:
         verdict = judge(new, old, similarity)
         unsure = verdict.relation is not Relation.CONFLICT or borderline(verdict, similarity)
         unsure = unsure or not _one_number_changed(fact, _features(old))
-        sure.append(None if unsure else _aboutness(fact, _features(old), similarity))
+        score = None if unsure else _aboutness(fact, _features(old), similarity)
+        if score == similarity and _tells_the_past(old):
+            score = None  # "studied history": a past event no change of state retires
+        sure.append(score)
     if not fact.changes:
         return [
             score is not None and score > similarity
             for score, (_, similarity) in zip(sure, olds, strict=True)
         ]
     return _one_change(fact, sure, olds)
+
+
+# Irregular simple pasts of common verbs (English grammar; regular ones end in -ed).
+_PAST_FORMS = frozenset(
+    "was were had did went came saw took gave got made met left lost sold bought built taught "
+    "thought wrote ran grew spent won began knew found kept told".split()
+)
+
+
+def _tells_the_past(text: str) -> bool:
+    """Whether fact ``text`` tells of something done ("User studied history", "User met Ana
+    in 2019") rather than a state that holds now: its subject's verb is in the simple past."""
+    words = re.findall(r"[A-Za-z']+", text)
+    if len(words) < 2 or words[0].lower() not in ("user", "user's"):
+        return False
+    verb = words[1].lower()
+    return verb in _PAST_FORMS or (verb.endswith("ed") and len(verb) > 4)
 
 
 def _one_number_changed(new: _Fact, old: _Fact) -> bool:

@@ -48,6 +48,14 @@ class MergeView(BaseModel):
     tags: list[str]
 
 
+class SupersessionView(BaseModel):
+    """A stored fact a newer one surely replaces: ``old`` is (or would be) superseded by
+    ``new``, as a save of ``new`` would have done (issue 26)."""
+
+    old: MergedFact
+    new: MergedFact
+
+
 class ConsolidationView(BaseModel):
     """What consolidating one page of a scope finds (a preview) or did (``applied``).
     ``truncated`` says facts are left: ask again with ``cursor=next_cursor``."""
@@ -63,6 +71,8 @@ class ConsolidationView(BaseModel):
     stopped_by: StoppedBy | None
     merged_count: int
     merges: list[MergeView]
+    superseded_count: int
+    supersessions: list[SupersessionView]
 
 
 def _view(result: Consolidation) -> ConsolidationView:
