@@ -232,6 +232,8 @@ def test_tidy_up_previews_then_merges(page: Page, serve: Callable[..., Server]) 
         ("User likes tea", 4),
         ("User likes green tea in the morning", 6),
         ("User drinks coffee at work", 5),
+        ("User's phone number is 555-0101", 6),
+        ("User's phone number is 555-0199", 6),  # the newer: it replaces the one before
     ]
     records = [
         Memory(user_id="local", content=text, category=Category.IDENTITY, importance=importance)
@@ -241,15 +243,19 @@ def test_tidy_up_previews_then_merges(page: Page, serve: Callable[..., Server]) 
     open_ui(page, server.url, "tidy")
     page.get_by_role("button", name="Find duplicates").click()
     merges = page.locator("#tidy-merges .step")
-    expect(merges).to_have_count(2)
+    expect(merges).to_have_count(3)
     expect(page.locator("#tidy-merges")).to_contain_text("User lives in London")
-    assert server.bank.count("local", superseded=False) == 5  # the preview changes nothing
+    newer = page.locator("#tidy-merges .act-SUPERSEDE")
+    expect(newer).to_contain_text("User's phone number is 555-0199")
+    expect(newer.locator(".was")).to_have_text("User's phone number is 555-0101")
+    assert server.bank.count("local", superseded=False) == 7  # the preview changes nothing
     shot(page, "tidy")
     page.get_by_label("Merge into: User likes green tea in the morning").uncheck()
-    page.get_by_role("button", name="Merge selected").click()
-    expect(page.locator("#tidy-status")).to_contain_text("Merged 1 fact")
+    page.get_by_role("button", name="Apply selected").click()
+    expect(page.locator("#tidy-status")).to_contain_text("Merged 1 fact. Replaced 1 older fact")
     current = {m.content for m in server.bank.list("local", superseded=False)}
     assert "User is based in London" not in current and "User likes tea" in current
+    assert "User's phone number is 555-0101" not in current
 
 
 # -- the tool playground ----------------------------------------------------------------------

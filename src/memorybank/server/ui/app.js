@@ -806,8 +806,9 @@
 
   function renderMerges(found) {
     const merges = found.merges || [];
+    const replaced = found.supersessions || [];
     $("#tidy-more").hidden = !tidy.next;
-    if (!merges.length) {
+    if (!merges.length && !replaced.length) {
       setStatus($("#tidy-status"), "No duplicates among " + plural(found.examined || 0, "fact") + "." + moreToLook(found), "ok");
       return;
     }
@@ -819,6 +820,14 @@
         el("label", { class: "action" }, box, " KEEP"),
         el("p", { class: "becomes" }, m.keep.content),
         ...m.merged.map((x) => el("p", { class: "was" }, x.content)));
+    }), ...replaced.map((r) => {
+      // An older fact a newer one surely replaces: applying supersedes it (kept in history).
+      const box = el("input", { type: "checkbox", checked: "", "data-keep": r.new.id,
+        "aria-label": "Replace by: " + r.new.content });
+      return el("li", { class: "step act-SUPERSEDE", "data-id": r.new.id },
+        el("label", { class: "action" }, box, " NEWER"),
+        el("p", { class: "becomes" }, r.new.content),
+        el("p", { class: "was" }, r.old.content));
     }));
     $("#tidy-plan").hidden = false;
     $("#tidy-apply").focus();
@@ -835,7 +844,8 @@
     try {
       const done = await api("POST", "/api/consolidate", body);
       $("#tidy-plan").hidden = true;
-      setStatus($("#tidy-status"), "Merged " + plural(done.merged_count || 0, "fact") + "." + moreToLook(done), "ok");
+      const replacedText = done.superseded_count ? " Replaced " + plural(done.superseded_count, "older fact") + "." : "";
+      setStatus($("#tidy-status"), "Merged " + plural(done.merged_count || 0, "fact") + "." + replacedText + moreToLook(done), "ok");
       loadMemory();
     } catch (e) {
       setStatus($("#tidy-status"), "Could not merge: " + e.message, "error");
