@@ -60,7 +60,11 @@ def test_an_unsure_pair_stays_a_conflict(bank: MemoryBank) -> None:
     old = bank.save("alice", "User's car is a Honda", "identity")
     new = bank.save("alice", "User's car is a Tesla", "identity")
     assert [c.memory_id for c in new.conflicts] == [old.memory_id] and new.replaced == []
-    # A bare "now" marks a change too weakly to retire a fact unasked.
+    # ...unless the new fact says it changed, in the same sentence.
+    priya = bank.save("alice", "User's manager is Priya", "relationship")
+    tom = bank.save("alice", "User's manager is now Tom", "relationship")
+    assert [c.memory_id for c in tom.replaced] == [priya.memory_id]
+    # A bare "now" about something else marks a change too weakly to retire a fact unasked.
     office = bank.save("alice", "User works from the office five days a week", "context")
     home = bank.save("alice", "User now works from home on Fridays", "context")
     assert home.replaced == [] and office.memory_id in [c.memory_id for c in home.conflicts]

@@ -616,7 +616,10 @@ def replaces(new: str, olds: Sequence[tuple[str, float]]) -> list[bool]:
     sure: list[float | None] = []
     for old, similarity in olds:
         verdict = judge(new, old, similarity)
-        unsure = verdict.relation is not Relation.CONFLICT or borderline(verdict, similarity)
+        # A one-word value is unsure ("a Tesla" / "a Honda": another car?) unless the new
+        # fact itself says it changed ("User's manager is now Tom").
+        unsure_value = borderline(verdict, similarity) and not fact.changes
+        unsure = verdict.relation is not Relation.CONFLICT or unsure_value
         unsure = unsure or not _one_number_changed(fact, _features(old))
         score = None if unsure else _aboutness(fact, _features(old), similarity)
         if score == similarity and _tells_the_past(old):
@@ -657,10 +660,17 @@ def _one_number_changed(new: _Fact, old: _Fact) -> bool:
 def _aboutness(new: _Fact, old: _Fact, similarity: float) -> float | None:
     """How surely the conflict pair is one thing changed (``None``: not sure at all). Above
     ``similarity`` means the words say so; equal means only the embedding does."""
-    if new.changes and not new.changes - _WEAK_CHANGES:
-        return None  # only "now" / "again" mark the change: too little to retire a fact
     new_words, old_words = set(new.content) - new.changes, set(old.content)
     shared = sum(any(_related(word, other) for other in old_words) for word in new_words)
+    if new.changes and not new.changes - _WEAK_CHANGES:
+        # Only "now" / "again" mark the change: enough in the same sentence with a new value
+        # (half the words of each shared), too little to retire a fact about something else.
+        same_frame = shared * 2 >= max(len(new_words), len(old_words)) > 0
+        return (
+            similarity + 0.1 * shared / max(1, min(len(new_words), len(old_words)))
+            if (same_frame)
+            else None
+        )
     if shared or new.names & old.names:
         return similarity + 0.1 * shared / max(1, min(len(new_words), len(old_words)))
     if new.changes:
