@@ -160,7 +160,7 @@ def test_a_member_cannot_save_a_time_the_store_cannot_keep(
     assert site.save("member", {"content": FACT, "category": "project"}).status_code == 200
     r = site.save("member", {"content": "Apollo ships with a new logo", field: moment})
     assert r.status_code == 422, r.text
-    assert r.json()["error"] == (
+    assert r.json()["error"].startswith(
         f"items.0.{field}: {moment} is not a time the store can keep: in UTC it falls outside "
         "the years 1-9999; send a time within them (with its UTC offset, or in UTC)"
     )

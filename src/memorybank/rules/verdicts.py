@@ -620,7 +620,7 @@ def replaces(new: str, olds: Sequence[tuple[str, float]]) -> list[bool]:
         # fact itself says it changed ("User's manager is now Tom").
         unsure_value = borderline(verdict, similarity) and not fact.changes
         unsure = verdict.relation is not Relation.CONFLICT or unsure_value
-        unsure = unsure or not _one_number_changed(fact, _features(old))
+        unsure = unsure or not _one_number_changed(new, old)
         score = None if unsure else _aboutness(fact, _features(old), similarity)
         if score == similarity and _tells_the_past(old):
             score = None  # "studied history": a past event no change of state retires
@@ -650,11 +650,17 @@ def _tells_the_past(text: str) -> bool:
     return verb in _PAST_FORMS or (verb.endswith("ed") and len(verb) > 4)
 
 
-def _one_number_changed(new: _Fact, old: _Fact) -> bool:
+_NUMBER_TOKEN_RE = re.compile(r"\d[\w.:/,-]*")
+
+
+def _one_number_changed(new: str, old: str) -> bool:
     """Whether the numbers of the pair leave one value changed at most: "3 direct reports" /
-    "5 direct reports" is one attribute updated, "book 11 in 2001" / "book 12 in 2002" may
-    be another book."""
-    return len(new.numbers - old.numbers) <= 1 and len(old.numbers - new.numbers) <= 1
+    "5 direct reports" is one attribute updated; "book 11 in 2001" / "book 12 in 2002", or
+    "badge at site 1 is 1" / "... site 2 is 2", may be another book or badge."""
+    new_numbers, old_numbers = _NUMBER_TOKEN_RE.findall(new), _NUMBER_TOKEN_RE.findall(old)
+    if len(new_numbers) == len(old_numbers):
+        return sum(a != b for a, b in zip(new_numbers, old_numbers, strict=True)) <= 1
+    return len(set(new_numbers) ^ set(old_numbers)) <= 1
 
 
 def _aboutness(new: _Fact, old: _Fact, similarity: float) -> float | None:

@@ -133,7 +133,7 @@ async def request_error(request: Request, exc: RequestValidationError) -> JSONRe
         where = [str(p) for p in error["loc"][1:]]
         if where and error["loc"][0] == "body" and where[0] in BODY_SHAPES:
             where = where[1:]  # the shape pydantic chose names no field
-        parts.append(f"{'.'.join(where) or 'request'}: {reason(error)}")
+        parts.append(f"{'.'.join(where) or error['loc'][0]}: {reason(error)}")
     message = "; ".join(parts)
     if any(error["loc"][:1] == ("body",) for error in errors):
         message += expected_body(request)
