@@ -657,7 +657,8 @@ def _one_number_changed(new: str, old: str) -> bool:
     """Whether the numbers of the pair leave one value changed at most: "3 direct reports" /
     "5 direct reports" is one attribute updated; "book 11 in 2001" / "book 12 in 2002", or
     "badge at site 1 is 1" / "... site 2 is 2", may be another book or badge."""
-    new_numbers, old_numbers = _NUMBER_TOKEN_RE.findall(new), _NUMBER_TOKEN_RE.findall(old)
+    new_numbers: list[str] = _NUMBER_TOKEN_RE.findall(new)
+    old_numbers: list[str] = _NUMBER_TOKEN_RE.findall(old)
     if len(new_numbers) == len(old_numbers):
         return sum(a != b for a, b in zip(new_numbers, old_numbers, strict=True)) <= 1
     return len(set(new_numbers) ^ set(old_numbers)) <= 1
