@@ -2,7 +2,7 @@
 each cluster into one memory, after a preview.
 
 Duplicates stored before the judge of :mod:`memorybank.rules.verdicts` existed (seed 000's "cosine
-> 0.95" let "User is based in London" and "User lives in London" both in), or saved by two
+> 0.95" let "User currently lives in London" and "User lives in London" both in), or saved by two
 tools at once, stay until something tidies them. A cluster is built around the memory that
 says the most: a memory joins it only when the judge says it adds nothing to that one (so no
 information is lost by the merge). The kept memory takes the cluster's highest importance and
@@ -111,7 +111,7 @@ def run(
     ``only`` applies just the merges that keep these ids (the ones a person confirmed).
 
     >>> a = bank.save("u1", "User lives in London", "identity")
-    >>> b = bank.save("u1", "User is based in London", "identity", on_conflict="keep")
+    >>> b = bank.save("u1", "User currently lives in London", "identity", on_conflict="keep")
     >>> preview = consolidate(bank, "u1")  # b was refused already: nothing to merge
     >>> preview.merged_count, preview.applied
     (0, False)
