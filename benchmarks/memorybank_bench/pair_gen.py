@@ -146,8 +146,7 @@ _TIMES = [  # (before the noun, as a phrase after it)
     ("spring", "in spring"),
 ]
 _ACTIVITIES = (
-    "walks calls lectures swims rehearsals classes shifts lessons runs meetings trips "
-    "workouts"
+    "walks calls lectures swims rehearsals classes shifts lessons runs meetings trips workouts"
 ).split()
 _COLOURS = "teal maroon beige olive navy crimson amber lilac".split()
 _ORDINALS = "second third fourth fifth sixth seventh eighth ninth".split()
@@ -224,8 +223,10 @@ def _dup_light(rng: random.Random, p: dict[str, list[str]]) -> tuple[str, str, s
 
 def _dup_part(rng: random.Random, p: dict[str, list[str]]) -> tuple[str, str, str]:
     (v1, o1), (v2, o2) = (h.split("|") for h in _pick(rng, p["hobbies"], 2))
-    return f"User {v1} {o1} and {v2} {o2}", f"User {rng.choice([f'{v1} {o1}', f'{v2} {o2}'])}", (
-        "duplicate"
+    return (
+        f"User {v1} {o1} and {v2} {o2}",
+        f"User {rng.choice([f'{v1} {o1}', f'{v2} {o2}'])}",
+        ("duplicate"),
     )
 
 
@@ -326,7 +327,11 @@ def _upd_ended(rng: random.Random, p: dict[str, list[str]]) -> tuple[str, str, s
             (f"User plays {sport} every week", f"User stopped playing {sport}", "update"),
             (f"User lives in {c1}", f"User moved to {c2}", "update"),
             (f"User uses {tool} at work", f"User switched from {tool} to Vim at work", "update"),
-            (f"User's {sport} club meets on Fridays", f"User's {sport} club was cancelled", "update"),
+            (
+                f"User's {sport} club meets on Fridays",
+                f"User's {sport} club was cancelled",
+                "update",
+            ),
         ]
     )
 
@@ -385,7 +390,11 @@ def _dis_roles(rng: random.Random, p: dict[str, list[str]]) -> tuple[str, str, s
         [
             (f"{n1} {verb} {n2} every week", f"{n2} {verb} {n1} every week", "distinct"),
             (f"User's {r1} {verb} User's {r2}", f"User's {r2} {verb} User's {r1}", "distinct"),
-            (f"User's {r1} is older than the {r2}", f"User's {r2} is older than the {r1}", "distinct"),
+            (
+                f"User's {r1} is older than the {r2}",
+                f"User's {r2} is older than the {r1}",
+                "distinct",
+            ),
         ]
     )
 
@@ -393,16 +402,20 @@ def _dis_roles(rng: random.Random, p: dict[str, list[str]]) -> tuple[str, str, s
 def _dis_attributes(rng: random.Random, p: dict[str, list[str]]) -> tuple[str, str, str]:
     c1, c2 = _pick(rng, p["colours"], 2)
     t1, t2 = _pick(rng, p["things"], 2)
-    return f"User has a {c1} {t1} and a {c2} {t2}", f"User has a {c2} {t1} and a {c1} {t2}", (
-        "distinct"
+    return (
+        f"User has a {c1} {t1} and a {c2} {t2}",
+        f"User has a {c2} {t1} and a {c1} {t2}",
+        ("distinct"),
     )
 
 
 def _dis_place(rng: random.Random, p: dict[str, list[str]]) -> tuple[str, str, str]:
     thing, room = rng.choice(p["things"]), rng.choice(p["rooms"])
     one, two = rng.sample(["under the bed in", "on the shelf in", "behind the door of", "near"], 2)
-    return f"User keeps the {thing} {one} the {room}", f"User keeps the {thing} {two} the {room}", (
-        "distinct"
+    return (
+        f"User keeps the {thing} {one} the {room}",
+        f"User keeps the {thing} {two} the {room}",
+        ("distinct"),
     )
 
 

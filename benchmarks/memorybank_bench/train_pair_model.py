@@ -144,9 +144,7 @@ def design(examples: Sequence[Example], emb: Embeddings) -> Design:
     return rows
 
 
-def fit(
-    x: Floats, y: npt.NDArray[np.int_], weight: Floats | None = None, l2: float = L2
-) -> Floats:
+def fit(x: Floats, y: npt.NDArray[np.int_], weight: Floats | None = None, l2: float = L2) -> Floats:
     """Weights (bias last) of an L2-penalised logistic regression, by Newton's method."""
     rows = np.hstack([x, np.ones((len(x), 1))])
     w = np.zeros(rows.shape[1])
@@ -298,7 +296,9 @@ def run_training(
     if sick is not None:
         files = sorted(Path(sick).glob("SICK_*.txt")) if Path(sick).is_dir() else [Path(sick)]
         sick_pairs = [ex for f in files for ex in load_sick(f)]
-        table = Table(title=f"pair model cross-validation (SICK: {', '.join(f.name for f in files)})")
+        table = Table(
+            title=f"pair model cross-validation (SICK: {', '.join(f.name for f in files)})"
+        )
         for column in COLUMNS:
             table.add_column(column)
         for row in cross_validate(dev, sick_pairs, emb):

@@ -1,6 +1,6 @@
 """An LLM settles the pairs the duplicate rules are unsure of (issue 18: "better with one").
 
-The one decider of duplicates, :mod:`memorybank.rules.verdicts`, judges with word rules
+The one decider of duplicates, :mod:`memorybank.rules.verdicts`, judges with rules and a pair model
 (:func:`~memorybank.rules.verdicts.judge`) and names the pairs where they are weakest
 (:func:`~memorybank.rules.verdicts.borderline`): a very similar pair they kept apart (a
 paraphrase in other words: "User is vegetarian" / "User follows a vegetarian diet") and a
@@ -20,12 +20,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from memorybank.errors import ProviderError
 from memorybank.model import Memory, MemoryFilter, ScopeSet
-import numpy as np
-
 from memorybank.providers.embedders.base import Embedder, Vectors
 from memorybank.providers.embedders.query_cache import QueryVectorCache
 from memorybank.providers.llm.client import JSONCompleter, complete_model

@@ -92,6 +92,7 @@ _TOKEN_RE = re.compile(r"[A-Za-z0-9]+(?:[.'’,:/-][A-Za-z0-9]+)*")
 _COPULA_RE = re.compile(r"\s(?:is|are)\s", re.IGNORECASE)
 
 #: The features of a pair, in the order of :func:`pair_features`' vector.
+#: (The three measured with word vectors, each in [0, 1], are :data:`WORD_FEATURES`.)
 FEATURES = (
     "cosine",  # embedding cosine of the whole facts
     "jaccard",  # shared content words over all (order-insensitive)
@@ -110,6 +111,19 @@ FEATURES = (
     "voice",  # one is passive and the other is not
     "length",  # log of the new fact's content words over the old one's
 )
+
+
+#: Positions in :data:`FEATURES` of the features the word vectors measure.
+WORD_FEATURES = tuple(
+    FEATURES.index(name) for name in ("align_min", "novelty", "difference_cosine")
+)
+
+
+def needs_words(new_text: str, old_text: str) -> bool:
+    """Whether the pair's features depend on word vectors: both facts have words the other
+    lacks."""
+    diff = difference(read_fact(new_text), read_fact(old_text))
+    return bool(diff.new) and bool(diff.old)
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,7 +373,8 @@ def _alignment(diff: Difference, words: WordVectors | None) -> tuple[float, floa
     new_mean, old_mean = new.mean(axis=0), old.mean(axis=0)
     norm = float(np.linalg.norm(new_mean) * np.linalg.norm(old_mean)) or 1.0
     novelty = min(float((1.0 - best).clip(0.0, None).sum()), 2.0) / 2
-    return float(best.min()), novelty, float(new_mean @ old_mean) / norm
+    together = min(max(float(new_mean @ old_mean) / norm, 0.0), 1.0)
+    return min(max(float(best.min()), 0.0), 1.0), novelty, together
 
 
 def pair_features(
@@ -405,12 +420,14 @@ __all__ = [
     "NEGATIONS",
     "Difference",
     "Fact",
+    "WORD_FEATURES",
     "WordVectors",
     "copula_swap",
     "covered",
     "difference",
     "inversions",
     "moved",
+    "needs_words",
     "pair_features",
     "place_added",
     "place_changed",

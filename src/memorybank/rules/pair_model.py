@@ -55,6 +55,18 @@ class PairModel:
         z += self.bias
         return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
 
+    def bounds(self, x: Sequence[float], free: Sequence[int]) -> tuple[float, float]:
+        """The lowest and highest probability ``x`` can have when the features at ``free``
+        (each measured in [0, 1]) may take any value: whether measuring them can change the
+        verdict at all."""
+        row = np.asarray(x, dtype=np.float64).copy()
+        index = np.asarray(free, dtype=np.intp)
+        rises = self.weights[index] > 0
+        row[index] = np.where(rises, 0.0, 1.0)
+        low = self.probability(row)
+        row[index] = np.where(rises, 1.0, 0.0)
+        return low, self.probability(row)
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PairModel:
         """The model a ``pair_model.json`` document describes (checked against FEATURES)."""

@@ -8,24 +8,28 @@ one set of similarities the decision uses: saving (the store's judge, through
 all ask it; ``tests/rules/test_verdicts.py``
 checks that no other module of src/ holds a similarity threshold.
 
-Why this module and not a new one: the relation, the word rules that decide it and the
-thresholds that choose which pairs reach those rules are one definition, measured together
-(docs/benchmarks.md); kept apart, a threshold could drift from the rules it was tuned with.
-The word lists are today's mechanism behind :func:`judge`; replacing them changes this module
-only.
+Why this module and not a new one: the relation, the rules and model that decide it and the
+thresholds that choose which pairs reach them are one definition, measured together
+(docs/benchmarks.md); kept apart, a threshold could drift from the judge it was tuned with.
+What a pair looks like is measured in :mod:`memorybank.rules.pair_features`; the learned part
+is :mod:`memorybank.rules.pair_model` (weights shipped as ``pair_model.json``, written by
+``memorybank bench train-pair-model``).
 
 Similarity only finds the candidates (:attr:`Thresholds.candidate`); :func:`judge` decides,
-with cheap rules and no model (microseconds a pair):
+with grammar rules and a small pair model (a logistic regression, well under a millisecond a
+pair), and no hand-written list of synonyms or values:
 
-* the new fact is a **duplicate** only if it says nothing the stored one does not: every
-  content word of the new fact (stemmed, stop words out, a few synonyms folded together:
-  "likes"/"prefers", "lives in"/"is based in") is covered by the stored one, with the same
-  numbers, the same polarity (negation), no ended or changed state, no opposite value and,
-  for the words both share, the same order of roles (unless one of them is passive);
 * it is a **conflict** (may update or contradict) when its polarity differs ("not",
-  "no longer"), it names an ended or changed state ("quit", "moved to", "cancelled"), it holds
-  an opposite or exclusive value ("dark"/"light", "single"/"married"), or it is the same
-  attribute with one different value (a number, a name, one short phrase swapped);
+  "no longer"), it names an ended or changed state ("quit", "moved to", "cancelled"), or it is
+  the same attribute with another value (a number, one short phrase swapped in the same place,
+  or the first word and one value swapped in a sentence otherwise the same);
+* the new fact is a **duplicate** only if no rule keeps it (no number, name or place of its
+  own, no shared word moved across another into another role) and the pair model finds it
+  says nothing the stored one does not, with a probability of at least
+  :attr:`Thresholds.duplicate` (chosen when training to refuse no training pair that must
+  be kept). The model reads the whole facts' cosine, the overlap of their content words, how
+  close the words that differ are (the embedding model's word vectors, handed in by the bank:
+  "large"/"big"), word order, places, voice and length;
 * otherwise it is **distinct**: both can be true at once.
 
 The pairs the rules are least sure of are :func:`borderline`: with an LLM configured, the
@@ -35,6 +39,8 @@ model settles those and only those (:mod:`memorybank.core.settle`).
 <Relation.DUPLICATE: 'duplicate'>
 >>> judge("User is not allergic to nuts", "User is allergic to nuts", 0.97).relation
 <Relation.CONFLICT: 'conflict'>
+>>> judge("User works from home remotely", "User works remotely from home", 0.99).relation
+<Relation.DUPLICATE: 'duplicate'>
 """
 
 from __future__ import annotations
@@ -43,11 +49,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from memorybank.rules.pair_features import (
+    WORD_FEATURES,
     Fact,
     WordVectors,
     copula_swap,
     covered,
     inversions,
+    needs_words,
     pair_features,
     place_changed,
     read_fact,
@@ -79,9 +87,10 @@ class Verdict:
 @dataclass(frozen=True)
 class Thresholds:
     """The cosine similarities (of the bundled embedding model) that take part in deciding
-    duplicates, and how many stored facts a new one is compared with. Where a fact has words,
-    similarity never decides alone: it chooses the pairs the word rules read, the pairs an LLM
-    settles, and whether remember asks its LLM at all.
+    duplicates, how many stored facts a new one is compared with, and the pair model's
+    refusal probability. Where a fact has words, similarity never decides alone: it chooses
+    the pairs the judge reads (and is one of the model's features), the pairs an LLM settles,
+    and whether remember asks its LLM at all.
 
     >>> THRESHOLDS.candidate < THRESHOLDS.reconcile < THRESHOLDS.borderline < THRESHOLDS.same
     True
@@ -96,7 +105,7 @@ class Thresholds:
     """From this similarity of the nearest stored fact (up to :attr:`same`), remember asks its
     LLM what a new fact does to the stored ones (:func:`needs_reconciling`)."""
     borderline: float = 0.85
-    """A pair at least this similar that the word rules call distinct is borderline
+    """A pair at least this similar that the judge calls distinct is borderline
     (:func:`borderline`)."""
     same: float = 0.95
     """Seed 000's duplicate cosine: above it (strictly), two facts without content words are
@@ -116,8 +125,6 @@ THRESHOLDS = Thresholds()
 #: Longest value (in words, a run of names counting as one) swapped for another that makes
 #: a conflict; a longer difference is another fact.
 _MAX_VALUE_WORDS = 1
-#: Most words swapped in place, in a sentence otherwise the same, that still make a conflict.
-_MAX_PARALLEL_WORDS = 2
 
 
 def _state_change(new: Fact, old: Fact) -> str:
@@ -179,14 +186,15 @@ def _value_swap(new: Fact, old: Fact, new_gaps: list[int]) -> str:
 
 
 def _parallel(new: Fact, old: Fact, new_gaps: list[int], old_gaps: list[int]) -> bool:
-    """Whether the two facts are the same sentence with at most two words swapped in place
-    ("likes to work in the mornings" / "prefers to work in the evenings"): the verb may be a
-    synonym the model did not trust, the value still changed."""
+    """Whether the two facts are the same sentence with their first word and one value swapped
+    in place ("likes to work in the mornings" / "prefers to work in the evenings"): the verb
+    may be a synonym the model did not trust, the value still changed."""
     return (
         len(new.content) == len(old.content)
         and new_gaps == old_gaps
-        and len(new_gaps) <= _MAX_PARALLEL_WORDS
-        and len(new.content) - len(new_gaps) >= 1
+        and len(new_gaps) == 2
+        and new_gaps[0] == 0
+        and len(new.content) > 2
     )
 
 
@@ -255,13 +263,35 @@ def judge_with(
     if change:
         return Verdict(Relation.CONFLICT, change)
     if not _says_more(new_fact, old_fact, new, old):
-        p = model.probability(pair_features(new, old, similarity, words))
+        p = _probability(model, threshold, new, old, similarity, words)
         if p >= threshold:
             return Verdict(Relation.DUPLICATE, f"says nothing new (p={p:.2f})")
     swap = _value_swap(new_fact, old_fact, uncovered(new_fact, old_fact))
     if swap:
         return Verdict(Relation.CONFLICT, swap)
     return Verdict(Relation.DISTINCT)
+
+
+def _probability(
+    model: PairModel,
+    threshold: float,
+    new: str,
+    old: str,
+    similarity: float,
+    words: WordVectors | None,
+) -> float:
+    """The model's probability for the pair, embedding the words that differ only when their
+    closeness can move it across ``threshold`` (most pairs are decided without: a save stays
+    one embedding pass when its candidates are plainly other facts)."""
+    x = pair_features(new, old, similarity)
+    if words is None or not needs_words(new, old):
+        return model.probability(x)
+    low, high = model.bounds(x, WORD_FEATURES)
+    if high < threshold:
+        return high  # however close the words, not a duplicate
+    if low >= threshold:
+        return low  # however far apart, a duplicate
+    return model.probability(pair_features(new, old, similarity, words))
 
 
 def refusable(new: str, old: str) -> bool:
