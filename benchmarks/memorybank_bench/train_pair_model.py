@@ -25,7 +25,6 @@ table docs/benchmarks.md shows.
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,7 +34,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from rich.console import Console
-from rich.table import Table
 
 from memorybank.providers.embedders.base import Embedder, Vectors
 from memorybank.rules.pair_features import FEATURES, pair_features
@@ -296,22 +294,22 @@ def run_training(
     if sick is not None:
         files = sorted(Path(sick).glob("SICK_*.txt")) if Path(sick).is_dir() else [Path(sick)]
         sick_pairs = [ex for f in files for ex in load_sick(f)]
-        table = Table(
-            title=f"pair model cross-validation (SICK: {', '.join(f.name for f in files)})"
-        )
-        for column in COLUMNS:
-            table.add_column(column)
-        for row in cross_validate(dev, sick_pairs, emb):
-            table.add_row(*row)
-        console.print(table)
-        document["cross_validation"] = {"columns": list(COLUMNS)}
+        rows = cross_validate(dev, sick_pairs, emb)
+        console.print(f"pair model cross-validation (SICK: {', '.join(f.name for f in files)})")
+        for line in markdown(rows):
+            console.print(line, soft_wrap=True, markup=False, highlight=False)
+        document["cross_validation"] = {"columns": list(COLUMNS), "rows": rows}
     return document
 
 
-def read_sick_rows(path: Path) -> int:
-    """How many pairs a SICK file holds (for a caption)."""
-    with path.open(encoding="utf-8", newline="") as handle:
-        return sum(1 for _ in csv.DictReader(handle, delimiter="\t"))
+def markdown(rows: Sequence[Sequence[str]]) -> list[str]:
+    """The cross-validation table as Markdown lines (as docs/benchmarks.md shows it).
+
+    >>> markdown([["a → b", *["1/2"] * 8]])[2].startswith("| a → b | 1/2 |")
+    True
+    """
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
 
 
 __all__ = [
@@ -322,6 +320,7 @@ __all__ = [
     "fit",
     "load_dev",
     "load_generated",
+    "markdown",
     "run_training",
     "score",
     "train",

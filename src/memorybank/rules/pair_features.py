@@ -60,9 +60,12 @@ _PLACES = frozenset(
 )
 _PLACE_NOUNS = frozenset("front top middle back side bottom edge center centre".split())
 _RELATIVE = frozenset({"which", "who", "that", "whose"})
+_DETERMINERS = frozenset(
+    "a an the some his her their its my our your this that these those".split()
+)
 _LIGHT = frozenset(
-    "have has had having get gets got take takes taking go goes going do does make makes keep "
-    "keeps also really actually currently usually generally typically being been is are was "
+    "have has had having get gets got take takes taking go goes going do does make makes "
+    "also really actually currently usually generally typically being been is are was "
     "were one named called".split()
 )
 _PASSIVE = frozenset({"by", "being"})
@@ -107,6 +110,7 @@ FEATURES = (
     "order",  # share of the shared words' pairs that swap across another shared word
     "roles",  # a shared word moved across the verb (subject / object swap)
     "moved",  # a shared word sits beside none of its old neighbours
+    "split",  # most old words between two words the new fact says side by side (capped, / 3)
     "places",  # a preposition of place the old fact does not have
     "voice",  # one is passive and the other is not
     "length",  # log of the new fact's content words over the old one's
@@ -144,6 +148,7 @@ class Fact:
     subject: frozenset[str]  # content stems before the first auxiliary (empty: none found)
     doing: frozenset[str]  # stems written as "-ing" (an action under way)
     naming: frozenset[str]  # stems written as a plain noun or verb form
+    nouns: frozenset[str] = frozenset()  # stems right after a determiner ("a drawing")
 
 
 def _number(word: str) -> bool:
@@ -173,6 +178,7 @@ def _read(text: str) -> Fact:  # noqa: C901 - one pass over the tokens
     before_names: set[str] = set()
     doing: set[str] = set()
     naming: set[str] = set()
+    nouns: set[str] = set()
     negations = 0
     boundary = -1
     previous = ""
@@ -206,17 +212,20 @@ def _read(text: str) -> Fact:  # noqa: C901 - one pass over the tokens
             content.append(word)
             surface.append(token)
             continue
-        if word in _STOP or word in NEGATIONS:
-            continue
         if word in _LIGHT:
-            light.append(word)
+            light.append(word)  # "has": what "owns" may be said as
+            continue
+        if word in _STOP or word in NEGATIONS:
             continue
         stemmed = stem(word)
         if content and content[-1] == stemmed:
             continue
         content.append(stemmed)
         surface.append(word)
-        if word.endswith("ing") and len(word) > 5:
+        if index > 0 and raw[index - 1].lower() in _DETERMINERS:
+            nouns.add(stemmed)
+            naming.add(stemmed)
+        elif word.endswith("ing") and len(word) > 5:
             doing.add(stemmed)
         elif not word.endswith(("ed", "en")) and raw[index - 1].lower() != "to":
             naming.add(stemmed)
@@ -235,6 +244,7 @@ def _read(text: str) -> Fact:  # noqa: C901 - one pass over the tokens
         subject=frozenset(content[:boundary]) if boundary > 0 else frozenset(),
         doing=frozenset(doing),
         naming=frozenset(naming - doing),
+        nouns=frozenset(nouns),
     )
 
 
@@ -255,7 +265,9 @@ def uncovered(new: Fact, old: Fact) -> list[int]:
     words = frozenset(old.content)
     # "is slicing an onion" is not covered by "onion slices": the same stem, another role;
     # "two hats and a hat" is not covered by "two coats and a hat": one more of a word.
-    shifted = new.doing & old.naming if old.doing or old.passive else frozenset()
+    shifted = new.doing & old.nouns  # "is drawing" is not "a drawing"
+    if old.doing or old.passive:
+        shifted |= new.doing & old.naming
     extra = {w for w in words if new.content.count(w) > old.content.count(w)}
     return [
         i
@@ -314,6 +326,18 @@ def moved(new: Fact, old: Fact) -> bool:
     new_near = _neighbours([w for w in new.content if w in shared])
     old_near = _neighbours([w for w in old.content if w in shared])
     return any(near and old_near[w] and not near & old_near[w] for w, near in new_near.items())
+
+
+def split(new: Fact, old: Fact) -> float:
+    """How far apart, in the old fact, two words are that the new one says one after the other
+    (0: the new fact is a run of the old one; 1: three or more words apart, as when it joins
+    the subject of one clause to the verb of another)."""
+    where: dict[str, int] = {}
+    for i, word in enumerate(old.content):
+        where.setdefault(word, i)
+    found = [where[w] for w in new.content if w in where]
+    gaps = [abs(b - a) - 1 for a, b in zip(found, found[1:], strict=False)]
+    return min(max(gaps, default=0), 3) / 3
 
 
 def copula_swap(new: str, old: str) -> bool:
@@ -408,6 +432,7 @@ def pair_features(
         inversions(new, old),
         float(roles_swapped(new, old) and not copula_swap(new_text, old_text)),
         float(moved(new, old)),
+        split(new, old),
         float(place_added(new, old)),
         float(new.passive != old.passive),
         math.log(new_size / old_size),
@@ -433,6 +458,7 @@ __all__ = [
     "place_changed",
     "read_fact",
     "roles_swapped",
+    "split",
     "stem",
     "uncovered",
 ]

@@ -49,7 +49,7 @@ class PairModel:
     bias: float
     threshold: float
 
-    def probability(self, x: Sequence[float]) -> float:
+    def probability(self, x: Sequence[float] | Floats) -> float:
         """P(duplicate) of one pair's feature vector ``x``."""
         z = float(((np.asarray(x, dtype=np.float64) - self.mean) / self.scale) @ self.weights)
         z += self.bias
@@ -76,10 +76,12 @@ class PairModel:
                 "pair model features do not match memorybank.rules.pair_features.FEATURES: "
                 "retrain it (memorybank bench train-pair-model)"
             )
-        arrays = [np.asarray(data[k], dtype=np.float64) for k in ("mean", "scale", "weights")]
-        if any(a.shape != (len(features),) for a in arrays):
+        mean, scale, weights = (
+            np.asarray(data[k], dtype=np.float64) for k in ("mean", "scale", "weights")
+        )
+        if any(a.shape != (len(features),) for a in (mean, scale, weights)):
             raise ConfigurationError("pair model: mean, scale and weights need one per feature")
-        return cls(features, *arrays, float(data["bias"]), float(data["threshold"]))
+        return cls(features, mean, scale, weights, float(data["bias"]), float(data["threshold"]))
 
 
 @cache
