@@ -344,6 +344,18 @@ def _upd_opposite(rng: random.Random, p: dict[str, list[str]]) -> tuple[str, str
     return (a, b, "update") if rng.random() < 0.5 else (b, a, "update")
 
 
+def _upd_time(rng: random.Random, p: dict[str, list[str]]) -> tuple[str, str, str]:
+    (_, one), (_, two) = rng.sample(_TIMES, 2)
+    verb, obj = _hobby(rng, p)
+    rel = rng.choice(p["relatives"])
+    frame = rng.choice(["User {v} {o} {t}", "User's {r} {v} {o} {t}"])
+    return (
+        frame.format(v=verb, o=obj, t=one, r=rel),
+        frame.format(v=verb, o=obj, t=two, r=rel),
+        "update",
+    )
+
+
 # -- distinct --------------------------------------------------------------------------------
 
 
@@ -464,6 +476,7 @@ FAMILIES: dict[str, Family] = {
     "upd_negation": _upd_negation,
     "upd_ended": _upd_ended,
     "upd_opposite": _upd_opposite,
+    "upd_time": _upd_time,
     "dis_sibling": _dis_sibling,
     "dis_relative": _dis_relative,
     "dis_added": _dis_added,

@@ -332,10 +332,14 @@ def split(new: Fact, old: Fact) -> float:
     """How far apart, in the old fact, two words are that the new one says one after the other
     (0: the new fact is a run of the old one; 1: three or more words apart, as when it joins
     the subject of one clause to the verb of another)."""
-    where: dict[str, int] = {}
+    where: dict[str, list[int]] = {}
     for i, word in enumerate(old.content):
-        where.setdefault(word, i)
-    found = [where[w] for w in new.content if w in where]
+        where.setdefault(word, []).append(i)
+    found: list[int] = []
+    for word in new.content:
+        if word in where:  # a word the old fact says twice: the place nearest the last one
+            last = found[-1] if found else -1
+            found.append(min(where[word], key=lambda i: (abs(i - last - 1), i)))
     gaps = [abs(b - a) - 1 for a, b in zip(found, found[1:], strict=False)]
     return min(max(gaps, default=0), 3) / 3
 

@@ -60,6 +60,7 @@ from memorybank.rules.pair_features import (
     place_changed,
     read_fact,
     roles_swapped,
+    split,
     uncovered,
 )
 from memorybank.rules.pair_model import PairModel, load_model
@@ -137,10 +138,10 @@ def _state_change(new: Fact, old: Fact) -> str:
     return ""
 
 
-def _says_more(new: Fact, old: Fact, new_text: str, old_text: str) -> str:
+def _says_more(new: Fact, old: Fact, new_text: str, old_text: str, swaps: bool = True) -> str:
     """What the new fact says that no wording of the old one can (""  when nothing): a
-    number, a name or a place of its own, or the same words in other roles. Such a pair is
-    never refused, whatever the model says."""
+    number, a name or a place of its own, the same words in other roles, or one value swapped
+    for another. Such a pair is never refused, whatever the model says."""
     if not new.numbers <= old.numbers:
         return "a number of its own"
     if any(not covered(name, old.names) for name in new.names):
@@ -151,6 +152,16 @@ def _says_more(new: Fact, old: Fact, new_text: str, old_text: str) -> str:
         new_text, old_text
     ):
         return "same words, other roles"
+    if split(new, old) >= 1.0:
+        # Two words said side by side that the old fact keeps three or more words apart:
+        # the subject of one clause with the verb of another.
+        return "joins words the old fact keeps apart"
+    gaps, old_gaps = uncovered(new, old), uncovered(old, new)
+    if swaps and ((len(gaps) == 1 and gaps == old_gaps) or _value_swap(new, old, gaps)):
+        # One word for another in the same place: a synonym ("big" / "large") or a sibling
+        # value ("sister" / "brother"), which word vectors cannot tell apart. Surfaced as a
+        # conflict (an LLM, if any, settles it), never refused.
+        return "one value swapped"
     return ""
 
 
@@ -294,13 +305,18 @@ def _probability(
     return model.probability(pair_features(new, old, similarity, words))
 
 
-def refusable(new: str, old: str) -> bool:
+def refusable(new: str, old: str, *, swaps: bool = True) -> bool:
     """Whether the pair model is asked at all: no change of state or polarity, and nothing
-    (a number, a name, a place, another role) that no rewording of ``old`` says."""
+    (a number, a name, a place, another role, one value for another) that no rewording of
+    ``old`` says. With ``swaps=False``, a pair that only swaps one value counts too: the
+    model is trained on those (they are its hardest negatives) though never asked about them.
+    """
     new_fact, old_fact = read_fact(new), read_fact(old)
     if not new_fact.content and not new_fact.numbers:
         return False
-    return not _state_change(new_fact, old_fact) and not _says_more(new_fact, old_fact, new, old)
+    if _state_change(new_fact, old_fact):
+        return False
+    return not _says_more(new_fact, old_fact, new, old, swaps)
 
 
 def specificity(text: str) -> int:
