@@ -5,16 +5,17 @@
 The model (:mod:`memorybank.rules.pair_model`) is a logistic regression over
 :data:`~memorybank.rules.pair_features.FEATURES`, fitted by Newton's method (deterministic: no
 random start, no shuffling) on the pairs the judge would ask it about: a candidate pair (cosine
-≥ ``THRESHOLDS.candidate``) that no rule already keeps (:func:`~memorybank.rules.verdicts.
-refusable`), and the one-value swaps that a rule keeps too but which teach the model the most
-(a sibling value the word vectors find close: "sister" / "brother"). Its sources are the development fact pairs and the pairs
+≥ ``THRESHOLDS.candidate``) that no rule already keeps
+(:func:`~memorybank.rules.verdicts.refusable`), and the one-value swaps that a rule keeps too
+but which teach the model the most (a sibling value the word vectors find close: "sister" /
+"brother"). Its sources are the development fact pairs and the pairs
 :mod:`memorybank_bench.pair_gen` generates (seeded). SICK is never trained on: its licence
 (CC BY-NC-SA, "for evaluation only", ``shared/data/sick/README.md``) keeps it out of weights
 shipped in an Apache-2.0 package, so it only scores.
 
-The refusal threshold is chosen on the training pairs, biased toward storing: the smallest
-probability above every distinct or updating training pair's (so none is refused) plus a
-margin, and never under :data:`MIN_THRESHOLD`.
+The refusal threshold is chosen on the training pairs, biased toward storing: the highest
+probability any distinct or updating training pair gets (so none is refused) plus
+:data:`MARGIN`, and never under :data:`MIN_THRESHOLD`.
 
 Cross-validation trains on some sources and scores the others through the same decision as a
 save (the judge, with the embedding model's word vectors); :func:`cross_validate` prints the

@@ -20,7 +20,6 @@ from memorybank.rules.verdicts import (
     Verdict,
     _features,  # its cache counts the texts tokenised
     borderline,
-    duplicate_probability,
     is_candidate,
     judge,
     needs_reconciling,
