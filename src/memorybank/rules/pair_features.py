@@ -91,6 +91,7 @@ _IRREGULAR: dict[str, str] = {
 _STOP = (STOPWORDS - NEGATIONS - {"over", "again", "few", "more"}) | {"user's", "s"}
 _STEMMER = Stemmer.Stemmer("english")
 _DIGITS_RE = re.compile(r"\d+(?:[.:/]\d+)*")
+_DIGIT_RE = re.compile(r"\d")
 _TOKEN_RE = re.compile(r"[A-Za-z0-9]+(?:[.'’,:/-][A-Za-z0-9]+)*")
 _COPULA_RE = re.compile(r"\s(?:is|are)\s", re.IGNORECASE)
 
@@ -134,6 +135,7 @@ def needs_words(new_text: str, old_text: str) -> bool:
 class Fact:
     """One fact as the judge reads it."""
 
+    text: str  # as read (the key of the pair caches)
     content: tuple[str, ...]  # content stems in order (names kept whole, lower case)
     surface: tuple[str, ...]  # the word as written, for each content stem
     light: tuple[str, ...]  # light words as written (what a content word may be said as)
@@ -152,7 +154,7 @@ class Fact:
 
 
 def _number(word: str) -> bool:
-    return any(ch.isdigit() for ch in word) or word in _NUMBER_WORDS
+    return word in _NUMBER_WORDS or _DIGIT_RE.search(word) is not None
 
 
 def stem(word: str) -> str:
@@ -229,7 +231,9 @@ def _read(text: str) -> Fact:  # noqa: C901 - one pass over the tokens
             doing.add(stemmed)
         elif not word.endswith(("ed", "en")) and raw[index - 1].lower() != "to":
             naming.add(stemmed)
+    lowered = {t.lower() for t in raw}
     return Fact(
+        text=text,
         content=tuple(content),
         surface=tuple(surface),
         light=tuple(light),
@@ -237,8 +241,8 @@ def _read(text: str) -> Fact:  # noqa: C901 - one pass over the tokens
         names=frozenset(names),
         negations=negations,
         changes=frozenset(changes),
-        passive=any(t.lower() in _PASSIVE for t in raw),
-        relative=any(t.lower() in _RELATIVE for t in raw),
+        passive=not lowered.isdisjoint(_PASSIVE),
+        relative=not lowered.isdisjoint(_RELATIVE),
         places=frozenset(places),
         before_names=frozenset(before_names),
         subject=frozenset(content[:boundary]) if boundary > 0 else frozenset(),
@@ -246,6 +250,12 @@ def _read(text: str) -> Fact:  # noqa: C901 - one pass over the tokens
         naming=frozenset(naming - doing),
         nouns=frozenset(nouns),
     )
+
+
+def clear_caches() -> None:
+    """Forget every fact read and pair compared (to time the judge on texts not seen before)."""
+    read_fact.cache_clear()
+    _uncovered.cache_clear()
 
 
 def covered(word: str, others: frozenset[str]) -> bool:
@@ -262,6 +272,14 @@ def covered(word: str, others: frozenset[str]) -> bool:
 
 def uncovered(new: Fact, old: Fact) -> list[int]:
     """Positions of the new fact's content words the old fact does not have."""
+    return list(_uncovered(new.text, old.text))
+
+
+@lru_cache(maxsize=1024)
+def _uncovered(new_text: str, old_text: str) -> tuple[int, ...]:
+    """:func:`uncovered` of two texts, read and compared once (a judge asks it several times
+    of each pair)."""
+    new, old = read_fact(new_text), read_fact(old_text)
     words = frozenset(old.content)
     # "is slicing an onion" is not covered by "onion slices": the same stem, another role;
     # "two hats and a hat" is not covered by "two coats and a hat": one more of a word.
@@ -269,11 +287,11 @@ def uncovered(new: Fact, old: Fact) -> list[int]:
     if old.doing or old.passive:
         shifted |= new.doing & old.naming
     extra = {w for w in words if new.content.count(w) > old.content.count(w)}
-    return [
+    return tuple(
         i
         for i, word in enumerate(new.content)
         if word in shifted or word in extra or not covered(word, words)
-    ]
+    )
 
 
 def inversions(new: Fact, old: Fact) -> float:
@@ -451,6 +469,7 @@ __all__ = [
     "Fact",
     "WORD_FEATURES",
     "WordVectors",
+    "clear_caches",
     "copula_swap",
     "covered",
     "difference",
