@@ -301,6 +301,7 @@ def bench_train_pair_model(
             "(SICK is only scored, never trained on).",
         ),
     ] = None,
+    json_out: JsonOutOption = None,
 ) -> None:
     """Train the duplicate judge's pair model (deterministic) and cross-validate it."""
     with bench_installed():
@@ -309,6 +310,9 @@ def bench_train_pair_model(
     console = stdout()
     document = run_training(pairs, out, sick=sick, console=console)
     console.print(f"threshold {document['threshold']} · trained on {document['trained_on']}")
+    if json_out is not None:
+        json_out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        console.print(f"Wrote {json_out}.")
 
 
 @bench_app.command("load")

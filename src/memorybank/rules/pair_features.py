@@ -168,7 +168,36 @@ def read_fact(text: str) -> Fact:
     return _read(text)
 
 
-def _read(text: str) -> Fact:  # noqa: C901 - one pass over the tokens
+def _mark_place(
+    word: str, previous: str, following: str, places: set[str], before_names: set[str]
+) -> None:
+    """Note a preposition of place ("in front of" is another place than "in"), and whether it
+    comes right before a name."""
+    if word in _PLACES:
+        places.add(word)
+        if following[:1].isupper():
+            before_names.add(word)
+    elif word in _PLACE_NOUNS and previous in _PLACES:
+        places.discard(previous)
+        places.add(f"{previous} {word}")
+
+
+def _mark_form(
+    word: str, stemmed: str, before: str, nouns: set[str], doing: set[str], naming: set[str]
+) -> None:
+    """Note how a content word is used: a noun after a determiner ("a drawing"), an action
+    under way ("-ing"), or a plain noun or verb form."""
+    if before in _DETERMINERS:
+        nouns.add(stemmed)
+        naming.add(stemmed)
+    elif word.endswith("ing") and len(word) > 5:
+        doing.add(stemmed)
+    elif not word.endswith(("ed", "en")) and before != "to":
+        naming.add(stemmed)
+
+
+def _read(text: str) -> Fact:
+    """One pass over the tokens of ``text`` (see :func:`read_fact`)."""
     raw = _TOKEN_RE.findall(text.replace("’", "'"))
     content: list[str] = []
     surface: list[str] = []
@@ -197,14 +226,8 @@ def _read(text: str) -> Fact:  # noqa: C901 - one pass over the tokens
             changes.add(word)
         if boundary < 0 and index > 0 and word in _AUXILIARIES:
             boundary = len(content)
-        if word in _PLACES:
-            places.add(word)
-            following = raw[index + 1] if index + 1 < len(raw) else ""
-            if following[:1].isupper():
-                before_names.add(word)
-        elif word in _PLACE_NOUNS and previous in _PLACES:
-            places.discard(previous)  # "in front of" is another place than "in"
-            places.add(f"{previous} {word}")
+        following = raw[index + 1] if index + 1 < len(raw) else ""
+        _mark_place(word, previous, following, places, before_names)
         previous = word
         if _number(word):
             numbers.update(_DIGITS_RE.findall(word.replace(",", "")) or [word])
@@ -224,13 +247,8 @@ def _read(text: str) -> Fact:  # noqa: C901 - one pass over the tokens
             continue
         content.append(stemmed)
         surface.append(word)
-        if index > 0 and raw[index - 1].lower() in _DETERMINERS:
-            nouns.add(stemmed)
-            naming.add(stemmed)
-        elif word.endswith("ing") and len(word) > 5:
-            doing.add(stemmed)
-        elif not word.endswith(("ed", "en")) and raw[index - 1].lower() != "to":
-            naming.add(stemmed)
+        before = raw[index - 1].lower() if index > 0 else ""
+        _mark_form(word, stemmed, before, nouns, doing, naming)
     lowered = {t.lower() for t in raw}
     return Fact(
         text=text,
