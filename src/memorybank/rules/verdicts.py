@@ -65,8 +65,10 @@ from memorybank.rules.pair_features import (
 )
 from memorybank.rules.pair_model import PairModel, load_model
 
-#: The judge's tokeniser (cached), under the name the tests and the benchmark use.
+#: The judge's tokeniser (cached) and what it reads, under the names the tests and other
+#: modules used before the pair model.
 _features = read_fact
+_Fact = Fact
 
 
 class Relation(StrEnum):
