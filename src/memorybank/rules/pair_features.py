@@ -44,11 +44,12 @@ NEGATIONS = frozenset(
 )
 # Words saying a state ended or changed: English aspect and change verbs, not a topic's words.
 CHANGE_WORDS = frozenset(
-    "quit quits stop stopped stops ceased anymore former formerly ex moved relocated switched "
-    "changed cancelled canceled postponed rescheduled delayed ended left retired resigned "
-    "divorced dropped gave resumed started became now again sold finished replaced upgraded "
-    "downgraded migrated renamed uninstalled removed deleted closed graduated died fired "
-    "separated used".split()
+    "quit quits stop stops stopped ceased cease quitting stopping former formerly ex anymore "
+    "moved move relocated relocate switched switch changed change cancelled canceled cancel "
+    "postponed postpone rescheduled reschedule delayed ended left leaving retired resigned "
+    "divorced dropped gave again resumed started became become now died passed sold finished "
+    "completed fired separated broke replaced upgraded downgraded migrated renamed uninstalled "
+    "removed deleted closed graduated used".split()
 )
 _AUXILIARIES = frozenset(
     "is are was were am be been being has have had does do did will would can could may might "
