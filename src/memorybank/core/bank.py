@@ -27,7 +27,7 @@ from memorybank.core.prompt import auto_recall
 from memorybank.core.reindex import ProgressFn
 from memorybank.core.reinforcement import Reinforcements
 from memorybank.core.search import Pool
-from memorybank.core.settle import settled_judge, word_vectors
+from memorybank.core.settle import settled_judge
 from memorybank.core.usage import Usage
 from memorybank.errors import EmbeddingModelMismatch, NotFound, ValidationError
 from memorybank.model import (
@@ -291,9 +291,7 @@ class MemoryBank:
             vectors,
             dedup=checks,
             actor=user_id,
-            judge=settled_judge(
-                self.store, self.llm, memories, vectors, checks, word_vectors(self.embedder)
-            ),
+            judge=settled_judge(self.store, self.llm, memories, vectors, checks, self.embedder),
             candidate_floor=THRESHOLDS.candidate,
             candidates=THRESHOLDS.candidates,
         )

@@ -97,11 +97,12 @@ def settled_judge(
     memories: Sequence[Memory],
     vectors: Vectors,
     checked: Sequence[bool],
-    words: WordVectors | None = None,
+    embedder: Embedder | None = None,
 ) -> Judge:
     """The judge for a save of ``memories``: the rules and the pair model (measuring the words
-    that differ with ``words``), with the borderline pairs among the current lookalikes of
-    each checked memory settled by ``llm`` first (none without one)."""
+    that differ with ``embedder``'s :func:`word_vectors`), with the borderline pairs among the
+    current lookalikes of each checked memory settled by ``llm`` first (none without one)."""
+    words = None if embedder is None else word_vectors(embedder)
 
     def rules(new: Memory, old: Memory, similarity: float) -> Judgement:
         return judge(new.content, old.content, similarity, words)
