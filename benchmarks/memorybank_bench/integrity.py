@@ -38,7 +38,8 @@ from rich.table import Table
 import memorybank
 from memorybank.core.bank import MemoryBank
 from memorybank.errors import ConfigurationError, ValidationError
-from memorybank.rules.verdicts import _features, judge
+from memorybank.rules.pair_features import clear_caches
+from memorybank.rules.verdicts import judge
 
 #: Relatedness (1–5) from which a SICK ENTAILMENT pair counts as a near-paraphrase.
 PARAPHRASE_RELATEDNESS = 4.8
@@ -236,7 +237,7 @@ def _judge_ms_per_pair(pairs: list[Pair]) -> float:
     (the speed the unit tests leave to the benchmark: a timed test fails on a busy machine)."""
     if not pairs:
         return 0.0
-    _features.cache_clear()
+    clear_caches()
     started = time.perf_counter()
     for pair in pairs:
         judge(pair.b, pair.a, 0.9)

@@ -48,7 +48,7 @@ def _stored_before(
 
 
 FACTS = [
-    ("User is based in London", 5, ("home",)),
+    ("User currently lives in London", 5, ("home",)),
     ("User lives in London", 8, ()),
     ("User likes tea", 4, ("drinks",)),
     ("User likes green tea in the morning", 6, ()),
@@ -73,7 +73,7 @@ def test_preview_changes_nothing_and_apply_merges_with_history(any_bank: MemoryB
     assert not preview.applied and preview.examined == len(FACTS)
     found = {m.keep.content: sorted(x.content for x in m.merged) for m in preview.merges}
     assert found == {
-        "User lives in London": ["User is based in London"],
+        "User lives in London": ["User currently lives in London"],
         "User likes green tea in the morning": ["User likes tea"],
     }
     assert _current(bank, "ann") == {text for text, _, _ in FACTS}  # a preview changes nothing
@@ -81,7 +81,7 @@ def test_preview_changes_nothing_and_apply_merges_with_history(any_bank: MemoryB
     done = consolidate(bank, "ann", dry_run=False)
     assert done.applied and done.merged_count == 2
     left = _current(bank, "ann")
-    assert "User is based in London" not in left and "User likes tea" not in left
+    assert "User currently lives in London" not in left and "User likes tea" not in left
     # Not merged: the newer phone number and the allergy correction replace the older ones
     # (issue 26), which stay in history.
     assert {"User's phone number is 555-0199", "User is not allergic to peanuts"} <= left
@@ -96,7 +96,7 @@ def test_preview_changes_nothing_and_apply_merges_with_history(any_bank: MemoryB
     assert kept.importance == 8 and kept.tags == ("home",)  # the cluster's best, all tags
     tea = bank.get(ids["User likes green tea in the morning"], "ann")
     assert tea.importance == 6 and tea.tags == ("drinks",)
-    merged = bank.get(ids["User is based in London"], "ann")
+    merged = bank.get(ids["User currently lives in London"], "ann")
     assert merged.superseded_by == kept.id  # kept in storage, out of search
     assert [e.kind for e in bank.history(kept.id, "ann")][-1] is EventKind.MERGE
     assert [e.kind for e in bank.history(merged.id, "ann")][-1] is EventKind.MERGE
@@ -110,7 +110,7 @@ def test_preview_changes_nothing_and_apply_merges_with_history(any_bank: MemoryB
         ids[text]
         for text in (
             "User lives in London",
-            "User is based in London",
+            "User currently lives in London",
             "User likes green tea in the morning",
             "User likes tea",
         )
@@ -123,7 +123,7 @@ def test_only_applies_the_confirmed_merges(bank: MemoryBank) -> None:
     done = consolidate(bank, "bo", dry_run=False, only=[ids["User lives in London"]])
     assert [m.keep.id for m in done.merges] == [ids["User lives in London"]]
     assert "User likes tea" in _current(bank, "bo")
-    assert "User is based in London" not in _current(bank, "bo")
+    assert "User currently lives in London" not in _current(bank, "bo")
 
 
 def test_scopes_stay_apart_and_projects_need_an_admin(bank: MemoryBank) -> None:
@@ -139,7 +139,7 @@ def test_scopes_stay_apart_and_projects_need_an_admin(bank: MemoryBank) -> None:
         consolidate(bank, "cy", "apollo", dry_run=False, role="member")
     assert consolidate(bank, "cy", "apollo", dry_run=False, role="admin").merged_count == 1
     assert _current(bank, "cy", "apollo") == {"User likes green tea in the morning"}
-    assert "User is based in London" in _current(bank, "cy")  # private scope untouched
+    assert "User currently lives in London" in _current(bank, "cy")  # private scope untouched
 
 
 def test_conversation_turns_are_left_alone(bank: MemoryBank) -> None:
@@ -249,7 +249,7 @@ def test_a_call_stops_at_its_budget_and_says_where_to_go_on(bank: MemoryBank) ->
     assert pages[-1].next_cursor is None and pages[-1].remaining == 0
     merged = {m.keep.content: [x.content for x in m.merged] for p in pages for m in p.merges}
     assert merged == {
-        "User lives in London": ["User is based in London"],
+        "User lives in London": ["User currently lives in London"],
         "User likes green tea in the morning": ["User likes tea"],
     }
 

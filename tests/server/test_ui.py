@@ -227,7 +227,7 @@ def test_cards_show_decayed_importance(page: Page, serve: Callable[..., Server])
 def test_tidy_up_previews_then_merges(page: Page, serve: Callable[..., Server]) -> None:
     server = serve()
     old = [  # saved twice in other words before duplicates were caught (an old import)
-        ("User is based in London", 5),
+        ("User currently lives in London", 5),
         ("User lives in London", 8),
         ("User likes tea", 4),
         ("User likes green tea in the morning", 6),
@@ -254,7 +254,7 @@ def test_tidy_up_previews_then_merges(page: Page, serve: Callable[..., Server]) 
     page.get_by_role("button", name="Apply selected").click()
     expect(page.locator("#tidy-status")).to_contain_text("Merged 1 fact. Replaced 1 older fact")
     current = {m.content for m in server.bank.list("local", superseded=False)}
-    assert "User is based in London" not in current and "User likes tea" in current
+    assert "User currently lives in London" not in current and "User likes tea" in current
     assert "User's phone number is 555-0101" not in current
 
 

@@ -117,7 +117,7 @@ def a_full_database(server: Server) -> None:
     bank.save("local", "User's sister Ana is a doctor in Madrid", "relationship", source="user")
     long = "User keeps notes at https://notes.example.com/" + "a-very-long-path-" * 8 + "end"
     bank.save("local", long, "context", source="user")
-    twice = [("User lives in London", 8), ("User is based in London", 5)]
+    twice = [("User lives in London", 8), ("User currently lives in London", 5)]
     bank.save_records(
         [
             Memory(user_id="local", content=t, category=Category.IDENTITY, importance=i)

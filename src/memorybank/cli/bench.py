@@ -307,6 +307,41 @@ def bench_consolidate(
     _show_report(console, report, json_out, notes=[Text(n) for n in report.notes()])
 
 
+@bench_app.command("train-pair-model")
+@handles_errors
+def bench_train_pair_model(
+    pairs: Annotated[
+        Path, typer.Option("--pairs", help="Development fact pairs (JSON lines: a, b, label).")
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Write the weights here (the shipped file: src/memorybank/rules/pair_model.json).",
+        ),
+    ] = None,
+    sick: Annotated[
+        Path | None,
+        typer.Option(
+            "--sick",
+            help="SICK folder or file: also print the cross-validation table "
+            "(SICK is only scored, never trained on).",
+        ),
+    ] = None,
+    json_out: JsonOutOption = None,
+) -> None:
+    """Train the duplicate judge's pair model (deterministic) and cross-validate it."""
+    with bench_installed():
+        from memorybank_bench.train_pair_model import run_training
+
+    console = stdout()
+    document = run_training(pairs, out, sick=sick, console=console)
+    console.print(f"threshold {document['threshold']} · trained on {document['trained_on']}")
+    if json_out is not None:
+        json_out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        console.print(f"Wrote {json_out}.")
+
+
 @bench_app.command("load")
 @handles_errors
 def bench_load(

@@ -314,7 +314,7 @@ class MemoryBank:
             vectors,
             dedup=checks,
             actor=user_id,
-            judge=settled_judge(self.store, self.llm, memories, vectors, checks),
+            judge=settled_judge(self.store, self.llm, memories, vectors, checks, self.embedder),
             candidate_floor=THRESHOLDS.candidate,
             candidates=THRESHOLDS.candidates,
             replaces=replaces,

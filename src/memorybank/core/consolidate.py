@@ -2,7 +2,7 @@
 each one into the fact it repeats, after a preview.
 
 Duplicates stored before the judge of :mod:`memorybank.rules.verdicts` existed (seed 000's "cosine
-> 0.95" let "User is based in London" and "User lives in London" both in), or saved by two
+> 0.95" let "User currently lives in London" and "User lives in London" both in), or saved by two
 tools at once, stay until something tidies them. Facts are taken most specific first (then
 most important, then newest); each is judged against its nearest earlier facts that are kept
 (at most :attr:`~memorybank.rules.verdicts.Thresholds.candidates` of them, at least
@@ -467,7 +467,7 @@ def run(
     applies just the merges that keep these ids (the ones a person confirmed).
 
     >>> a = bank.save("u1", "User lives in London", "identity")
-    >>> b = bank.save("u1", "User is based in London", "identity", on_conflict="keep")
+    >>> b = bank.save("u1", "User currently lives in London", "identity", on_conflict="keep")
     >>> preview = consolidate(bank, "u1")  # b was refused already: nothing to merge
     >>> preview.merged_count, preview.applied, preview.next_cursor
     (0, False, None)

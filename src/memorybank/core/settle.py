@@ -1,6 +1,6 @@
 """An LLM settles the pairs the duplicate rules are unsure of (issue 18: "better with one").
 
-The one decider of duplicates, :mod:`memorybank.rules.verdicts`, judges with word rules
+The one decider of duplicates, :mod:`memorybank.rules.verdicts`, judges with rules and a pair model
 (:func:`~memorybank.rules.verdicts.judge`) and names the pairs where they are weakest
 (:func:`~memorybank.rules.verdicts.borderline`): a very similar pair they kept apart (a
 paraphrase in other words: "User is vegetarian" / "User follows a vegetarian diet") and a
@@ -20,17 +20,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from memorybank.errors import ProviderError
 from memorybank.model import Memory, MemoryFilter, ScopeSet
-from memorybank.providers.embedders.base import Vectors
+from memorybank.providers.embedders.base import Embedder, Vectors
+from memorybank.providers.embedders.query_cache import QueryVectorCache
 from memorybank.providers.llm.client import JSONCompleter, complete_model
-from memorybank.rules.intake import judge_pair
 from memorybank.rules.verdicts import (
     THRESHOLDS,
     Relation,
     Verdict,
+    WordVectors,
     borderline,
     is_candidate,
     judge,
@@ -75,17 +77,38 @@ def settle_with(llm: JSONCompleter, new: str, old: str, rules: Verdict) -> Verdi
     return Verdict(Relation(answer.relation), f"{answer.why.strip()} (model)")
 
 
+#: The vectors of the words that differ between judged facts, shared by every bank of the
+#: process (keyed by model and word; 384 float32 each: 8,192 words are about 12 MiB).
+_WORDS = QueryVectorCache(capacity=8192)
+
+
+def word_vectors(embedder: Embedder) -> WordVectors:
+    """The judge's word vectors from ``embedder``, each word embedded once per process."""
+
+    def vectors(texts: Sequence[str]) -> Vectors:
+        return np.stack([_WORDS.vector(embedder, text) for text in texts])
+
+    return vectors
+
+
 def settled_judge(
     store: Store,
     llm: JSONCompleter | None,
     memories: Sequence[Memory],
     vectors: Vectors,
     checked: Sequence[bool],
+    embedder: Embedder | None = None,
 ) -> Judge:
-    """The judge for a save of ``memories``: the rules, with the borderline pairs among the
+    """The judge for a save of ``memories``: the rules and the pair model (measuring the words
+    that differ with ``embedder``'s :func:`word_vectors`), with the borderline pairs among the
     current lookalikes of each checked memory settled by ``llm`` first (none without one)."""
+    words = None if embedder is None else word_vectors(embedder)
+
+    def rules(new: Memory, old: Memory, similarity: float) -> Judgement:
+        return judge(new.content, old.content, similarity, words)
+
     if llm is None:
-        return judge_pair
+        return rules
     settled: dict[tuple[str, str], Verdict] = {}
     for memory, vector, check in zip(memories, vectors, checked, strict=True):
         if not check:
@@ -97,16 +120,16 @@ def settled_judge(
             if not is_candidate(candidate.score) or candidate.memory.scope != memory.scope:
                 continue
             old = candidate.memory
-            rules = judge(memory.content, old.content, candidate.score)
-            if borderline(rules, candidate.score):
+            verdict = judge(memory.content, old.content, candidate.score, words)
+            if borderline(verdict, candidate.score):
                 settled[(memory.content, old.id)] = settle_with(
-                    llm, memory.content, old.content, rules
+                    llm, memory.content, old.content, verdict
                 )
 
     def decide(new: Memory, old: Memory, similarity: float) -> Judgement:
-        return settled.get((new.content, old.id)) or judge_pair(new, old, similarity)
+        return settled.get((new.content, old.id)) or rules(new, old, similarity)
 
     return decide
 
 
-__all__ = ["PairVerdict", "settle_with", "settled_judge"]
+__all__ = ["PairVerdict", "settle_with", "settled_judge", "word_vectors"]

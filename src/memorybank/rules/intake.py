@@ -173,8 +173,8 @@ def stored(memory: Memory, rephrased: bool = False) -> SaveResult:
 
 
 def judge_pair(new: Memory, old: Memory, similarity: float) -> Verdict:
-    """:func:`memorybank.rules.verdicts.judge` on two memories' texts: the judge a save gives the
-    store, which finds the candidates."""
+    """:func:`memorybank.rules.verdicts.judge` on two memories' texts, without word vectors
+    (a save gives the store :func:`memorybank.core.settle.settled_judge`, which has them)."""
     return judge(new.content, old.content, similarity)
 
 
