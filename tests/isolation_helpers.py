@@ -46,8 +46,11 @@ class Ledger:
 
     def fact(self, topic: str, verb: str = "likes") -> tuple[str, str]:
         """A new token and a third-person fact about ``topic`` holding it."""
-        token = f"zq{next(self._counter)}k"
-        return token, f"User {verb} {topic} a lot, remembered as {token}"
+        n = next(self._counter)
+        token = f"zq{n}k"
+        # Two values apart from any other fact (the token and a year): two facts of one topic
+        # are never read as one fact changed, which a save would supersede (issue 26).
+        return token, f"User {verb} {topic} a lot since {1000 + n}, remembered as {token}"
 
     def add(self, owner: str, project: str | None, memory_id: str, content: str) -> str:
         """Record a saved fact; its token (exactly one in ``content``)."""

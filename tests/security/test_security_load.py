@@ -180,7 +180,7 @@ TEMPLATES = (
 NEAR = [TEMPLATES[n % 4].format(n=1000 + n) for n in range(2200)]
 PLANTED = [
     "User lives in London",
-    "User is based in London",
+    "User currently lives in London",
     "User likes tea",
     "User likes green tea in the morning",
 ]
@@ -217,7 +217,7 @@ def test_consolidation_judges_a_bounded_number_of_pairs_per_call(roomy: str) -> 
         # The planted duplicates are found (the London pair has equal importance: the newer
         # is kept); the near-duplicates are all different values, never merged.
         assert clusters == {
-            frozenset(["User lives in London", "User is based in London"]),
+            frozenset(["User lives in London", "User currently lives in London"]),
             frozenset(["User likes green tea in the morning", "User likes tea"]),
         }
 

@@ -106,3 +106,22 @@ def test_category_left_out_is_inferred_and_an_explicit_one_wins(bank: MemoryBank
             run(bank, "forget", caller, id=out["id"])
     shared = run(bank, "remember", fact="User's name is Kim", scope="project")
     assert bank.get(shared["id"], "uma", project_id="atlas").category.value == "identity"
+
+
+def test_remember_answers_replaced_and_replacing_a_replaced_fact_is_a_no_op(
+    bank: MemoryBank,
+) -> None:
+    me = Caller(user_id="ula")
+    old = run(bank, "remember", me, fact="User lives in Oslo")
+    new = run(bank, "remember", me, fact="User moved to Bergen")
+    assert new["replaced"] == [{"id": old["id"], "fact": "User lives in Oslo"}]
+    # The model then does what the old guidance said: remember with the old id.
+    again = run(bank, "remember", me, fact="User moved to Bergen", id=old["id"])
+    assert again["success"] and again["id"] == new["id"] and again["fact"] == new["fact"]
+    assert "already replaced" in again["note"]
+    assert [m.content for m in bank.list("ula", superseded=False)] == ["User moved to Bergen"]
+    # A rewrite to what another fact already says merges the two: one fact is left.
+    tea = run(bank, "remember", me, fact="User drinks black tea every morning")
+    merged = run(bank, "remember", me, fact="User moved to Bergen", id=tea["id"])
+    assert merged["id"] == new["id"] and merged["replaced"][0]["id"] == tea["id"]
+    assert [m.content for m in bank.list("ula", superseded=False)] == ["User moved to Bergen"]

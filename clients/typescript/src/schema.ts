@@ -1109,6 +1109,10 @@ export interface components {
             merged_count: number;
             /** Merges */
             merges: components["schemas"]["MergeView"][];
+            /** Superseded Count */
+            superseded_count: number;
+            /** Supersessions */
+            supersessions: components["schemas"]["SupersessionView"][];
         };
         /**
          * Count
@@ -2053,6 +2057,15 @@ export interface components {
             tokens: components["schemas"]["TokenUse"];
             saves: components["schemas"]["SaveOutcomes"];
             recall: components["schemas"]["Recall"];
+        };
+        /**
+         * SupersessionView
+         * @description A stored fact a newer one surely replaces: ``old`` is (or would be) superseded by
+         *     ``new``, as a save of ``new`` would have done (issue 26).
+         */
+        SupersessionView: {
+            old: components["schemas"]["MergedFact"];
+            new: components["schemas"]["MergedFact"];
         };
         /**
          * ThreadCreate

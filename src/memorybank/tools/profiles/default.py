@@ -139,8 +139,9 @@ def _replace(bank: MemoryBank, caller: Caller, args: RememberArgs, fact_id: str)
     require(caller.role, Action.CHANGE, caller.project_id)
     current = bank.get(fact_id, caller.user_id, project_id=caller.project_id)
     if current.superseded_by is not None:
-        note = f"{fact_id} was already replaced by {current.superseded_by}; nothing changed"
-        return {"success": True, "id": current.superseded_by, "note": note}
+        newer = bank.get(current.superseded_by, caller.user_id, project_id=caller.project_id)
+        note = f"{fact_id} was already replaced by {newer.id}; nothing changed"
+        return {"success": True, "id": newer.id, "fact": newer.content, "note": note}
     changed = bank.update(
         fact_id,
         caller.user_id,
