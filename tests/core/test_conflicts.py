@@ -88,6 +88,7 @@ def test_distinct_facts_are_never_replaced(bank: MemoryBank) -> None:
         ("User is allergic to cats", "User is allergic to pollen"),
         ("User's sister is named Ann", "User's sister is named Amy"),
         ("User's wife is named Jane", "User's sister is named Jane"),
+        ("User graduated from MIT in 2015", "User graduated from Stanford Business School in 2019"),
         (
             "User read book number 11 about sailing in 2001",
             "User read book 12 about sailing in 2002",

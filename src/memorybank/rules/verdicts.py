@@ -393,8 +393,10 @@ def replaces(new: str, olds: Sequence[tuple[str, float]]) -> list[bool]:
         unsure = verdict.relation is not Relation.CONFLICT or unsure_value
         unsure = unsure or not _one_number_changed(new, old)
         score = None if unsure else _aboutness(fact, _features(old), similarity)
-        if score == similarity and _tells_the_past(old):
-            score = None  # "studied history": a past event no change of state retires
+        if _tells_the_past(old) and (fact.negations > 0) == (_features(old).negations > 0):
+            # "graduated from MIT in 2015": a past event stays true beside another one (a
+            # second degree); only a denial of it is sure. Another value is a conflict to ask.
+            score = None
         sure.append(score)
     if not fact.changes:
         return [
