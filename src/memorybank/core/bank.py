@@ -26,7 +26,7 @@ from memorybank.core.events import read_events
 from memorybank.core.prompt import auto_recall
 from memorybank.core.reindex import ProgressFn
 from memorybank.core.reinforcement import Reinforcements
-from memorybank.core.rewrite import already_said, merge_into, unsupersede
+from memorybank.core.rewrite import already_said, mark_superseded, merge_into, unsupersede
 from memorybank.core.search import Pool
 from memorybank.core.settle import settled_judge
 from memorybank.core.usage import Usage
@@ -663,12 +663,7 @@ class MemoryBank:
         require(role, Action.CHANGE, project_id)
         old = self.get(memory_id, user_id, project_id=project_id)
         self.get(newer_id, user_id, project_id=project_id)
-        marked = old.model_copy(update={"superseded_by": newer_id, "updated_at": utcnow()})
-        # The event names no text: the link is ``superseded_by``, and forgetting the new memory
-        # must not leave its words in the old one's history.
-        event = HistoryEvent.about(old, EventKind.SUPERSEDE, actor or user_id)
-        self.store.replace(marked, None, event)
-        return marked
+        return mark_superseded(self.store, old, newer_id, actor or user_id)
 
     def restore(
         self,

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import numpy.typing as npt
 
+from memorybank.core.rewrite import mark_superseded
 from memorybank.errors import ValidationError
 from memorybank.model import (
     Channel,
@@ -641,17 +642,12 @@ def apply(
         event = HistoryEvent.about(merge.keep, EventKind.MERGE, actor, channel=through)
         store.replace(kept, None, event)
         for old in merge.merged:
-            marked = old.model_copy(update={"superseded_by": merge.keep.id, "updated_at": now})
-            store.replace(
-                marked, None, HistoryEvent.about(old, EventKind.MERGE, actor, channel=through)
-            )
+            mark_superseded(store, old, merge.keep.id, actor, kind=EventKind.MERGE, channel=through)
 
     # After the merges: a merge rewrites its kept fact, which may be one a newer fact replaced.
     for found in supersessions:
         old = store.get(found.old.id, ScopeSet.of(found.old.scope)) or found.old
-        marked = old.model_copy(update={"superseded_by": found.new.id, "updated_at": utcnow()})
-        event = HistoryEvent.about(old, EventKind.SUPERSEDE, actor, channel=Channel.CONSOLIDATION)
-        store.replace(marked, None, event)
+        mark_superseded(store, old, found.new.id, actor, channel=Channel.CONSOLIDATION)
 
 
 __all__ = [

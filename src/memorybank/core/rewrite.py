@@ -10,7 +10,15 @@ text: the link is ``superseded_by``).
 
 from __future__ import annotations
 
-from memorybank.model import EventKind, HistoryEvent, Memory, MemoryFilter, ScopeSet, utcnow
+from memorybank.model import (
+    Channel,
+    EventKind,
+    HistoryEvent,
+    Memory,
+    MemoryFilter,
+    ScopeSet,
+    utcnow,
+)
 from memorybank.providers.embedders.base import Vectors
 from memorybank.rules.render import FACT_SOURCES
 from memorybank.rules.verdicts import THRESHOLDS, Relation, is_candidate, judge
@@ -36,11 +44,27 @@ def already_said(store: Store, memory: Memory, content: str, vector: Vectors) ->
     return None
 
 
+def mark_superseded(
+    store: Store,
+    old: Memory,
+    newer_id: str,
+    actor: str,
+    *,
+    kind: EventKind = EventKind.SUPERSEDE,
+    channel: Channel | None = None,
+) -> Memory:
+    """Store ``old`` as replaced by memory ``newer_id``, with a ``kind`` history event (SUPERSEDE,
+    or MERGE for a merge); returns it marked. The event names no text: the link is
+    ``superseded_by``, and forgetting the newer memory must not leave its words in ``old``'s
+    history."""
+    marked = old.model_copy(update={"superseded_by": newer_id, "updated_at": utcnow()})
+    store.replace(marked, None, HistoryEvent.about(old, kind, actor, channel=channel))
+    return marked
+
+
 def merge_into(store: Store, merged: Memory, kept: Memory, actor: str) -> Memory:
     """Supersede ``merged`` by ``kept``, with a MERGE history event on each; returns ``kept``."""
-    now = utcnow()
-    marked = merged.model_copy(update={"superseded_by": kept.id, "updated_at": now})
-    store.replace(marked, None, HistoryEvent.about(merged, EventKind.MERGE, actor))
+    mark_superseded(store, merged, kept.id, actor, kind=EventKind.MERGE)
     store.replace(kept, None, HistoryEvent.about(kept, EventKind.MERGE, actor))
     return kept
 
@@ -56,4 +80,4 @@ def unsupersede(store: Store, old: Memory, actor: str) -> Memory:
     return back
 
 
-__all__ = ["already_said", "merge_into", "unsupersede"]
+__all__ = ["already_said", "mark_superseded", "merge_into", "unsupersede"]
