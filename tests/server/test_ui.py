@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from pathlib import Path
@@ -498,6 +499,26 @@ def test_an_ai_save_shows_the_remembered_toast_and_undo_forgets_it(
     expect(toast).to_contain_text("Undone")
     expect(page.locator("#memory-list .memory")).to_have_count(0)
     assert server.bank.list("local") == []
+
+
+def test_the_events_stream_starts_when_a_script_arrives_after_the_data(
+    page: Page, serve: Callable[..., Server]
+) -> None:
+    # On a slow link (or a busy server) the page's first API answers can come back before
+    # live.js has run; the stream must start anyway. Hold live.js until the data is in.
+    server = serve()
+
+    def late(route: Route) -> None:
+        # Only live.js is routed: Chromium goes on fetching /api/me and /api/memories (and the
+        # page goes on handling their answers) while this holds it.
+        time.sleep(1.5)
+        route.continue_()
+
+    page.route("**/ui/live.js", late)
+    go_live(page, server.url)
+    saved = tool(server.url, "remember", {"fact": "User goes rock climbing on Sundays"})
+    assert saved["success"], saved
+    expect(page.locator(".toast")).to_contain_text("Remembered: User goes rock climbing")
 
 
 def test_a_replacing_save_says_replaced_and_undo_restores_the_old_fact(

@@ -875,5 +875,9 @@
   fillCategories();
   const initial = location.hash.slice(1);
   if (tabs.some((t) => t.dataset.tab === initial)) selectTab(initial);
-  start();
+  // Not at once: playground.js and live.js listen for memorybank:ready, and the first API
+  // answers can arrive before they have run (slow link, busy server). Deferred scripts all run
+  // before DOMContentLoaded, in order.
+  if (document.readyState === "complete") start();
+  else document.addEventListener("DOMContentLoaded", start, { once: true });
 })();
