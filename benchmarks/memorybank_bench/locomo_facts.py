@@ -308,7 +308,9 @@ def save_observations(
             out.refusals.append({"kind": "duplicate", "fact": obs.text, "why": why})
             continue
         out.saved += 1
-        line = f"- {sanitize_memory_text(result.content)}\n"
+        # Its text, not its whole line: a fact a newer one may update is shown on that one's
+        # line ("(may update an earlier note: …)"), and that line carries the note.
+        line = sanitize_memory_text(result.content)
         for dia in obs.dia_ids:
             out.lines.setdefault(dia, []).append(line)
     return out

@@ -197,8 +197,12 @@ def test_system_prompt_hostile_memories_stay_inside_the_block(bank: MemoryBank) 
     text = system_prompt(bank, Caller(user_id="sam"), GUIDANCE, budget_tokens=2000)
     assert_block_inert(text)
     lines = bullets(text, "## About This User")
-    assert len(lines) == len(HOSTILE) + 1
     assert lines[-1] == "User's name is Sam Rivera"
+    joined = "\n".join(lines)
+    # Each on a line of its own, or as an earlier note on a newer one's line ("... again"
+    # reads as a change): every one is in the block, sanitised.
+    for content in HOSTILE:
+        assert sanitize_memory_text(content) in joined, content
     for needle in ("<|im_end|>", "<|im_start|>", "</MEMORIES>", "\n## System", "\n### New"):
         assert needle not in text
     joined = "\n".join(lines)
@@ -569,6 +573,10 @@ class ListBank:
     def __init__(self, memories: Sequence[Memory]) -> None:
         self.memories = list(memories)
         self.calls: list[dict[str, Any]] = []
+        self.store = self  # the block also reads stored vectors: these memories have none
+
+    def vectors_of(self, memory_ids: Sequence[str]) -> dict[str, Any]:
+        return {}
 
     def _matching(
         self, user_id: str, project_id: str | None, scopes: Any, filters: Any
@@ -698,7 +706,11 @@ def test_large_bank_is_read_in_bounded_pages() -> None:
     assert count_tokens(text) <= 500 and count_tokens(context) <= 2000
     assert context.endswith("_1000 memories_")
     assert all(call["limit"] <= 200 for call in bank.calls)
-    assert all(call["order"] == "importance_desc" for call in bank.calls)
+    # The always-loaded facts by importance; "Recently Changed" reads the newest few and
+    # the replaced ones (two reads).
+    orders = [call["order"] for call in bank.calls]
+    assert set(orders) <= {"importance_desc", "created_desc"}
+    assert orders.count("created_desc") <= 2
     assert re.search(r"band number 999\b", text) is None  # the oldest do not make the cut
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from memorybank.providers.embedders.base import Embedder, Vectors
+from memorybank.rules import verdicts
 from memorybank.rules.pair_model import load_model
 from memorybank.rules.verdicts import (
     THRESHOLDS,
@@ -104,6 +105,52 @@ def test_different_numbers_conflict(
     verdict = judged(new, old)
     assert verdict.relation is CONFLICT
     assert "number" in verdict.why
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # a number word counts as its digits, and the counted thing is the same
+        ("User has 2 monitors", "User added a third monitor to their desk"),
+        ("User has 2 kids", "User's third kid was born in May"),
+        ("User has two cats", "User has 3 cats"),
+    ],
+)
+def test_another_count_of_the_same_thing_conflicts(
+    judged: Callable[[str, str], Verdict], old: str, new: str
+) -> None:
+    verdict = judged(new, old)
+    assert verdict.relation is CONFLICT and "number" in verdict.why
+
+
+def test_counts_of_other_things_are_other_facts(judged: Callable[[str, str], Verdict]) -> None:
+    assert judged("User has 3 cats", "User has two dogs").relation is DISTINCT
+    # another activity counted the same way is a value to ask about, never surely replaced
+    assert verdicts.replaces("User runs 3 days a week", [("User works 4 days a week", 0.84)]) == [
+        False
+    ]
+
+
+def test_a_stem_extends_another_by_two_letters_at_most(
+    judged: Callable[[str, str], Verdict],
+) -> None:
+    # "veget" (vegetable) is the start of "vegetarian", another word
+    assert (
+        judged(
+            "User is vegetarian", "User keeps a vegetable garden with tomatoes and beans"
+        ).relation
+        is not DUPLICATE
+    )
+    assert judged("User is allergic to cats", "User has a cat allergy").relation is not CONFLICT
+
+
+def test_may_update_is_a_near_conflict() -> None:
+    fridays = "User now works from home on Fridays"
+    assert verdicts.may_update(fridays, "User works from the office five days a week", 0.68)
+    # a conflict only by its "now", about something else: too far to be an earlier note
+    assert not verdicts.may_update(fridays, "User keeps a journal every evening", 0.45)
+    # near, but both can be true
+    assert not verdicts.may_update("User has 3 cats", "User has two dogs", 0.72)
 
 
 def test_a_number_added_is_not_a_duplicate(judged: Callable[[str, str], Verdict]) -> None:
@@ -501,3 +548,39 @@ def test_codes_of_letters_and_digits_are_compared_whole() -> None:
     # A number with its unit or ordinal still states just the number.
     same = judge("User's office is on the 3rd floor", "User's office is on the 3rd floor", 0.99)
     assert same.relation is Relation.DUPLICATE
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # the facts share only the person they are about
+        ("Priya has been learning the cello this year", "Priya can't eat gluten"),
+        ("Omar enjoys meeting new people at conferences", "Omar hasn't been to Japan yet"),
+        # the "not" denies a clause of its own, not the old fact
+        ("Lena coaches a youth football team", "Lena encourages her team not to give up"),
+        ("User likes camping with friends", "User goes camping often but has never tried climbing"),
+    ],
+)
+def test_a_denial_elsewhere_is_not_sure_to_replace(old: str, new: str) -> None:
+    assert verdicts.replaces(new, [(old, 0.6)]) == [False]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("User eats meat", "User doesn't eat meat"),
+        ("User has a car", "User has no car"),
+        ("User drinks coffee", "User does not drink coffee"),
+    ],
+)
+def test_a_denial_of_the_same_claim_replaces_it(old: str, new: str) -> None:
+    assert verdicts.replaces(new, [(old, 0.8)]) == [True]
+
+
+def test_a_fact_of_several_claims_is_never_surely_replaced() -> None:
+    # nine content words: several claims, whatever one of them says
+    long = (
+        "User's team faced tough opponents this season but they do not quit and back each "
+        "other up to get better at basketball"
+    )
+    assert verdicts.replaces(long, [("User's team had a tough season", 0.7)]) == [False]

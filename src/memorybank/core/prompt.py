@@ -17,8 +17,10 @@ The block lives in the core, beside the bank, because it is what the bank hands 
 ``MemoryBank.context_for``, its older name for :func:`auto_recall`, keeps answering (with a
 ``DeprecationWarning``) for one release, and the core never imports a service.
 
-All read through the public :class:`~memorybank.MemoryBank` API only, fetch a bounded number
-of memories per group (:data:`~memorybank.rules.render.FETCH_LIMIT`), and never return more
+All read through the public :class:`~memorybank.MemoryBank` API (and the stored vectors of
+the memories a block shows, ``bank.store.vectors_of``, to put an older fact a newer one may
+update on the newer one's line: :mod:`memorybank.rules.earlier`), fetch a bounded number of
+memories per group (:data:`~memorybank.rules.render.FETCH_LIMIT`), and never return more
 tokens than asked for. Raw conversation transcripts (``source="conversation"``) are not facts
 and are never pre-loaded.
 """
@@ -26,9 +28,13 @@ and are never pre-loaded.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from memorybank.model import Caller, Category, Memory, Ring, SearchHit
+import numpy as np
+
+from memorybank.model import Caller, Category, Memory, Ring, SearchHit, utcnow
+from memorybank.rules.earlier import WINDOW, earlier_notes, placed
 from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
 from memorybank.rules.render import (
     CLOSE_TAG,
@@ -40,6 +46,8 @@ from memorybank.rules.render import (
     OPEN_TAG,
     RECALL_COMPANIONS,
     RECALL_LIMIT,
+    RECENT_DAYS,
+    RECENT_LIMIT,
     STANDOUT_MIN_MEMORIES,
     STANDOUT_RATIO,
     STANDOUT_SHARE_OF_CUT,
@@ -135,6 +143,11 @@ def system_prompt(
     once which facts bear on the message, before the standing profile. When nothing is
     relevant the block is the one without a message.
 
+    "Recently Changed" (after the relevant memories in budget and place) shows the user's
+    facts of the last :data:`~memorybank.rules.render.RECENT_DAYS` days that replaced an
+    older one, and an older memory a newer one in the block may update is shown on that one's
+    line, not as a current fact of its own (:mod:`memorybank.rules.earlier`).
+
     When the guidance alone does not fit it is truncated and no memory is included; when no
     memory fits (or ``caller.memory_enabled`` is off) the guidance is returned alone.
 
@@ -161,6 +174,21 @@ def system_prompt(
         return truncate_to_tokens(guidance, budget, encoding)
     if not caller.memory_enabled:
         return guidance
+    sections = _sections(bank, caller, message, min_relevance)
+    if not any(s.lines for s in sections):
+        return guidance
+    lead = guidance.rstrip() + "\n\n" if guidance.strip() else ""
+    prefix = f"{lead}{OPEN_TAG}\n{SYSTEM_NOTE}\n"
+    text = fill(prefix, sections, CLOSE_TAG, (0, 1, 2, 3), budget, encoding)
+    if text is None or not any(any(s.kept) for s in sections):
+        return guidance
+    return text
+
+
+def _sections(
+    bank: MemoryBank, caller: Caller, message: str | None, min_relevance: float
+) -> list[Section]:
+    """The block's sections, each memory shown once (see :func:`system_prompt`)."""
     about = _fetch(
         bank,
         caller.user_id,
@@ -174,19 +202,61 @@ def system_prompt(
     )
     relevant = [] if message is None else _relevant(bank, caller, message, min_relevance)
     shown = {m.id for m in relevant}
-    sections = [
-        Section("## Relevant To This Message\n", lines_of(relevant)),
-        Section("## About This User\n", lines_of([m for m in about if m.id not in shown])),
-        Section("## About This Workspace\n", lines_of([m for m in workspace if m.id not in shown])),
+    about = [m for m in about if m.id not in shown]
+    workspace = [m for m in workspace if m.id not in shown]
+    shown |= {m.id for m in (*about, *workspace)}
+    changed = [m for m in _recently_changed(bank, caller) if m.id not in shown][:RECENT_LIMIT]
+    groups = [relevant, changed, about, workspace]
+    notes = _earlier_notes(bank, [m for group in groups for m in group])
+    relevant, changed, about, workspace = placed(groups, notes)
+    return [
+        Section("## Relevant To This Message\n", lines_of(relevant, notes)),
+        Section("## Recently Changed\n", lines_of(changed, notes)),
+        Section("## About This User\n", lines_of(about, notes)),
+        Section("## About This Workspace\n", lines_of(workspace, notes)),
     ]
-    if not any(s.lines for s in sections):
-        return guidance
-    lead = guidance.rstrip() + "\n\n" if guidance.strip() else ""
-    prefix = f"{lead}{OPEN_TAG}\n{SYSTEM_NOTE}\n"
-    text = fill(prefix, sections, CLOSE_TAG, (0, 1, 2), budget, encoding)
-    if text is None or not any(any(s.kept) for s in sections):
-        return guidance
-    return text
+
+
+def _recently_changed(bank: MemoryBank, caller: Caller) -> list[Memory]:
+    """The caller's own newest facts, saved in the last
+    :data:`~memorybank.rules.render.RECENT_DAYS` days, that replaced an older one (which is
+    superseded: out of the block), newest first."""
+    since = utcnow() - timedelta(days=RECENT_DAYS)
+    query: dict[str, Any] = {"scopes": "user", "source": FACT_SOURCES, "since": since}
+    newest = bank.list(
+        caller.user_id, order="created_desc", limit=RECENT_LIMIT * 4, superseded=False, **query
+    )
+    if not newest:
+        return []
+    # A fact that replaced another was saved after it: the replaced ones are among the facts
+    # saved before the newest of these, and a user has few of them.
+    replaced = bank.list(
+        caller.user_id,
+        order="created_desc",
+        limit=FETCH_LIMIT,
+        superseded=True,
+        scopes="user",
+        source=FACT_SOURCES,
+    )
+    replacing = {m.superseded_by for m in replaced}
+    return [m for m in newest if m.id in replacing]
+
+
+def _earlier_notes(bank: MemoryBank, memories: Sequence[Memory]) -> dict[str, list[Memory]]:
+    """The older memories each of ``memories`` may update (:mod:`memorybank.rules.earlier`),
+    measured with their stored vectors (one read; a memory without one is left alone)."""
+    window = memories[:WINDOW]
+    if len(window) < 2:
+        return {}
+    stored = bank.store.vectors_of([m.id for m in window])
+    if len(stored) < 2:
+        return {}
+    shape = next(iter(stored.values())).shape
+    have = [m for m in window if m.id in stored and stored[m.id].shape == shape]
+    matrix = np.stack([stored[m.id] for m in have]).astype(np.float32)
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    similarity = matrix @ matrix.T
+    return earlier_notes(have, lambda i, j: float(similarity[i, j]))
 
 
 def _by_importance(memories: Sequence[Memory]) -> list[Memory]:

@@ -75,6 +75,29 @@ _NUMBER_WORDS = frozenset(
     "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty hundred thousand "
     "million billion first second third fourth fifth several many few dozen".split()
 )  # not "one": "one friend" is "a friend"
+#: The value of a number word, so "a third monitor" and "3 monitors" count the same way (not
+#: "first" and "second": "at first", "a second opinion").
+_NUMBER_VALUES: dict[str, str] = {
+    word: str(value)
+    for value, words in enumerate(
+        (
+            "",
+            "",
+            "two",
+            "three third",
+            "four fourth",
+            "five fifth",
+            "six sixth",
+            "seven seventh",
+            "eight eighth",
+            "nine ninth",
+            "ten tenth",
+            "eleven eleventh",
+            "twelve twelfth",
+        )
+    )
+    for word in words.split()
+}
 # Irregular past participles (English grammar), so "was written by" matches "wrote".
 _IRREGULAR: dict[str, str] = {
     participle: verb
@@ -156,6 +179,7 @@ class Fact:
     doing: frozenset[str]  # stems written as "-ing" (an action under way)
     naming: frozenset[str]  # stems written as a plain noun or verb form
     nouns: frozenset[str] = frozenset()  # stems right after a determiner ("a drawing")
+    counted: frozenset[str] = frozenset()  # stems right after a number ("2 monitors": monitor)
 
 
 def _number(word: str) -> bool:
@@ -201,6 +225,15 @@ def _mark_form(
         naming.add(stemmed)
 
 
+def _values(word: str) -> list[str]:
+    """What a number word says: its digits ("3rd": 3, "1,350": 1350), its value ("third": 3),
+    and a code of letters and digits whole ("AB12CDE" / "XY12ZZE", "4B" / "4C")."""
+    values = _DIGITS_RE.findall(word.replace(",", "")) or [_NUMBER_VALUES.get(word, word)]
+    if _IDENTIFIER_RE.fullmatch(word) and not _UNIT_RE.fullmatch(word):
+        values.append(word)
+    return values
+
+
 def _read(text: str) -> Fact:
     """One pass over the tokens of ``text`` (see :func:`read_fact`)."""
     raw = _TOKEN_RE.findall(text.replace("’", "'"))
@@ -215,6 +248,8 @@ def _read(text: str) -> Fact:
     doing: set[str] = set()
     naming: set[str] = set()
     nouns: set[str] = set()
+    counted: set[str] = set()
+    counting = False  # the last word read was a number
     negations = 0
     boundary = -1
     previous = ""
@@ -235,14 +270,14 @@ def _read(text: str) -> Fact:
         _mark_place(word, previous, following, places, before_names)
         previous = word
         if _number(word):
-            numbers.update(_DIGITS_RE.findall(word.replace(",", "")) or [word])
-            if _IDENTIFIER_RE.fullmatch(word) and not _UNIT_RE.fullmatch(word):
-                numbers.add(word)  # "AB12CDE" / "XY12ZZE", "4B" / "4C": the whole code counts
+            counting = True
+            numbers.update(_values(word))
             continue
         if index > 0 and token[0].isupper() and word not in _STOP and word != "user":
             names.add(word)
             content.append(word)
             surface.append(token)
+            counting = False
             continue
         if word in _LIGHT:
             light.append(word)  # "has": what "owns" may be said as
@@ -254,6 +289,9 @@ def _read(text: str) -> Fact:
             continue
         content.append(stemmed)
         surface.append(word)
+        if counting:
+            counted.add(stemmed)
+        counting = False
         before = raw[index - 1].lower() if index > 0 else ""
         _mark_form(word, stemmed, before, nouns, doing, naming)
     lowered = {t.lower() for t in raw}
@@ -274,6 +312,7 @@ def _read(text: str) -> Fact:
         doing=frozenset(doing),
         naming=frozenset(naming - doing),
         nouns=frozenset(nouns),
+        counted=frozenset(counted),
     )
 
 
@@ -284,15 +323,22 @@ def clear_caches() -> None:
 
 
 def covered(word: str, others: frozenset[str]) -> bool:
-    """Whether ``word`` is among ``others``, one stem allowed to extend the other
-    ("allerg"/"allergi")."""
+    """Whether ``word`` is among ``others``, one stem allowed to extend the other by a letter
+    or two ("allerg"/"allergi"), no more: "veget" (vegetable) is not "vegetarian"."""
     if word in others:
         return True
     if len(word) < 4:
         return False
     return any(
-        len(other) >= 4 and (other.startswith(word) or word.startswith(other)) for other in others
+        len(other) >= 4
+        and abs(len(other) - len(word)) <= _STEM_EXTENSION
+        and (other.startswith(word) or word.startswith(other))
+        for other in others
     )
+
+
+#: How many letters one stem may add to another and still be the same word (:func:`covered`).
+_STEM_EXTENSION = 2
 
 
 def uncovered(new: Fact, old: Fact) -> list[int]:

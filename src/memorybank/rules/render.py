@@ -22,12 +22,17 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memorybank.errors import ValidationError
 from memorybank.model import Domain, Memory, Ring, Source
 from memorybank.rules.tokens import Encoding, count_tokens
+
+EARLIER_NOTE = "(may update an earlier note: {})"
+"""How a memory line carries the older memories it may update (:mod:`memorybank.rules.earlier`):
+the newer fact leads, so a model reads which is current, and the older one is still there in
+case both hold."""
 
 FETCH_LIMIT = 200
 """At most this many memories are read per group: more would never fit a prompt anyway."""
@@ -53,6 +58,15 @@ STANDOUT_SHARE_OF_CUT = 0.3
 
 STANDOUT_MIN_MEMORIES = 10
 """…among at least this many memories: of two, one always stands far above the other."""
+
+RECENT_LIMIT = 5
+"""The block's "Recently Changed" section: at most this many of the caller's newest facts
+that replaced an older one. A change is what the model must not miss: when the search does
+not find it ("Am I seeing anyone?" against "User and Chris broke up"), the model still reads
+that the old fact no longer holds."""
+
+RECENT_DAYS = 30
+"""…saved in at most this many days: an older change is not news."""
 """…and at least this share of the best memory's relevance: in a scope of a few facts, the
 ones that do not match still score a little, and beside a sure match they are noise."""
 
@@ -163,9 +177,14 @@ _sanitized = functools.lru_cache(maxsize=16_384)(sanitize_memory_text)
 _line_tokens = functools.lru_cache(maxsize=16_384)(count_tokens)
 
 
-def _line(memory: Memory) -> str | None:
+def _line(memory: Memory, earlier: Sequence[Memory] = ()) -> str | None:
     text = _sanitized(memory.content)
-    return f"- {text}\n" if text else None
+    if not text:
+        return None
+    notes = [note for note in (_sanitized(m.content) for m in earlier) if note]
+    if notes:
+        return f"- {text} {EARLIER_NOTE.format('; '.join(notes))}\n"
+    return f"- {text}\n"
 
 
 # --------------------------------------------------------------------------------------------
@@ -262,8 +281,20 @@ def check_budget(value: object, name: str) -> int:
     return value
 
 
-def lines_of(memories: Sequence[Memory]) -> list[str]:
-    return [line for line in map(_line, memories) if line is not None]
+def lines_of(
+    memories: Sequence[Memory], earlier: Mapping[str, Sequence[Memory]] | None = None
+) -> list[str]:
+    """One bullet line per memory; a memory with ``earlier`` notes (older memories it may
+    update, :mod:`memorybank.rules.earlier`) carries them on its line.
+
+    >>> old = Memory(user_id="u", content="User has 2 monitors", category="context")
+    >>> new = Memory(user_id="u", content="User has 3 monitors", category="context")
+    >>> lines_of([new], {new.id: [old]})
+    ['- User has 3 monitors (may update an earlier note: User has 2 monitors)\\n']
+    """
+    notes = earlier or {}
+    lines = (_line(memory, notes.get(memory.id, ())) for memory in memories)
+    return [line for line in lines if line is not None]
 
 
 # --------------------------------------------------------------------------------------------
@@ -303,12 +334,15 @@ __all__ = [
     "STANDOUT_RATIO",
     "STANDOUT_SHARE_OF_CUT",
     "CONTEXT_NOTE",
+    "EARLIER_NOTE",
     "FACT_SOURCES",
     "FETCH_LIMIT",
     "NOT_HOW_TO",
     "OPEN_TAG",
     "RECALL_COMPANIONS",
     "RECALL_LIMIT",
+    "RECENT_DAYS",
+    "RECENT_LIMIT",
     "SYSTEM_NOTE",
     "Section",
     "check_budget",

@@ -63,6 +63,7 @@ from memorybank.rules.pair_features import (
     read_fact,
     roles_swapped,
     split,
+    stem,
     uncovered,
 )
 from memorybank.rules.pair_model import PairModel, load_model
@@ -140,6 +141,9 @@ THRESHOLDS = Thresholds()
 _MAX_VALUE_WORDS = 1
 
 
+_ANOTHER_NUMBER = "a different number"
+
+
 def _state_change(new: Fact, old: Fact) -> str:
     """Why the new fact changes the old one's state or polarity ("" when it does not)."""
     if (new.negations > 0) != (old.negations > 0):
@@ -182,7 +186,12 @@ def _value_swap(new: Fact, old: Fact, new_gaps: list[int]) -> str:
     old_gaps = uncovered(old, new)
     if new.numbers != old.numbers and new.numbers and old.numbers:
         if not new_gaps:
-            return "a different number"
+            return _ANOTHER_NUMBER
+        counted = new.counted & old.counted
+        if counted and not old_gaps:
+            # Another count of the same thing, with more said around it ("User has 2
+            # monitors" / "User added a third monitor to their desk").
+            return f"a different number of {sorted(counted)[0]}"
     if not new_gaps or not old_gaps:
         return ""
     if _parallel(new, old, new_gaps, old_gaps):
@@ -393,6 +402,15 @@ def replaces(new: str, olds: Sequence[tuple[str, float]]) -> list[bool]:
         unsure = verdict.relation is not Relation.CONFLICT or unsure_value
         unsure = unsure or not _one_number_changed(new, old)
         score = None if unsure else _aboutness(fact, _features(old), similarity)
+        if verdict.why in _NEGATION_WHYS and _denies(new) == _denies(old):
+            # The "not" is inside a clause of its own ("encourages him not to give up"): it
+            # denies no state the old fact states.
+            score = None
+        if max(len(fact.content), len(_features(old).content)) > _ONE_CLAIM_WORDS:
+            # Several claims in one fact ("Gina supports Jon through setbacks and encourages
+            # him not to give up"): a "not" or a change verb in one clause is not sure to end
+            # another fact. Surfaced as a conflict, never retired unasked.
+            score = None
         if _tells_the_past(old) and (fact.negations > 0) == (_features(old).negations > 0):
             # "graduated from MIT in 2015": a past event stays true beside another one (a
             # second degree); only a denial of it is sure. Another value is a conflict to ask.
@@ -406,6 +424,29 @@ def replaces(new: str, olds: Sequence[tuple[str, float]]) -> list[bool]:
     return _one_change(fact, sure, olds)
 
 
+_NEGATION_WHYS = frozenset({"negates it", "reverses a negation"})
+# A denial of the fact's own verb: after an auxiliary or modal ("does not", "isn't", "can
+# never"), "no longer", or "never" itself. Not "not to" / "and not give up", which deny a
+# clause of their own.
+_DENIAL_RE = re.compile(
+    r"\b(?:is|are|am|was|were|do|does|did|has|have|had|can|could|will|would|should|may|"
+    r"might|must)\s+(?:not|never|no)\b|n't\b|\bnever\b|\bno\s+longer\b|^\w+(?:'s)?\s+no\b",
+    re.IGNORECASE,
+)
+
+
+def _denies(text: str) -> bool:
+    """Whether fact ``text`` denies its own verb ("User does not drink coffee", "User is no
+    longer vegan", "User never flies"), not only a clause inside it."""
+    return _DENIAL_RE.search(text.replace("’", "'")) is not None
+
+
+#: The most content words a fact may have and still be one claim that a save may surely
+#: replace (the facts a model saves have two to six: "User quit Initech and joined Hooli as a
+#: product manager" has six).
+_ONE_CLAIM_WORDS = 8
+
+
 # Irregular simple pasts of common verbs (English grammar; regular ones end in -ed).
 _PAST_FORMS = frozenset(
     "was were had did went came saw took gave got made met left lost sold bought built taught "
@@ -414,13 +455,27 @@ _PAST_FORMS = frozenset(
 
 
 def _tells_the_past(text: str) -> bool:
-    """Whether fact ``text`` tells of something done ("User studied history", "User met Ana
-    in 2019") rather than a state that holds now: its subject's verb is in the simple past."""
+    """Whether fact ``text`` tells of something done ("User studied history", "Caroline went
+    to a support group in May") rather than a state that holds now: the first verb after its
+    subject (the user, a name, a possessive: "User's", "Melanie's daughter") is in the simple
+    past. A present auxiliary first ("is", "has") is a state."""
     words = re.findall(r"[A-Za-z']+", text)
-    if len(words) < 2 or words[0].lower() not in ("user", "user's"):
-        return False
-    verb = words[1].lower()
-    return verb in _PAST_FORMS or (verb.endswith("ed") and len(verb) > 4)
+    for index, word in enumerate(words[:_SUBJECT_WORDS]):
+        lower = word.lower()
+        if index == 0 or word[0].isupper() or lower.endswith("'s"):
+            continue  # the subject: "User", "Caroline", "User's", "Melanie's"
+        if lower in _PRESENT_FORMS:
+            return False
+        if lower in _PAST_FORMS or (lower.endswith("ed") and len(lower) > 4):
+            return True
+    return False
+
+
+# The present forms of the auxiliaries and of "have": a fact whose first verb is one of these
+# states what holds now ("User is dating Chris", "User has 2 monitors").
+_PRESENT_FORMS = frozenset("is are am has have does do can will".split())
+#: How far into a fact its first verb is looked for.
+_SUBJECT_WORDS = 5
 
 
 _NUMBER_TOKEN_RE = re.compile(r"\d[\w.:/,-]*")
@@ -440,11 +495,18 @@ def _one_number_changed(new: str, old: str) -> bool:
 def _aboutness(new: Fact, old: Fact, similarity: float) -> float | None:
     """How surely the conflict pair is one thing changed (``None``: not sure at all). Above
     ``similarity`` means the words say so; equal means only the embedding does."""
-    new_words, old_words = set(new.content) - new.changes, set(old.content)
+    # The one both facts are about ("Joanna" in "Joanna can't have dairy" and "Joanna has been
+    # working on a project") says nothing of which fact a change is about, as "User" does not.
+    subject = _subject(new) & _subject(old)
+    new_words = set(new.content) - new.changes - subject
+    old_words = set(old.content) - subject
     shared = sum(any(_related(word, other) for other in old_words) for word in new_words)
-    if new.changes and not new.changes - _WEAK_CHANGES:
-        # Only "now" / "again" mark the change: enough in the same sentence with a new value
-        # (half the words of each shared), too little to retire a fact about something else.
+    weak = bool(new.changes) and not new.changes - _WEAK_CHANGES
+    denial = not new.changes and (new.negations > 0) != (old.negations > 0)
+    if weak or denial:
+        # Only "now" / "again" mark the change, or a "not": enough in the same sentence (half
+        # the words of each shared: "User eats meat" / "User doesn't eat meat"), too little to
+        # retire a fact about something else ("… but has never tried mountain climbing").
         same_frame = shared * 2 >= max(len(new_words), len(old_words)) > 0
         return (
             similarity + 0.1 * shared / max(1, min(len(new_words), len(old_words)))
@@ -455,9 +517,16 @@ def _aboutness(new: Fact, old: Fact, similarity: float) -> float | None:
         return similarity + 0.1 * shared / max(1, min(len(new_words), len(old_words)))
     if new.changes:
         return similarity  # "switched to Chrome" / "uses Firefox": the nearest may be it
-    if (new.negations > 0) != (old.negations > 0):
-        return similarity + 0.1
     return None
+
+
+def _subject(fact: Fact) -> frozenset[str]:
+    """The name a fact opens with, when it does ("Joanna", "Melanie's daughter": melanie), as
+    the judge reads it; empty for "User"."""
+    first = re.match(r"[A-Z][\w-]*", fact.text)
+    if first is None:
+        return frozenset()
+    return frozenset({stem(first.group(0).lower())}) & frozenset(fact.content[:1])
 
 
 def _related(word: str, other: str) -> bool:
@@ -495,6 +564,34 @@ def _one_change(
     return out
 
 
+def may_update(new: str, old: str, similarity: float) -> bool:
+    """Whether ``new`` may update the older ``old`` (cosine ``similarity``): the judge calls
+    the pair a conflict for a changed state, a negation or another number (not for one value
+    swapped), and they are near enough to be about one thing (at least
+    :attr:`Thresholds.reconcile`). What a memory block shows as an earlier note
+    (:mod:`memorybank.rules.earlier`); the save reports more pairs, as "may conflict".
+
+    >>> may_update("User now works from home on Fridays",
+    ...            "User works from the office five days a week", 0.68)
+    True
+    >>> may_update("User now works from home on Fridays", "User keeps a journal every evening",
+    ...            0.45)
+    False
+    """
+    if similarity < THRESHOLDS.reconcile:
+        return False
+    verdict = judge(new, old, similarity)
+    # One value for another ("car is a Tesla" / "a Honda") is as often a second thing as a
+    # changed one: those stay two lines, as they stay two facts.
+    # Nor does a number alone ("colleague number 4" / "number 11" may be two colleagues);
+    # another count of the same thing does ("2 monitors" / "a third monitor").
+    return (
+        verdict.relation is Relation.CONFLICT
+        and not borderline(verdict, similarity)
+        and verdict.why != _ANOTHER_NUMBER
+    )
+
+
 def needs_reconciling(nearest: float) -> bool:
     """Whether remember asks its LLM what a new fact does to the stored ones (adds to,
     updates, replaces or repeats them), given the similarity of the ``nearest``. Less
@@ -518,6 +615,7 @@ __all__ = [
     "is_candidate",
     "judge",
     "judge_with",
+    "may_update",
     "needs_reconciling",
     "refusable",
     "replaces",

@@ -1,0 +1,106 @@
+"""Issue 26, in the block the model gets: a fact a newer one may update rides on the newer
+one's line ("may update an earlier note"), and a recent change is shown even when the search
+does not find it ("## Recently Changed"). Facts saved as a model saves them, through the
+default profile's ``remember``."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+from memorybank import MemoryBank
+from memorybank.core.prompt import auto_recall, system_prompt
+from memorybank.model import Caller, Category, Memory, utcnow
+from memorybank.tools import call, profile
+
+# Unrelated facts, so that the search has something else to find.
+BACKGROUND = [
+    "User collects vintage postage stamps",
+    "User is colour blind (red-green)",
+    "User listens to jazz while working",
+    "User bakes sourdough bread on weekends",
+    "User keeps a journal every evening",
+    "User likes hiking in the mountains",
+    "User prefers window seats on flights",
+    "User's best friend is named Dana",
+    "User is afraid of heights",
+    "User reads science fiction before bed",
+    "User takes the train to work",
+]
+
+
+def remember(bank: MemoryBank, user: str, fact: str) -> dict[str, Any]:
+    answer: dict[str, Any] = call(
+        bank, profile("default"), "remember", json.dumps({"fact": fact}), Caller(user_id=user)
+    )
+    return answer
+
+
+def a_user(bank: MemoryBank, user: str, *facts: str) -> list[dict[str, Any]]:
+    for fact in BACKGROUND:
+        bank.save(user, fact)
+    return [remember(bank, user, fact) for fact in facts]
+
+
+def bullets(block: str) -> list[str]:
+    return [line[2:] for line in block.splitlines() if line.startswith("- ")]
+
+
+def test_a_fact_a_newer_one_may_update_rides_on_its_line(bank: MemoryBank) -> None:
+    office = "User works from the office five days a week"
+    fridays = "User now works from home on Fridays"
+    _, answer = a_user(bank, "ines", office, fridays)
+    # Not sure enough to replace: both stay stored, and the save says so.
+    assert answer["success"] and office in [c["fact"] for c in answer["conflicts"]]
+    assert "replaced" not in answer
+    lines = bullets(auto_recall(bank, Caller(user_id="ines"), "Where do I work on Fridays?"))
+    assert f"{fridays} (may update an earlier note: {office})" in lines
+    assert office not in lines  # never stated on its own, as if current
+
+
+def test_facts_that_both_hold_keep_their_own_lines(bank: MemoryBank) -> None:
+    parrot, tortoise = "User has a parrot named Kiwi", "User has a tortoise named Shelly"
+    a_user(bank, "jo", parrot, tortoise)
+    lines = bullets(auto_recall(bank, Caller(user_id="jo"), "What animals do I keep?"))
+    assert parrot in lines and tortoise in lines
+
+
+def test_a_recent_change_reaches_the_block_when_the_search_misses_it(bank: MemoryBank) -> None:
+    _, answer = a_user(bank, "kai", "User is dating Chris", "User and Chris broke up")
+    assert [r["fact"] for r in answer["replaced"]] == ["User is dating Chris"]
+    block = auto_recall(bank, Caller(user_id="kai"), "Am I seeing anyone?")
+    assert "User and Chris broke up" in block
+    assert "dating Chris" not in block
+    # Shown once, whichever section has it.
+    assert bullets(block).count("User and Chris broke up") == 1
+
+
+def test_a_change_is_news_for_a_month(bank: MemoryBank) -> None:
+    long_ago = utcnow() - timedelta(days=45)
+    old, new = bank.save_records(
+        [
+            Memory(user_id="lu", content=text, category=Category.CONTEXT, created_at=at)
+            for text, at in (
+                ("User is dating Chris", long_ago - timedelta(days=1)),
+                ("User and Chris broke up", long_ago),
+            )
+        ],
+        actor="lu",
+    )
+    bank.supersede(old.id, new.id, "lu")
+    assert "## Recently Changed" not in system_prompt(bank, Caller(user_id="lu"), "")
+    fresh = bank.save("lu", "User moved to Lisbon", "context").memory_id
+    bank.supersede(bank.save("lu", "User lives in Porto", "context").memory_id, fresh, "lu")
+    block = system_prompt(bank, Caller(user_id="lu"), "")
+    assert "## Recently Changed\n- User moved to Lisbon\n" in block
+    assert "broke up" not in block and "Porto" not in block
+
+
+def test_recent_changes_are_the_callers_own(bank: MemoryBank) -> None:
+    bank.save("mo", "User lives in Porto", "context")
+    bank.save("mo", "User moved to Lisbon", "context")
+    assert "Lisbon" not in system_prompt(bank, Caller(user_id="noa"), "")
+    assert "## Recently Changed\n- User moved to Lisbon\n" in system_prompt(
+        bank, Caller(user_id="mo"), ""
+    )
