@@ -32,6 +32,9 @@ LAUNCH_ARGS = [
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 MASTER = "ui-test-master-key-not-a-secret"
 TIMEOUT_MS = 15_000
+# Assertions wait as long as actions do (Playwright's own default is 5 s): CI runs beside other
+# work, and a page that is right but slow must not fail.
+expect.set_options(timeout=TIMEOUT_MS)
 #: The pages of the UI, by the name of their tab (the URL's #fragment), in the tab bar's order.
 TABS = ("memory", "workspace", "forget", "tidy", "playground", "insights", "webhooks")
 
