@@ -15,9 +15,11 @@ import httpx
 from fastapi import FastAPI
 
 from memorybank import MemoryBank
+from memorybank.providers.embedders.base import Embedder
 from memorybank.server.app import create_app
 from memorybank.services.accounts import Accounts
 from memorybank.settings import Settings
+from memorybank.stores.sqlite import SQLiteStore
 
 MASTER = "test-master-key-not-a-secret"
 
@@ -151,6 +153,21 @@ MCP_INIT = {
         "clientInfo": {"name": "test", "version": "1"},
     },
 }
+
+
+def apollo_team(db: Path, embedder: Embedder) -> dict[str, str]:
+    """A database at ``db`` in auth mode: alice owns project apollo, bob is a member; their
+    keys (master key :data:`MASTER`). The bank is closed again, for a server to open."""
+    bank = MemoryBank(SQLiteStore(db, dimension=embedder.dimension), embedder)
+    accounts = Accounts.open(bank, Settings(url=f"sqlite:///{db}", master_key=MASTER))
+    keys = {}
+    for user in ("alice", "bob"):
+        accounts.create_user(user, name=user.title())
+        keys[user] = accounts.create_key(user)[1]
+    accounts.create_project("apollo", owner="alice", name="Apollo")
+    accounts.add_member("apollo", "bob", "member")
+    bank.store.close()
+    return keys
 
 
 @contextmanager

@@ -36,13 +36,11 @@ from memorybank.mcp import to_content
 from memorybank.model import Caller
 from memorybank.providers.embedders.local import LocalEmbedder
 from memorybank.rules.render import CLOSE_TAG, OPEN_TAG, sanitize_memory_text
-from memorybank.services.accounts import Accounts
-from memorybank.settings import Settings
 from memorybank.stores.sqlite import SQLiteStore
 from memorybank.tools import call, pagespace_context
 from memorybank.tools import prompt as tools_prompt
 from memorybank.tools.profiles import PROFILE_NAMES, profile
-from server_helpers import MASTER, spawn_server
+from server_helpers import MASTER, apollo_team, spawn_server
 
 #: What bob saves: each starts with a marker word and ends with another, so a test can tell
 #: whether one fact stayed on one line.
@@ -109,15 +107,7 @@ def assert_inert(text: str, where: str, *, facts: int | None = None) -> None:
 def served(tmp_path: Path, embedder: LocalEmbedder) -> Iterator[tuple[str, dict[str, str], Path]]:
     """A server in auth mode: alice owns project apollo, bob is a member; their keys."""
     db = tmp_path / "render.db"
-    bank = MemoryBank(SQLiteStore(db, dimension=embedder.dimension), embedder)
-    accounts = Accounts.open(bank, Settings(url=f"sqlite:///{db}", master_key=MASTER))
-    keys = {}
-    for user in ("alice", "bob"):
-        accounts.create_user(user, name=user.title())
-        keys[user] = accounts.create_key(user)[1]
-    accounts.create_project("apollo", owner="alice", name="Apollo")
-    accounts.add_member("apollo", "bob", "member")
-    bank.store.close()
+    keys = apollo_team(db, embedder)
     proc, url = spawn_server(f"sqlite:///{db}", env={"MEMORYBANK_MASTER_KEY": MASTER})
     try:
         yield url, keys, db

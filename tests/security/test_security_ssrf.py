@@ -26,8 +26,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
-from fastapi import FastAPI
 
 from chat_server import ChatServer, running_chat_server
 from memorybank import MemoryBank
@@ -43,7 +41,7 @@ from memorybank.providers.netguard import (
     system_resolver,
     url_problem,
 )
-from server_helpers import World, make_world
+from server_helpers import World, make_world, serving
 
 SECRET = "SECRET-INTERNAL-DATA"
 PUBLIC = AddressPolicy()
@@ -111,29 +109,6 @@ def serving_http(
         httpd.shutdown()
         httpd.server_close()
         thread.join(timeout=5)
-
-
-@contextmanager
-def serving(app: FastAPI) -> Iterator[httpx.Client]:
-    """``app`` under uvicorn on a loopback port, and an HTTP client for it."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", ws="none"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    try:
-        with httpx.Client(base_url=base, timeout=60) as client:
-            yield client
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
 
 
 @pytest.fixture

@@ -19,12 +19,8 @@ import httpx
 import pytest
 
 from chat_server import ChatServer, running_chat_server
-from memorybank import MemoryBank
 from memorybank.providers.embedders.local import LocalEmbedder
-from memorybank.services.accounts import Accounts
-from memorybank.settings import Settings
-from memorybank.stores.sqlite import SQLiteStore
-from server_helpers import MASTER, spawn_server
+from server_helpers import MASTER, apollo_team, spawn_server
 
 OWNER_FACT = "The team deploys every Tuesday afternoon"
 NEWER = "The team now deploys on Thursday mornings"
@@ -34,15 +30,7 @@ NEWER = "The team now deploys on Thursday mornings"
 def served(tmp_path: Path, embedder: LocalEmbedder) -> Iterator[tuple[str, dict[str, str]]]:
     """A server in auth mode: alice owns project apollo, bob is a member; their keys."""
     db = tmp_path / "takeover.db"
-    bank = MemoryBank(SQLiteStore(db, dimension=embedder.dimension), embedder)
-    accounts = Accounts.open(bank, Settings(url=f"sqlite:///{db}", master_key=MASTER))
-    keys = {}
-    for user in ("alice", "bob"):
-        accounts.create_user(user, name=user.title())
-        keys[user] = accounts.create_key(user)[1]
-    accounts.create_project("apollo", owner="alice", name="Apollo")
-    accounts.add_member("apollo", "bob", "member")
-    bank.store.close()
+    keys = apollo_team(db, embedder)
     env = {
         "MEMORYBANK_MASTER_KEY": MASTER,
         # The attacker's "provider" is on loopback like everything in this test; the

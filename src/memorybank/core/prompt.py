@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memorybank.model import Caller, Category, Memory, Ring, SearchHit, utcnow
+from memorybank.providers.embedders.base import normalise
 from memorybank.rules.earlier import WINDOW, earlier_notes, placed
 from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
 from memorybank.rules.render import (
@@ -221,23 +222,13 @@ def _recently_changed(bank: MemoryBank, caller: Caller) -> list[Memory]:
     """The caller's own newest facts, saved in the last
     :data:`~memorybank.rules.render.RECENT_DAYS` days, that replaced an older one (which is
     superseded: out of the block), newest first."""
+    own: dict[str, Any] = {"scopes": "user", "source": FACT_SOURCES, "order": "created_desc"}
     since = utcnow() - timedelta(days=RECENT_DAYS)
-    query: dict[str, Any] = {"scopes": "user", "source": FACT_SOURCES, "since": since}
-    newest = bank.list(
-        caller.user_id, order="created_desc", limit=RECENT_LIMIT * 4, superseded=False, **query
-    )
+    newest = bank.list(caller.user_id, limit=RECENT_LIMIT * 4, superseded=False, since=since, **own)
     if not newest:
         return []
-    # A fact that replaced another was saved after it: the replaced ones are among the facts
-    # saved before the newest of these, and a user has few of them.
-    replaced = bank.list(
-        caller.user_id,
-        order="created_desc",
-        limit=FETCH_LIMIT,
-        superseded=True,
-        scopes="user",
-        source=FACT_SOURCES,
-    )
+    # Which of them replaced a fact: the replaced ones name them (a user has few).
+    replaced = bank.list(caller.user_id, limit=FETCH_LIMIT, superseded=True, **own)
     replacing = {m.superseded_by for m in replaced}
     return [m for m in newest if m.id in replacing]
 
@@ -253,8 +244,7 @@ def _earlier_notes(bank: MemoryBank, memories: Sequence[Memory]) -> dict[str, li
         return {}
     shape = next(iter(stored.values())).shape
     have = [m for m in window if m.id in stored and stored[m.id].shape == shape]
-    matrix = np.stack([stored[m.id] for m in have]).astype(np.float32)
-    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    matrix = normalise(np.stack([stored[m.id] for m in have]))
     similarity = matrix @ matrix.T
     return earlier_notes(have, lambda i, j: float(similarity[i, j]))
 

@@ -39,8 +39,8 @@ def earlier_notes(
 ) -> dict[str, list[Memory]]:
     """For each memory that may update older ones among ``memories`` (the same scope, an
     embedding ``similarity(i, j)`` of positions ``i`` and ``j``), those older ones, newest
-    first. Each older memory goes under its newest updater only; a memory under another never
-    gathers its own."""
+    first. Each older memory goes under its newest updater only; a memory under another
+    gathers none of its own."""
     window = list(memories[:WINDOW])
     newest_first = sorted(
         range(len(window)), key=lambda i: (window[i].updated_at, window[i].id), reverse=True
@@ -53,7 +53,9 @@ def earlier_notes(
             continue
         for j in newest_first[rank + 1 :]:
             old = window[j]
-            if old.id in taken or old.id in notes or old.project_id != new.project_id:
+            # Older ones come later in this order, so none heads notes of its own yet; one saved
+            # at the same moment is not older.
+            if old.id in taken or old.project_id != new.project_id:
                 continue
             if old.updated_at >= new.updated_at:
                 continue

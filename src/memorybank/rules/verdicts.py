@@ -142,12 +142,13 @@ _MAX_VALUE_WORDS = 1
 
 
 _ANOTHER_NUMBER = "a different number"
+_NEGATES, _REVERSES = "negates it", "reverses a negation"
 
 
 def _state_change(new: Fact, old: Fact) -> str:
     """Why the new fact changes the old one's state or polarity ("" when it does not)."""
     if (new.negations > 0) != (old.negations > 0):
-        return "negates it" if new.negations > 0 else "reverses a negation"
+        return _NEGATES if new.negations > 0 else _REVERSES
     ended = new.changes - old.changes
     if ended:
         return f"ended or changed state ({sorted(ended)[0]})"
@@ -424,7 +425,7 @@ def replaces(new: str, olds: Sequence[tuple[str, float]]) -> list[bool]:
     return _one_change(fact, sure, olds)
 
 
-_NEGATION_WHYS = frozenset({"negates it", "reverses a negation"})
+_NEGATION_WHYS = frozenset({_NEGATES, _REVERSES})
 # A denial of the fact's own verb: after an auxiliary or modal ("does not", "isn't", "can
 # never"), "no longer", or "never" itself. Not "not to" / "and not give up", which deny a
 # clause of their own.
