@@ -6,6 +6,8 @@ from several threads at once, and the library's ``supersede``.
    compare-and-set on the row as read (``Store.replace(expected=…)``), tried again on what is
    stored now.
 8. An edit racing a delete answered 503 (which clients retry) in 10 of 12 races; now 404.
+9. Export → import kept ``superseded_by`` pointing at the exported ids, which the import had
+   replaced: the replacement was lost ("Recently Changed" empty) and the link led nowhere.
 13. ``supersede`` accepted a self-link and a cycle (A→B→A): both facts left search.
 """
 
@@ -26,6 +28,7 @@ from memorybank.providers.embedders.local import LocalEmbedder
 from memorybank.stores.sqlite import SQLiteStore
 
 ROUNDS = 8
+KEYS: dict[str, str] = {}
 
 
 @pytest.fixture
@@ -33,9 +36,10 @@ def site(tmp_path: Path, embedder: LocalEmbedder) -> Iterator[tuple[httpx.Client
     db = tmp_path / "edits.db"
     with MemoryBank(SQLiteStore(db, dimension=embedder.dimension), embedder) as bank:
         with served(bank) as (url, accounts):
-            accounts.create_user("alice", name="Alice")
-            key = accounts.create_key("alice")[1]
-            headers = {"Authorization": f"Bearer {key}"}
+            for user in ("alice", "bob"):
+                accounts.create_user(user, name=user.title())
+                KEYS[user] = accounts.create_key(user)[1]
+            headers = {"Authorization": f"Bearer {KEYS['alice']}"}
             with httpx.Client(base_url=url, timeout=60, headers=headers) as http:
                 yield http, bank
 
@@ -129,3 +133,23 @@ def test_supersede_refuses_a_self_link_and_a_cycle(bank: MemoryBank) -> None:
     assert bank.get(b, "u1").superseded_by is None  # the newer fact stays current
     hits = [h.memory.id for h in bank.search("u1", "where does the user work")]
     assert b in hits
+
+
+def test_an_import_links_each_replaced_fact_to_its_replacement_anew(
+    site: tuple[httpx.Client, MemoryBank],
+) -> None:
+    http, bank = site
+    old = add(http, "User lives in Leeds")
+    new = http.post("/api/memory/user", json={"fact": "User moved to York", "category": "identity"})
+    assert [m["memory_id"] for m in new.json()["replaced"]] == [old]
+    document = http.get("/api/export").json()
+    bob = {"Authorization": f"Bearer {KEYS['bob']}"}
+    r = http.post("/api/import", json=document, headers=bob)
+    assert r.status_code == 200 and r.json()["imported"] == 2, r.text
+    mine = {m.content: m for m in bank.list("bob", superseded=None, limit=10)}
+    leeds, york = mine["User lives in Leeds"], mine["User moved to York"]
+    assert leeds.id != old and leeds.superseded_by == york.id
+    assert york.superseded_by is None
+    again = http.post("/api/import", json=document, headers=bob)  # held already: skipped
+    assert again.json()["imported"] == 0
+    assert bank.get(leeds.id, "bob").superseded_by == york.id
