@@ -5,7 +5,6 @@ stands for."""
 from __future__ import annotations
 
 import inspect
-import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -53,7 +52,7 @@ def error_of(response: httpx.Response) -> MemoryBankError:
         return ConfigurationError(f"{message} (the server does not answer to this host name)")
     if status == 429:
         wait = retry_after(response)
-        return RateLimited(message, retry_after=1 if wait is None else max(1, math.ceil(wait)))
+        return RateLimited(message, retry_after=1 if wait is None else int(wait))
     if status == 502:
         return ProviderError(message)
     if status in (503, 507):
