@@ -28,6 +28,7 @@ from memorybank.model import Memory, MemoryFilter, ScopeSet
 from memorybank.providers.embedders.base import Embedder, Vectors
 from memorybank.providers.embedders.query_cache import QueryVectorCache
 from memorybank.providers.llm.client import JSONCompleter, complete_model
+from memorybank.rules.render import sanitize_memory_text
 from memorybank.rules.verdicts import (
     THRESHOLDS,
     Relation,
@@ -66,8 +67,10 @@ def settle_with(llm: JSONCompleter, new: str, old: str, rules: Verdict) -> Verdi
         {"role": "system", "content": _PROMPT},
         {
             "role": "user",
-            "content": f"STORED: {old}\nNEW: {new}\nThe word rules said: {rules.relation.value}"
-            + (f" ({rules.why})" if rules.why else ""),
+            # Both texts are stored text (another member's, too): one inert line each.
+            "content": f"STORED: {sanitize_memory_text(old)}\nNEW: {sanitize_memory_text(new)}"
+            f"\nThe word rules said: {rules.relation.value}"
+            + (f" ({sanitize_memory_text(rules.why)})" if rules.why else ""),
         },
     ]
     try:
