@@ -22,11 +22,11 @@ give back exactly what was put. An item's memory id is derived from its scope, n
 key (``mem_lg_…``), so a ``get`` is one lookup by id. That id is also what makes an item the
 store's: metadata is anyone's to write (a project member's REST save, another user's own
 memory), so a ``langgraph`` record is believed only in a memory whose id is the one derived
-for the record's namespace and key, in the scope that namespace names. Memories that were not
-written through the store (saved by the ``remember`` tool, the API or by hand) appear at the scope's own
-namespace, ``("users", user_id)`` or ``("projects", project_id)``, with their id as key and
-``{"content", "category", "tags"}`` as value; a ``put`` or delete of that key there replaces or
-deletes the memory.
+for the record's namespace and key, in the scope that namespace names. Memories that were
+not written through the store (saved by the ``remember`` tool, the API or by hand) appear at
+the scope's own namespace, ``("users", user_id)`` or ``("projects", project_id)``, with their
+id as key and ``{"content", "category", "tags"}`` as value; a ``put`` or delete of that key
+there replaces or deletes the memory.
 
 **What is embedded.** The text of an item is what memorybank embeds, searches and shows: the
 fields named by ``index={"fields": [...]}`` (LangGraph's JSON paths, ``"$"`` for the whole
