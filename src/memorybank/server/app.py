@@ -170,7 +170,8 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
             worker.start()
         async with anyio.create_task_group() as jobs:
             if every:
-                jobs.start_soon(consolidation_loop, app.state.bank, timedelta(hours=every))
+                roles = app.state.accounts.author_role
+                jobs.start_soon(consolidation_loop, app.state.bank, timedelta(hours=every), roles)
             async with mcp_app.router.lifespan_context(mcp_app):
                 yield
             jobs.cancel_scope.cancel()

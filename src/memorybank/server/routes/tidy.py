@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from memorybank.core.consolidate import (
     MAX_PAGE_FACTS,
@@ -73,6 +73,14 @@ class ConsolidationView(BaseModel):
     merges: list[MergeView]
     superseded_count: int
     supersessions: list[SupersessionView]
+    proposed_count: int
+    proposals: list[SupersessionView] = Field(
+        description="Replacements left to a person: the newer fact's author could not have "
+        "retired the older one by a save (a member's fact over an owner's); never applied here"
+    )
+    proposed_merges: list[MergeView] = Field(
+        description="Merges left to a person, for the same reason (the kept fact's author)"
+    )
 
 
 def _view(result: Consolidation) -> ConsolidationView:
@@ -95,7 +103,13 @@ def preview_consolidation(
     role = authorize(accounts, principal, Action.VIEW, project_id)
     bank.count_write(principal.user_id)
     found = consolidate(
-        bank, principal.user_id, project_id, role=role, cursor=cursor, budget=Budget(facts=limit)
+        bank,
+        principal.user_id,
+        project_id,
+        role=role,
+        cursor=cursor,
+        budget=Budget(facts=limit),
+        roles=accounts.author_role,
     )
     return _view(found)
 
@@ -106,7 +120,8 @@ def apply_consolidation(
     principal: PrincipalDep, bank: BankDep, accounts: AccountsDep, body: ConsolidateRequest
 ) -> ConsolidationView:
     """Merge the duplicates of the page a preview showed (its ``cursor`` and ``limit``;
-    those of ``keep_ids`` only, when given): a project's admins and owners only."""
+    those of ``keep_ids`` only, when given): a project's admins and owners only. What the
+    newer fact's author could not have retired by a save stays, listed in ``proposals``."""
     role = authorize(accounts, principal, Action.CHANGE, body.project_id)
     bank.count_write(principal.user_id)
     result = consolidate(
@@ -118,5 +133,6 @@ def apply_consolidation(
         role=role,
         cursor=body.cursor,
         budget=Budget(facts=body.limit),
+        roles=accounts.author_role,
     )
     return _view(result)
