@@ -136,6 +136,8 @@ class MemoryBank:
         self._probe_lock = threading.Lock()
         self.write_limiter: RateLimiter | None = None
         self.set_write_limit(write_rate_per_minute)
+        # Reads adapters start (searches, memory blocks), per user: the server sets it.
+        self.read_limiter: RateLimiter | None = None
         self.heavy_writes = HeavyWrites()  # big batches embed one at a time (issue 27)
         if check_model:
             self._check_model()
@@ -158,6 +160,12 @@ class MemoryBank:
         is not limited."""
         if self.write_limiter is not None:
             self.write_limiter.hit(user_id, cost)
+
+    def count_read(self, user_id: str, cost: int = 1) -> None:
+        """Charge ``cost`` units of ``user_id``'s read limit (``read_limiter``, when set) for a
+        read started through an adapter, as :meth:`count_write` does for writes."""
+        if self.read_limiter is not None:
+            self.read_limiter.hit(user_id, cost)
 
     def _check_model(self) -> None:
         stored = self.store.get_meta("embedding_model")

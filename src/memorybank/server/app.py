@@ -52,7 +52,7 @@ from memorybank import __version__
 from memorybank.core.bank import MemoryBank
 from memorybank.errors import ConfigurationError, NotFound, ValidationError
 from memorybank.providers.netguard import AddressPolicy
-from memorybank.rules.limits import OpenLimit
+from memorybank.rules.limits import READ_SETTING, OpenLimit, RateLimiter
 from memorybank.server.deps import mcp_caller
 from memorybank.server.error_responses import error_response, register_error_handlers
 from memorybank.server.execution import Execution
@@ -307,6 +307,13 @@ def create_app(
     app.state.execution = execution
     app.state.inline_searches = execution.inline
     bank.set_write_limit(settings.ai_write_rate_per_minute)  # one limiter: REST, tools, MCP
+    bank.read_limiter = RateLimiter(
+        settings.read_rate_per_minute,
+        setting=READ_SETTING,
+        what="reads",
+        unit="units",
+        verb="costs",
+    )
     app.state.confirmations = ConfirmTokens()
     app.state.event_streams = OpenLimit(
         settings.event_streams_per_user, "event streams", "MEMORYBANK_EVENT_STREAMS_PER_USER"
