@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,22 +16,6 @@ from memorybank import NotFound, ValidationError
 from memorybank.compat.mem0 import AsyncMemory, Memory
 from memorybank.core.bank import MemoryBank
 from memorybank.providers.embedders.local import LocalEmbedder
-from memorybank.stores.sqlite import SQLiteStore
-
-
-@pytest.fixture(scope="module")
-def embedder() -> Iterator[LocalEmbedder]:
-    embedder = LocalEmbedder()
-    yield embedder
-    embedder.close()
-
-
-@pytest.fixture
-def bank(tmp_path: Path, embedder: LocalEmbedder) -> Iterator[MemoryBank]:
-    store = SQLiteStore(tmp_path / "m.db", dimension=embedder.dimension)
-    bank = MemoryBank(store, embedder)
-    yield bank
-    store.close()
 
 
 def script(m: Any) -> list[tuple[str, Any]]:
