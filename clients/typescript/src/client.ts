@@ -283,11 +283,6 @@ export class MemoryBankClient {
     return (await this.request<Schemas["PromptBlock"]>("POST", "/api/auto-recall", { body })).prompt;
   }
 
-  /** @deprecated Removed in the next release: use {@link autoRecall}. */
-  async context(message: string, options: AutoRecallOptions = {}): Promise<string> {
-    return this.autoRecall(message, options);
-  }
-
   /** A profile's tool definitions in one chat API's format (those offered in a thread). */
   toolDefinitions(
     profile = "default",

@@ -118,8 +118,6 @@ describe("tool calls", () => {
     await memory.save("User's sister Ana lives in Madrid", { category: "context", importance: 3 });
     const recalled = await memory.autoRecall("Where does my sister live?", { budget: 500 });
     assert.match(recalled, /Madrid/);
-    // the deprecated name answers the same for one more release
-    assert.equal(await memory.context("Where does my sister live?", { budget: 500 }), recalled);
   });
 
   test("Vercel AI SDK: tools in tool()'s shape that execute on the server", async () => {

@@ -13,7 +13,6 @@ from __future__ import annotations
 import builtins
 import functools
 import threading
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
@@ -23,14 +22,12 @@ import numpy as np
 from pydantic import ValidationError as PydanticValidationError
 
 from memorybank.core.events import read_events
-from memorybank.core.prompt import auto_recall
-from memorybank.core.reindex import ProgressFn
 from memorybank.core.reinforcement import Reinforcements
 from memorybank.core.rewrite import already_said, mark_superseded, merge_into, unsupersede
 from memorybank.core.search import Pool
 from memorybank.core.settle import settled_judge
 from memorybank.core.usage import Usage
-from memorybank.core.writes import HeavyWrites, storing
+from memorybank.core.writes import WriteBudget
 from memorybank.errors import EmbeddingModelMismatch, NotFound, ValidationError
 from memorybank.model import (
     Caller,
@@ -55,7 +52,7 @@ from memorybank.model import (
     utcnow,
 )
 from memorybank.model.stored import PlanOutcome
-from memorybank.providers.embedders.base import Embedder, Vectors
+from memorybank.providers.embedders.base import Embedder, ProgressFn, Vectors
 from memorybank.providers.embedders.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryVectorCache
 from memorybank.rules.filtering import memory_filter
 from memorybank.rules.inputs import check_query
@@ -66,7 +63,6 @@ from memorybank.rules.intake import (
     replaces_pair,
     save_result,
 )
-from memorybank.rules.limits import RateLimiter
 from memorybank.rules.permissions import Action, adding, allowed, require, require_org_admin
 from memorybank.rules.policy import (
     PolicySettings,
@@ -128,30 +124,14 @@ class MemoryBank:
         self.usage = Usage(usage_sink(store))
         self._probes: ThreadPoolExecutor | None = None
         self._probe_lock = threading.Lock()
-        self.write_limiter: RateLimiter | None = None
-        self.set_write_limit(write_rate_per_minute)
-        self.heavy_writes = HeavyWrites()  # big batches embed one at a time (issue 27)
+        self.writes = WriteBudget(write_rate_per_minute)  # the limits of writes, one place
         if check_model:
             self._check_model()
 
-    def set_write_limit(self, per_minute: int | None) -> None:
-        """Allow each user ``per_minute`` writes in any minute from now on (``None``: no
-        limit); the writes already counted stay counted."""
-        if per_minute is None:
-            self.write_limiter = None
-        elif self.write_limiter is None:
-            self.write_limiter = RateLimiter(per_minute)
-        else:
-            self.write_limiter.per_minute = per_minute
-
     def count_write(self, user_id: str, cost: int = 1) -> None:
         """Charge ``cost`` units of ``user_id``'s write limit for a write started through an
-        adapter: every adapter spends the same budget (:mod:`memorybank.core.writes`).
-        :class:`~memorybank.errors.RateLimited`, with ``retry_after``, when the last minute
-        cannot hold them; the bank's own methods never count, so the host application itself
-        is not limited."""
-        if self.write_limiter is not None:
-            self.write_limiter.hit(user_id, cost)
+        adapter (:meth:`WriteBudget.count <memorybank.core.writes.WriteBudget.count>`)."""
+        self.writes.count(user_id, cost)
 
     def _check_model(self) -> None:
         stored = self.store.get_meta("embedding_model")
@@ -354,7 +334,7 @@ class MemoryBank:
         return [o.memory for o in outcomes]
 
     def _embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> Vectors:
-        with storing(self.write_limiter, self.heavy_writes, len(texts)):  # charged, queued
+        with self.writes.storing(len(texts)):  # charged, queued
             if progress is None or len(texts) <= 256:
                 vectors = self.embedder.embed(texts)
             else:
@@ -418,18 +398,6 @@ class MemoryBank:
         self.reinforcements.note(found)
         self.usage.searched(user_id, hits=len(found))  # recall hit rate: searches that found any
         return found
-
-    def context_for(self, caller: Caller, message: str, budget_tokens: int = 500) -> str:
-        """Deprecated: auto-recall is :func:`memorybank.core.prompt.auto_recall` (``bank``
-        first); this older name answers the same, with a ``DeprecationWarning``, until the next
-        release."""
-        warnings.warn(
-            "MemoryBank.context_for is deprecated: use "
-            "memorybank.core.prompt.auto_recall(bank, caller, message, budget_tokens)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return auto_recall(self, caller, message, budget_tokens)
 
     def _latest_turn(self, user_id: str, project_id: str | None) -> Memory | None:
         """The newest conversation turn of one scope (where an implicit session continues)."""

@@ -271,7 +271,7 @@ def create_app(
     app.state.settings = settings
     app.state.execution = execution
     app.state.inline_searches = execution.inline
-    bank.set_write_limit(settings.ai_write_rate_per_minute)  # one limiter: REST, tools, MCP
+    bank.writes.set_limit(settings.ai_write_rate_per_minute)  # one limiter: REST, tools, MCP
     app.state.confirmations = ConfirmTokens()
     app.state.event_streams = OpenLimit(
         settings.event_streams_per_user, "event streams", "MEMORYBANK_EVENT_STREAMS_PER_USER"

@@ -302,7 +302,7 @@ def clear_project_memory(
     return clear_scope(bank, confirmations, principal, project_id, body, role)
 
 
-# -- clearing a scope (ours, not seed 002's): the old /api/memory/… paths for one release -----
+# -- clearing a scope (ours, not seed 002's) ---------------------------------------------------
 
 _CLEAR_ANSWERS = ClearToken | Cleared
 for _path, _clear, _name, _codes in (
@@ -313,8 +313,6 @@ for _path, _clear, _name, _codes in (
         "clear_project_memory",
         (404,),
     ),
-    ("/api/memory/user/clear", clear_private_memory, "clear_user_memory", ()),
-    ("/api/memory/drive/{project_id}/clear", clear_project_memory, "clear_drive_memory", (404,)),
 ):
     router.add_api_route(
         _path,
@@ -322,7 +320,6 @@ for _path, _clear, _name, _codes in (
         methods=["POST"],
         name=_name,
         responses=documented(_CLEAR_ANSWERS, *_codes, *WRITE_ERRORS),  # type: ignore[arg-type]
-        deprecated=_path.startswith("/api/memory/"),
     )
 
 
