@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import builtins
 import json
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypeVar
@@ -28,6 +28,8 @@ from memorybank.model import (
     Caller,
     Category,
     Domain,
+    Event,
+    EventType,
     HistoryEvent,
     Memory,
     Ring,
@@ -288,6 +290,25 @@ class Calls:
         path = f"/api/memories/{_segment(memory_id)}/history"
         answer = yield Call("GET", path, params=_params(project_id=project_id), user_id=user_id)
         return [HistoryEvent.model_validate(e) for e in answer.json()["events"]]
+
+    def events(
+        self,
+        user_id: str,
+        *,
+        after: int = 0,
+        limit: int = 100,
+        types: Collection[EventType] | None = None,
+    ) -> Plan[builtins.list[Event]]:
+        """Changes the caller may see (their private memory and the projects they are a
+        member of), numbered above ``after``, oldest first, at most ``limit``; only those of
+        ``types`` when given (``GET /api/events/list``; the live stream is
+        ``GET /api/events``)."""
+        yield from self.acting_as(user_id)
+        answer = yield Call(
+            "GET", "/api/events/list", params=_params(after=after, limit=limit), user_id=user_id
+        )
+        found = [Event.model_validate(e) for e in answer.json()["events"]]
+        return found if types is None else [e for e in found if e.type in types]
 
     # -- changing -------------------------------------------------------------------------
 

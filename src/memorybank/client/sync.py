@@ -120,6 +120,7 @@ class Client(ClientBase):
     list = _blocking(Calls.list)
     count = _blocking(Calls.count)
     history = _blocking(Calls.history)
+    events = _blocking(Calls.events)
     update = _blocking(Calls.update)
     restore = _blocking(Calls.restore)
     delete = _blocking(Calls.delete)
