@@ -617,8 +617,8 @@ def test_insights_page_draws_the_success_metrics(page: Page, serve: Callable[...
     page.get_by_role("tab", name="Insights").click()
     expect(page.locator("body")).to_have_attribute("data-insights", "1")
     kpis = page.locator("#insights-kpis")
-    expect(kpis).to_contain_text("Recall hit rate")
-    expect(kpis.locator(".kpi").filter(has_text="Recall hit rate")).to_contain_text("67 % of 3")
+    expect(kpis).to_contain_text("Search hit rate")
+    expect(kpis.locator(".kpi").filter(has_text="Search hit rate")).to_contain_text("67 % of 3")
     expect(kpis.locator(".kpi").filter(has_text="Duplicates")).to_contain_text("1 · 0")
     expect(kpis.locator(".kpi").filter(has_text="Deleted within 7 days")).to_contain_text("of 6")
     drawn = page.evaluate(

@@ -842,7 +842,7 @@ export interface paths {
         };
         /**
          * Metrics
-         * @description Adoption, retention, token cost, save outcomes and recall hit rate over the last
+         * @description Adoption, retention, token cost, save outcomes and search hit rate over the last
          *     ``window_days`` days: for an org admin, of their org's members and projects; in local
          *     mode, of the whole database. Anyone else gets 403.
          */
@@ -1634,15 +1634,6 @@ export interface components {
             /** Key Hint */
             key_hint: string | null;
         };
-        /** Recall */
-        Recall: {
-            /** Searches */
-            searches: number;
-            /** Searches With Hits */
-            searches_with_hits: number;
-            /** Hit Rate */
-            hit_rate: number | null;
-        };
         /** Retention */
         Retention: {
             /** Created */
@@ -1872,6 +1863,15 @@ export interface components {
             /** Text Score */
             text_score?: number | null;
         };
+        /** SearchHits */
+        SearchHits: {
+            /** Searches */
+            searches: number;
+            /** Searches With Hits */
+            searches_with_hits: number;
+            /** Hit Rate */
+            hit_rate: number | null;
+        };
         /**
          * SearchResults
          * @description Search hits, best first.
@@ -1983,7 +1983,7 @@ export interface components {
             retention: components["schemas"]["Retention"];
             tokens: components["schemas"]["TokenUse"];
             saves: components["schemas"]["SaveOutcomes"];
-            recall: components["schemas"]["Recall"];
+            search_hits: components["schemas"]["SearchHits"];
         };
         /**
          * SupersessionView

@@ -396,7 +396,7 @@ class MemoryBank:
         )
         found = self.pool().ranked(scope_set, query, limit, filters, utcnow(), min_relevance)
         self.reinforcements.note(found)
-        self.usage.searched(user_id, hits=len(found))  # recall hit rate: searches that found any
+        self.usage.searched(user_id, hits=len(found))  # search hit rate: searches that found any
         return found
 
     def _latest_turn(self, user_id: str, project_id: str | None) -> Memory | None:

@@ -233,7 +233,7 @@ def _base_relevance(
         fused.text_score = 0.0 if t is None else t
 
 
-def _add_context(
+def _add_neighbours(
     merged: dict[str, Evidence], neighbours: Neighbours, settings: RetrievalSettings
 ) -> None:
     """Propagate relevance along conversations: each memory gains a share of the best base
@@ -310,7 +310,7 @@ def gather(
             fused = merged[hit.id] = Evidence(hit)
         fused.text = hit.score
     _base_relevance(merged, settings, bool(vector_hits), bool(text_hits))
-    _add_context(merged, neighbours or {}, settings)
+    _add_neighbours(merged, neighbours or {}, settings)
     if query and settings.speaker_weight:
         _add_speaker(merged, query, settings)
     if query and settings.time_weight:

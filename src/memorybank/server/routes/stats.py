@@ -25,7 +25,7 @@ def metrics(
     accounts: AccountsDep,
     window_days: Annotated[int, Query(ge=1, le=365)] = 30,
 ) -> SuccessMetrics:
-    """Adoption, retention, token cost, save outcomes and recall hit rate over the last
+    """Adoption, retention, token cost, save outcomes and search hit rate over the last
     ``window_days`` days: for an org admin, of their org's members and projects; in local
     mode, of the whole database. Anyone else gets 403."""
     found = metrics_for(bank, accounts, principal, window_days)
