@@ -20,7 +20,7 @@ from ui_harness import DOCS, TIMEOUT_MS, Server, go_live, open_ui, sign_in, team
 
 from memorybank import tools
 from memorybank.model import Caller, Category, Memory, utcnow
-from memorybank.services.accounts import Accounts
+from memorybank.services.accounts import Accounts, join_org
 
 # -- helpers ----------------------------------------------------------------------------------
 
@@ -597,7 +597,7 @@ def test_insights_page_draws_the_success_metrics(page: Page, serve: Callable[...
     server = serve(org)
     bank = server.bank
     for user in ("olga", "adam", "mia"):
-        bank.add_org_member("acme", user)
+        join_org(bank, "acme", user)
     facts = ["User prefers tea", "User's sister is Maria", "User works as a nurse"]
     for i, fact in enumerate(facts):
         bank.save("olga", fact)

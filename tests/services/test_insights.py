@@ -17,6 +17,7 @@ import memorybank
 from memorybank import MemoryBank, tools
 from memorybank.cli import app as cli
 from memorybank.model import Caller
+from memorybank.services.accounts import join_org
 from memorybank.services.insights import distribution, success_metrics
 
 
@@ -82,8 +83,8 @@ def test_rest_metrics_are_for_org_admins_and_scoped_to_their_org(bank: MemoryBan
     accounts.create_project("hermes", owner="owner", org_id="acme")
     accounts.add_org_member("acme", "owner", "admin")
     accounts.add_org_member("acme", "member")
-    bank.add_org_member("acme", "owner")
-    bank.add_org_member("acme", "member")
+    join_org(bank, "acme", "owner")
+    join_org(bank, "acme", "member")
     bank.save("owner", "User likes long walks")
     bank.save("member", "User likes short walks")
     bank.save("outsider", "User likes cycling")

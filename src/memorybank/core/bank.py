@@ -30,13 +30,10 @@ from memorybank.core.usage import Usage
 from memorybank.core.writes import WriteBudget
 from memorybank.errors import EmbeddingModelMismatch, NotFound, ValidationError
 from memorybank.model import (
-    Caller,
     Category,
     Domain,
     Event,
     EventKind,
-    ForgetAction,
-    ForgetPlan,
     HistoryEvent,
     Memory,
     MemoryFilter,
@@ -51,7 +48,6 @@ from memorybank.model import (
     Source,
     utcnow,
 )
-from memorybank.model.stored import PlanOutcome
 from memorybank.providers.embedders.base import Embedder, ProgressFn, Vectors
 from memorybank.providers.embedders.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryVectorCache
 from memorybank.rules.filtering import memory_filter
@@ -63,7 +59,7 @@ from memorybank.rules.intake import (
     replaces_pair,
     save_result,
 )
-from memorybank.rules.permissions import Action, adding, allowed, require, require_org_admin
+from memorybank.rules.permissions import Action, adding, allowed, require
 from memorybank.rules.policy import (
     PolicySettings,
     to_third_person,
@@ -394,7 +390,7 @@ class MemoryBank:
             source=source,
             superseded=None if include_superseded else False,
         )
-        found = self.pool().ranked(scope_set, query, limit, filters, utcnow(), min_relevance)
+        found = self._pool().ranked(scope_set, query, limit, filters, utcnow(), min_relevance)
         self.reinforcements.note(found)
         self.usage.searched(user_id, hits=len(found))  # search hit rate: searches that found any
         return found
@@ -407,7 +403,7 @@ class MemoryBank:
         )
         return turns[0] if turns else None
 
-    def pool(self) -> Pool:
+    def _pool(self) -> Pool:
         """Where :meth:`search` looks: its candidates and their evidence."""
         vector_of = functools.partial(self.query_cache.vector, self.embedder)
         return Pool(self.store, vector_of, self.retrieval, self._probe_pool)
@@ -657,107 +653,9 @@ class MemoryBank:
             return old
         return unsupersede(self.store, old, actor or user_id)
 
-    # -- forget plans (seed 003's two-step forgetting; memorybank.services.forget) ---------
-
-    def save_forget_plan(self, plan: ForgetPlan) -> None:
-        """Store a new forget plan; it changes nothing until executed."""
-        self.scope_set(plan.user_id, plan.project_id)
-        self.store.save_forget_plan(plan)
-
-    def forget_plan(self, plan_id: str) -> ForgetPlan | None:
-        """The plan with this id, whoever owns it (callers check the owner)."""
-        return self.store.get_forget_plan(plan_id)
-
-    def earlier_texts(
-        self,
-        user_id: str,
-        terms: Sequence[str],
-        *,
-        project_id: str | None = None,
-        min_terms: int = 1,
-        limit: int = 50,
-    ) -> builtins.list[tuple[Memory, builtins.list[str]]]:
-        """The caller's memories whose history holds an earlier text containing ``min_terms``
-        of ``terms`` (lower-case substrings), with all their earlier texts
-        (:meth:`Store.earlier_texts`); a forget preview's way to old versions."""
-        scopes = self.scope_set(user_id, project_id)
-        return self.store.earlier_texts(scopes, list(terms), min_terms, limit)
-
-    def execute_forget_plan(
-        self,
-        plan: ForgetPlan,
-        user_id: str,
-        *,
-        project_id: str | None = None,
-        now: datetime | None = None,
-        role: Role | None = None,
-    ) -> PlanOutcome:
-        """Apply ``plan`` for ``user_id`` (in ``project_id``) in one transaction: every
-        delete, rewrite and history redaction, or nothing. The store refuses a plan that is
-        not the caller's, or no longer usable, or whose memories changed since it was made."""
-        require(role, Action.CHANGE, project_id)
-        now = now or utcnow()
-        scopes = self.scope_set(user_id, project_id)
-        changed: builtins.list[Memory] = []
-        for step in plan.steps:
-            if step.action != ForgetAction.REWRITE or not step.rewrite:
-                continue
-            current = self.store.get(step.memory_id, scopes)
-            if current is not None:  # one already gone is reported as missing by the store
-                update = {"content": step.rewrite, "updated_at": now}
-                update["embedding_model"] = self.embedder.model_id
-                changed.append(current.model_copy(update=update))
-        replacements: dict[str, tuple[Memory, Vectors]] = {}
-        if changed:
-            vectors = self.embedder.embed([m.content for m in changed])
-            replacements = {m.id: (m, vectors[i]) for i, m in enumerate(changed)}
-        return self.store.execute_forget_plan(
-            plan.id, user_id, project_id, replacements, now, user_id
-        )
-
-    def cancel_forget_plan(
-        self, plan_id: str, user_id: str, project_id: str | None, now: datetime
-    ) -> ForgetPlan:
-        """Cancel a pending plan of this user; it can no longer be executed."""
-        return self.store.cancel_forget_plan(plan_id, user_id, project_id, now)
-
-    # -- orgs (seed 003's orgWide) -----------------------------------------------------------
-
-    def add_org_member(self, org_id: str, user_id: str) -> None:
-        """Record that ``user_id`` belongs to ``org_id`` (again changes nothing)."""
-        self.store.add_org_member(_required(org_id, "org_id"), _required(user_id, "user_id"))
-
-    def remove_org_member(self, org_id: str, user_id: str) -> bool:
-        """Remove ``user_id`` from ``org_id``; whether they were a member."""
-        return self.store.remove_org_member(
-            _required(org_id, "org_id"), _required(user_id, "user_id")
-        )
-
-    def org_users(self, org_id: str) -> builtins.list[str]:
-        """The members of ``org_id``, sorted.
-
-        >>> bank.add_org_member("acme", "alice")
-        >>> bank.org_users("acme")
-        ['alice']
-        """
-        return self.store.org_users(_required(org_id, "org_id"))
-
-    def org_readers(self, caller: Caller, argument: str = "orgWide") -> builtins.list[str]:
-        """Whose private memory an org-wide read by ``caller`` covers: the members of the
-        org ``caller`` administers, and the caller. Anyone but an org admin gets
-        :class:`~memorybank.PermissionDenied` (``argument`` names the option in messages)."""
-        org = require_org_admin(caller, argument)
-        return sorted({*self.org_users(org), caller.user_id})
-
     def stats(self) -> dict[str, int | str]:
         """Store counts plus the embedding model."""
         return {**self.store.stats(), "embedding_model": self.embedder.model_id}
-
-
-def _required(value: str, field: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValidationError(f"{field} is required", field=field)
-    return value
 
 
 __all__ = ["MemoryBank", "OnConflict"]

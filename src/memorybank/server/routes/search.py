@@ -25,6 +25,7 @@ from memorybank.server.schemas import (
     SinceParam,
     memory_list_json,
 )
+from memorybank.services.accounts import org_readers
 
 router = APIRouter(tags=["search"])
 
@@ -102,7 +103,7 @@ def search_memories(
     Each hit has the memory, its score and the parts of the score."""
     authorize(accounts, principal, Action.VIEW, project_id)
     if org_wide:
-        users = bank.org_readers(caller_of(accounts, principal, None), "org_wide")
+        users = org_readers(bank, caller_of(accounts, principal, None), "org_wide")
         hits = [
             hit
             for user in users

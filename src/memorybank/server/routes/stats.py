@@ -12,6 +12,7 @@ from memorybank.errors import PermissionDenied
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
 from memorybank.server.error_responses import errors
 from memorybank.server.principals import org_admin_of
+from memorybank.services.accounts import org_users
 from memorybank.services.insights import SuccessMetrics, success_metrics
 from memorybank.stores.webhooks_sql import sql_webhooks
 
@@ -45,7 +46,7 @@ def metrics_for(
         return None
     return success_metrics(
         bank,
-        users=bank.org_users(org),
+        users=org_users(bank, org),
         projects=sql_webhooks(bank.store).org_projects(org),
         org_id=org,
         window_days=window_days,
