@@ -15,8 +15,8 @@ import functools
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta
-from typing import Any, Literal
+from datetime import datetime
+from typing import Any, Literal, Unpack
 
 import numpy as np
 from pydantic import ValidationError as PydanticValidationError
@@ -50,7 +50,7 @@ from memorybank.model import (
 )
 from memorybank.providers.embedders.base import Embedder, ProgressFn, Vectors
 from memorybank.providers.embedders.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryVectorCache
-from memorybank.rules.filtering import memory_filter
+from memorybank.rules.filtering import FilterArgs, where
 from memorybank.rules.inputs import check_query
 from memorybank.rules.intake import (
     is_conversation,
@@ -175,11 +175,6 @@ class MemoryBank:
             raise ValidationError("scopes='project' needs a project_id", field="project_id")
         projects = (project_id,) if project_id is not None and scopes != "user" else ()
         return ScopeSet(user_id=user_id, include_private=scopes != "project", project_ids=projects)
-
-    @staticmethod
-    def _filters(**filters: Any) -> MemoryFilter:
-        """The :class:`MemoryFilter` of search/list keyword filters."""
-        return memory_filter(**filters)
 
     # -- saving -----------------------------------------------------------------------------
 
@@ -347,29 +342,25 @@ class MemoryBank:
         self,
         user_id: str,
         query: str,
+        filters: MemoryFilter | None = None,
         *,
         project_id: str | None = None,
         scopes: ScopeChoice = "all",
         limit: int = 10,
-        category: Category | str | Sequence[str] | None = None,
-        tags: Sequence[str] | None = None,
-        ring: Ring | str | Sequence[str] | None = None,
-        domain: Domain | str | Sequence[str] | None = None,
-        min_importance: int | None = None,
-        since: str | datetime | timedelta | None = None,
-        until: datetime | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        session_id: str | None = None,
-        source: Source | str | Sequence[str] | None = None,
         include_superseded: bool = False,
         min_relevance: float = 0.0,
+        **conditions: Unpack[FilterArgs],
     ) -> list[SearchHit]:
         """Hybrid search (vectors + BM25, weighted by importance and recency), best first;
-        only hits whose calibrated ``relevance`` is at least ``min_relevance``.
+        only hits whose calibrated ``relevance`` is at least ``min_relevance``. The memories
+        searched meet ``filters`` (a :class:`MemoryFilter`) or the keyword ``conditions``
+        (``category=``, ``since="7d"`` … :class:`~memorybank.rules.filtering.FilterArgs`).
 
         >>> _ = bank.save("u1", "User prefers TypeScript", "preference")
         >>> [h.memory.content for h in bank.search("u1", "programming language")]
         ['User prefers TypeScript']
+        >>> bank.search("u1", "programming language", category="identity")
+        []
         """
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query is empty: say what to look for", field="query")
@@ -377,20 +368,8 @@ class MemoryBank:
         if not 1 <= limit <= 1000:
             raise ValidationError(f"limit {limit} must be between 1 and 1000", field="limit")
         scope_set = self.scope_set(user_id, project_id, scopes)
-        filters = self._filters(
-            category=category,
-            tags=tags,
-            ring=ring,
-            domain=domain,
-            min_importance=min_importance,
-            since=since,
-            until=until,
-            metadata=metadata,
-            session_id=session_id,
-            source=source,
-            superseded=None if include_superseded else False,
-        )
-        found = self._pool().ranked(scope_set, query, limit, filters, utcnow(), min_relevance)
+        chosen = where(filters, conditions, superseded=None if include_superseded else False)
+        found = self._pool().ranked(scope_set, query, limit, chosen, utcnow(), min_relevance)
         self.reinforcements.note(found)
         self.usage.searched(user_id, hits=len(found))  # search hit rate: searches that found any
         return found
@@ -411,22 +390,23 @@ class MemoryBank:
     def recent(
         self,
         user_id: str,
+        filters: MemoryFilter | None = None,
         *,
         project_id: str | None = None,
         scopes: ScopeChoice = "all",
         limit: int = 30,
-        since: str | datetime | timedelta | None = None,
         include_superseded: bool = False,
-        **filters: Any,
+        **conditions: Unpack[FilterArgs],
     ) -> list[Memory]:
-        """Newest memories first, optionally only those since ``24h``/``7d``/``30d``/``90d``.
-        Memories replaced by newer ones are left out unless ``include_superseded``."""
+        """Newest memories first, optionally only those ``since="24h"``/``7d``/``30d``/``90d``
+        (or meeting any other of :meth:`search`'s filters). Memories replaced by newer ones
+        are left out unless ``include_superseded``."""
         if not 1 <= limit <= 500:
             raise ValidationError(f"limit {limit} must be between 1 and 500", field="limit")
         superseded = None if include_superseded else False
         return self.store.list_memories(
             self.scope_set(user_id, project_id, scopes),
-            self._filters(since=since, superseded=superseded, **filters),
+            where(filters, conditions, superseded=superseded),
             limit=limit,
         )
 
@@ -440,15 +420,17 @@ class MemoryBank:
     def list(
         self,
         user_id: str,
+        filters: MemoryFilter | None = None,
         *,
         project_id: str | None = None,
         scopes: ScopeChoice = "all",
         limit: int = 50,
         offset: int = 0,
         order: Order = "created_desc",
-        **filters: Any,
+        **conditions: Unpack[FilterArgs],
     ) -> builtins.list[Memory]:
-        """Memories in the caller's scopes, newest first by default, a page at a time."""
+        """Memories in the caller's scopes meeting ``filters`` or ``conditions`` (as
+        :meth:`search` takes them), newest first by default, a page at a time."""
         # The stores bind offset as a 64-bit integer: a larger one is the caller's mistake.
         if not 1 <= limit <= 10_000 or not 0 <= offset < 2**63:
             raise ValidationError("limit must be 1–10000 and offset 0 to 2^63-1", field="limit")
@@ -456,7 +438,7 @@ class MemoryBank:
             raise ValidationError(f"unknown order {order!r}", field="order")
         return self.store.list_memories(
             self.scope_set(user_id, project_id, scopes),
-            self._filters(**filters),
+            where(filters, conditions),
             limit=limit,
             offset=offset,
             order=order,
@@ -465,14 +447,15 @@ class MemoryBank:
     def count(
         self,
         user_id: str,
+        filters: MemoryFilter | None = None,
         *,
         project_id: str | None = None,
         scopes: ScopeChoice = "all",
-        **filters: Any,
+        **conditions: Unpack[FilterArgs],
     ) -> int:
         """How many memories the caller has (in the chosen scopes, meeting the filters)."""
         return self.store.count(
-            self.scope_set(user_id, project_id, scopes), self._filters(**filters)
+            self.scope_set(user_id, project_id, scopes), where(filters, conditions)
         )
 
     def history(
