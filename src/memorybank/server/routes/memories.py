@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from memorybank.core.bank import MemoryBank
 from memorybank.errors import NotFound
 from memorybank.model import Source
+from memorybank.rules.filtering import memory_filter
 from memorybank.server.deps import (
     AccountsDep,
     BankDep,
@@ -134,9 +135,7 @@ def list_scope(
             include_superseded=include_superseded,
         )
         return memory_list_json([h.memory for h in hits], bank, len(hits))
-    filters: dict[str, Any] = {} if category is None else {"category": category}
-    if not include_superseded:
-        filters["superseded"] = False
+    filters = memory_filter(category=category, superseded=None if include_superseded else False)
     return memory_page(bank, principal.user_id, project_id, scopes, limit, offset, filters)
 
 
