@@ -20,6 +20,7 @@ from memorybank import (
     EmbeddingModelMismatch,
     EventKind,
     MemoryBank,
+    MemoryFilter,
     NotFound,
     Ring,
     Source,
@@ -222,6 +223,26 @@ def test_recent_list_count(memories: Any) -> None:
     )
     with pytest.raises(ValidationError, match="since"):
         memories.recent("alice", since="last tuesday")
+
+
+def test_one_filter_object_for_search_recent_list_and_count(memories: Any) -> None:
+    """A :class:`MemoryFilter` (as every adapter builds one) answers what the same keyword
+    filters do, over the library and both clients alike; the two at once is an error."""
+    memories.save("alice", "User prefers window seats on flights", "preference")
+    memories.save("alice", "User's sister Ana lives in Madrid", "relationship")
+    chosen = MemoryFilter(category=(Category.PREFERENCE,))
+    assert [h.memory.content for h in memories.search("alice", "seats", chosen)] == [
+        "User prefers window seats on flights"
+    ]
+    assert {h.memory.category for h in memories.search("alice", "Madrid", chosen)} == {
+        Category.PREFERENCE
+    }
+    assert [m.content for m in memories.recent("alice", chosen)] == [
+        m.content for m in memories.recent("alice", category="preference")
+    ]
+    assert memories.count("alice", chosen) == 1 and len(memories.list("alice", chosen)) == 1
+    with pytest.raises(ValidationError, match="not both"):
+        memories.count("alice", chosen, category="relationship")
 
 
 def test_update_keeps_id_and_records_history(memories: Any) -> None:

@@ -18,7 +18,7 @@ import json
 from collections.abc import Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, Unpack
 from urllib.parse import quote
 
 import httpx
@@ -32,6 +32,7 @@ from memorybank.model import (
     EventType,
     HistoryEvent,
     Memory,
+    MemoryFilter,
     Ring,
     SaveInput,
     SaveResult,
@@ -39,6 +40,7 @@ from memorybank.model import (
     SearchHit,
     Source,
 )
+from memorybank.rules.filtering import FilterArgs, where
 
 T = TypeVar("T")
 Params = Mapping[str, Any]
@@ -81,6 +83,18 @@ def _values(value: Any) -> Any:
 def _params(**given: Any) -> dict[str, Any]:
     """Query parameters of the arguments given (``None`` ones left out)."""
     return {key: _values(value) for key, value in given.items() if value is not None}
+
+
+def _where(
+    filters: MemoryFilter | None, conditions: FilterArgs, *, superseded: bool = True
+) -> dict[str, Any]:
+    """The query parameters of a :class:`MemoryFilter` or of the keyword filters that build
+    it (the bank's rule: one or the other), checked here as the bank checks them; without
+    ``superseded`` the call's own ``include_superseded`` decides that condition."""
+    shown = where(filters, conditions).model_dump(mode="json", exclude_none=True)
+    if not superseded:
+        shown.pop("superseded", None)
+    return shown
 
 
 def _memory(shown: dict[str, Any]) -> Memory:
@@ -189,17 +203,17 @@ class Calls:
         /,
         user_id: str,
         query: str,
+        filters: MemoryFilter | None = None,
         *,
         project_id: str | None = None,
         scopes: ScopeChoice = "all",
         limit: int = 10,
         include_superseded: bool = False,
         min_relevance: float = 0.0,
-        **filters: Any,
+        **conditions: Unpack[FilterArgs],
     ) -> Plan[builtins.list[SearchHit]]:
         """Hybrid search, best first (``GET /api/search``), only hits at least
-        ``min_relevance`` relevant; ``filters`` as the bank's (category, tags, ring, domain,
-        min_importance, since, until, metadata, session_id, source)."""
+        ``min_relevance`` relevant; ``filters`` or ``conditions`` as the bank's."""
         yield from self.acting_as(user_id)
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query is empty: say what to look for", field="query")
@@ -210,7 +224,7 @@ class Calls:
             limit=limit,
             include_superseded=include_superseded or None,
             min_relevance=min_relevance or None,
-            **filters,
+            **_where(filters, conditions, superseded=False),
         )
         answer = yield Call("GET", "/api/search", params=params, user_id=user_id)
         return [SearchHit.model_validate(h) for h in answer.json()["hits"]]
@@ -219,13 +233,13 @@ class Calls:
         self,
         /,
         user_id: str,
+        filters: MemoryFilter | None = None,
         *,
         project_id: str | None = None,
         scopes: ScopeChoice = "all",
         limit: int = 30,
-        since: str | datetime | timedelta | None = None,
         include_superseded: bool = False,
-        **filters: Any,
+        **conditions: Unpack[FilterArgs],
     ) -> Plan[builtins.list[Memory]]:
         """Newest memories first (``GET /api/recent``)."""
         yield from self.acting_as(user_id)
@@ -233,9 +247,8 @@ class Calls:
             project_id=project_id,
             scopes=scopes,
             limit=limit,
-            since=since,
             include_superseded=include_superseded or None,
-            **filters,
+            **_where(filters, conditions, superseded=False),
         )
         answer = yield Call("GET", "/api/recent", params=params, user_id=user_id)
         return [_memory(m) for m in answer.json()["memories"]]
@@ -251,18 +264,24 @@ class Calls:
         self,
         /,
         user_id: str,
+        filters: MemoryFilter | None = None,
         *,
         project_id: str | None = None,
         scopes: ScopeChoice = "all",
         limit: int = 50,
         offset: int = 0,
         order: Literal["created_desc", "created_asc", "importance_desc"] = "created_desc",
-        **filters: Any,
+        **conditions: Unpack[FilterArgs],
     ) -> Plan[builtins.list[Memory]]:
         """A page of memories, newest first by default (``GET /api/memories``)."""
         yield from self.acting_as(user_id)
         params = _params(
-            project_id=project_id, scopes=scopes, limit=limit, offset=offset, order=order, **filters
+            project_id=project_id,
+            scopes=scopes,
+            limit=limit,
+            offset=offset,
+            order=order,
+            **_where(filters, conditions),
         )
         answer = yield Call("GET", "/api/memories", params=params, user_id=user_id)
         return [_memory(m) for m in answer.json()["memories"]]
@@ -271,14 +290,15 @@ class Calls:
         self,
         /,
         user_id: str,
+        filters: MemoryFilter | None = None,
         *,
         project_id: str | None = None,
         scopes: ScopeChoice = "all",
-        **filters: Any,
+        **conditions: Unpack[FilterArgs],
     ) -> Plan[int]:
         """How many memories meet the filters (``GET /api/memories/count``)."""
         yield from self.acting_as(user_id)
-        params = _params(project_id=project_id, scopes=scopes, **filters)
+        params = _params(project_id=project_id, scopes=scopes, **_where(filters, conditions))
         answer = yield Call("GET", "/api/memories/count", params=params, user_id=user_id)
         return int(answer.json()["count"])
 
