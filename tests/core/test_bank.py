@@ -23,6 +23,7 @@ from memorybank import (
     MemoryFilter,
     NotFound,
     Ring,
+    SaveInput,
     Source,
     ValidationError,
 )
@@ -223,6 +224,17 @@ def test_recent_list_count(memories: Any) -> None:
     )
     with pytest.raises(ValidationError, match="since"):
         memories.recent("alice", since="last tuesday")
+
+
+def test_save_takes_a_save_input_or_its_fields(memories: Any) -> None:
+    """``save`` takes the :class:`SaveInput` every batch item is, or its fields as keywords
+    (the same item either way), over the library and both clients; never both at once."""
+    typed = memories.save("alice", SaveInput(content="I drink oolong tea", importance=7))
+    keywords = memories.save("alice", "I drink espresso", importance=7, tags=["coffee"])
+    assert (typed.content, typed.importance) == ("User drinks oolong tea", 7)
+    assert (keywords.importance, memories.get(keywords.memory_id, "alice").tags) == (7, ("coffee",))
+    with pytest.raises(ValidationError, match="not both"):
+        memories.save("alice", SaveInput(content="I drink mate"), importance=3)
 
 
 def test_one_filter_object_for_search_recent_list_and_count(memories: Any) -> None:

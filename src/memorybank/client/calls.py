@@ -27,18 +27,16 @@ from memorybank.errors import PermissionDenied, ValidationError
 from memorybank.model import (
     Caller,
     Category,
-    Domain,
     Event,
     EventType,
     HistoryEvent,
     Memory,
     MemoryFilter,
-    Ring,
+    SaveFields,
     SaveInput,
     SaveResult,
     ScopeChoice,
     SearchHit,
-    Source,
 )
 from memorybank.rules.filtering import FilterArgs, where
 
@@ -143,36 +141,23 @@ class Calls:
 
     def save(
         self,
+        /,
         user_id: str,
-        content: str,
+        content: str | SaveInput,
         category: Category | str | None = None,
         *,
         project_id: str | None = None,
-        reasoning: str | None = None,
-        tags: Sequence[str] = (),
-        metadata: Mapping[str, Any] | None = None,
-        importance: int | None = None,
-        source: Source | str = Source.AI,
-        ring: Ring | str = Ring.SEMANTIC,
-        domain: Domain | str | None = None,
-        occurred_at: datetime | None = None,
-        session_id: str | None = None,
         on_conflict: Literal["auto", "keep", "supersede"] = "auto",
+        **fields: Unpack[SaveFields],
     ) -> Plan[SaveResult]:
-        """Save one fact, as :meth:`MemoryBank.save <memorybank.MemoryBank.save>`."""
-        item = {
-            "content": content,
-            "category": category,
-            "reasoning": reasoning,
-            "tags": tags,
-            "metadata": metadata,
-            "importance": importance,
-            "source": source,
-            "ring": ring,
-            "domain": domain,
-            "occurred_at": occurred_at,
-            "session_id": session_id,
-        }
+        """Save one fact, as :meth:`MemoryBank.save <memorybank.MemoryBank.save>`: a
+        :class:`SaveInput`, or its text and fields (the server decides ``created_by``)."""
+        if isinstance(content, SaveInput):
+            if category is not None or fields:
+                raise ValidationError("pass a SaveInput or its fields as keywords, not both")
+            item: SaveInput | dict[str, Any] = content
+        else:
+            item = {"content": content, "category": category, **fields}
         saved = yield from self.save_many(
             user_id, [item], project_id=project_id, on_conflict=on_conflict
         )

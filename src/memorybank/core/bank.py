@@ -15,7 +15,6 @@ import functools
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
 from typing import Any, Literal, Unpack
 
 import numpy as np
@@ -31,21 +30,19 @@ from memorybank.core.writes import WriteBudget
 from memorybank.errors import EmbeddingModelMismatch, NotFound, ValidationError
 from memorybank.model import (
     Category,
-    Domain,
     Event,
     EventKind,
     HistoryEvent,
     Memory,
     MemoryFilter,
-    Ring,
     Role,
+    SaveFields,
     SaveInput,
     SaveResult,
     Scope,
     ScopeChoice,
     ScopeSet,
     SearchHit,
-    Source,
     utcnow,
 )
 from memorybank.providers.embedders.base import Embedder, ProgressFn, Vectors
@@ -181,49 +178,36 @@ class MemoryBank:
     def save(
         self,
         user_id: str,
-        content: str,
+        content: str | SaveInput,
         category: Category | str | None = None,
         *,
         project_id: str | None = None,
-        reasoning: str | None = None,
-        tags: Sequence[str] = (),
-        metadata: Mapping[str, Any] | None = None,
-        importance: int | None = None,
-        source: Source | str = Source.AI,
-        ring: Ring | str = Ring.SEMANTIC,
-        domain: Domain | str | None = None,
-        occurred_at: datetime | None = None,
-        session_id: str | None = None,
-        created_by: str | None = None,
         role: Role | None = None,
         on_conflict: OnConflict = "auto",
+        **fields: Unpack[SaveFields],
     ) -> SaveResult:
         """Validate, rephrase to the third person, embed, check for duplicates, score
-        importance and store one fact. ``role`` is the caller's role in ``project_id``
-        (see :mod:`memorybank.rules.permissions`; ``None``: the host application). The stored
-        facts it surely replaces are superseded by it and listed in ``replaced``; those it only
-        may update or contradict are kept and listed in ``conflicts`` (``on_conflict``: see
-        :meth:`save_many`).
+        importance and store one fact: ``content`` as a :class:`SaveInput`, or its text with
+        the item's other fields as keywords (``tags=``, ``importance=`` …
+        :class:`~memorybank.model.SaveFields`). ``role`` is the caller's role in
+        ``project_id`` (see :mod:`memorybank.rules.permissions`; ``None``: the host
+        application). The stored facts it surely replaces are superseded by it and listed in
+        ``replaced``; those it only may update or contradict are kept and listed in
+        ``conflicts`` (``on_conflict``: see :meth:`save_many`).
 
         >>> bank.save("u1", "I prefer TypeScript", "preference").content
         'User prefers TypeScript'
         >>> bank.save("u1", "I prefer dark mode").category  # None: inferred from the text
         <Category.PREFERENCE: 'preference'>
+        >>> bank.save("u1", SaveInput(content="I like tea", importance=7)).importance
+        7
         """
-        item = {
-            "content": content,
-            "category": category,
-            "reasoning": reasoning,
-            "tags": tags,
-            "metadata": metadata,
-            "importance": importance,
-            "source": source,
-            "ring": ring,
-            "domain": domain,
-            "occurred_at": occurred_at,
-            "session_id": session_id,
-            "created_by": created_by,
-        }
+        if isinstance(content, SaveInput):
+            if category is not None or fields:
+                raise ValidationError("pass a SaveInput or its fields as keywords, not both")
+            item: SaveInput | dict[str, Any] = content
+        else:
+            item = {"content": content, "category": category, **fields}
         return self.save_many(
             user_id, [item], project_id=project_id, role=role, on_conflict=on_conflict
         )[0]
