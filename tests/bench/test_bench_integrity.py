@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.shared_data import shared_file
 from typer.testing import CliRunner
 
 from memorybank.cli import app
@@ -21,10 +22,6 @@ from memorybank_bench.integrity import (
     run_integrity,
 )
 from memorybank_bench.train_pair_model import run_training
-
-DATA = Path(__file__).resolve().parents[3] / "shared/data"
-PAIRS = DATA / "facts/pairs_dev.jsonl"
-SICK_TRIAL = DATA / "sick/SICK_trial.txt"
 
 
 def test_load_pairs_checks_labels(tmp_path: Path) -> None:
@@ -104,11 +101,12 @@ def test_cli_prints_the_goals_and_writes_json(tmp_path: Path) -> None:
     assert report["judge_ms_per_pair"] > 0  # the rules' speed is this figure, not a timed test
 
 
-@pytest.mark.skipif(not PAIRS.exists() or not SICK_TRIAL.exists(), reason="no dev data")
 def test_dev_pairs_and_sick_sample_meet_the_safety_goals(tmp_path: Path) -> None:
     """Nothing is lost (no update, distinct fact, contradiction refused), updates are
     surfaced; the catch rates are held at what the rules reach today (see docs/benchmarks.md)."""
-    report = run_integrity(PAIRS, SICK_TRIAL, workdir=tmp_path)
+    pairs = shared_file("data/facts/pairs_dev.jsonl")
+    sick_trial = shared_file("data/sick/SICK_trial.txt")
+    report = run_integrity(pairs, sick_trial, workdir=tmp_path)
     goals = {goal.name: goal for goal in report.goals()}
     for name in (
         "pairs: updates lost (refused)",
@@ -127,13 +125,12 @@ def test_dev_pairs_and_sick_sample_meet_the_safety_goals(tmp_path: Path) -> None
     assert goals["SICK: near-paraphrases caught"].value >= 0.45
 
 
-@pytest.mark.skipif(not PAIRS.exists(), reason="no dev data")
 def test_the_shipped_pair_model_is_what_the_training_script_writes(
     tmp_path: Path, embedder: Any
 ) -> None:
     """Retraining from the data gives the weights shipped in the package (deterministic)."""
     out = tmp_path / "pair_model.json"
-    run_training(PAIRS, out, embedder=embedder)
+    run_training(shared_file("data/facts/pairs_dev.jsonl"), out, embedder=embedder)
     trained = json.loads(out.read_text(encoding="utf-8"))
     shipped = json.loads(
         resources.files("memorybank.rules").joinpath(MODEL_FILE).read_text(encoding="utf-8")
