@@ -382,7 +382,8 @@ class Isolation(RuleBasedStateMachine):
         also: Iterable[str] = (),
     ) -> Any:
         """An MCP ``tools/call`` with ``user``'s key on ``session_of``'s session: whose memory
-        it reaches comes from the key of each request, never from the session."""
+        it reaches comes from the key of each request, never from the session, and another
+        principal's session is refused outright (404, issue 34 finding 10: ``...``)."""
         headers = {**MCP_HEADERS, "mcp-session-id": self.mcp_session(session_of)}
         call = {
             "jsonrpc": "2.0",
@@ -395,10 +396,12 @@ class Isolation(RuleBasedStateMachine):
             "POST",
             "/mcp",
             allowed=self.visible(user, None) | set(also),
-            expect=200,
+            expect=200 if session_of == user else 404,
             headers=headers,
             json=call,
         )
+        if response.status_code == 404:
+            return ...
         result = sse_result(response.text)
         value = json.loads(result["content"][0]["text"])
         assert result["isError"] == (value.get("success") is False), result
