@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,6 @@ import pytest
 from typer.testing import CliRunner
 
 from memorybank.cli import app
-from memorybank.rules.pair_model import MODEL_FILE, PairModel, load_model
 from memorybank_bench.integrity import (
     IntegrityReport,
     Tally,
@@ -20,7 +18,6 @@ from memorybank_bench.integrity import (
     load_sick,
     run_integrity,
 )
-from memorybank_bench.train_pair_model import run_training
 
 DATA = Path(__file__).resolve().parents[3] / "shared/data"
 PAIRS = DATA / "facts/pairs_dev.jsonl"
@@ -125,23 +122,3 @@ def test_dev_pairs_and_sick_sample_meet_the_safety_goals(tmp_path: Path) -> None
     assert goals["pairs: duplicates caught"].value >= 0.30
     assert goals["SICK: NEUTRAL refused"].value <= 0.005
     assert goals["SICK: near-paraphrases caught"].value >= 0.45
-
-
-@pytest.mark.skipif(not PAIRS.exists(), reason="no dev data")
-def test_the_shipped_pair_model_is_what_the_training_script_writes(
-    tmp_path: Path, embedder: Any
-) -> None:
-    """Retraining from the data gives the weights shipped in the package (deterministic)."""
-    out = tmp_path / "pair_model.json"
-    run_training(PAIRS, out, embedder=embedder)
-    trained = json.loads(out.read_text(encoding="utf-8"))
-    shipped = json.loads(
-        resources.files("memorybank.rules").joinpath(MODEL_FILE).read_text(encoding="utf-8")
-    )
-    assert trained["features"] == shipped["features"]
-    assert trained["trained_on"] == shipped["trained_on"]
-    for key in ("mean", "scale", "weights"):
-        assert trained[key] == pytest.approx(shipped[key], abs=1e-6), key
-    assert trained["bias"] == pytest.approx(shipped["bias"], abs=1e-6)
-    assert trained["threshold"] == pytest.approx(shipped["threshold"], abs=1e-6)
-    assert PairModel.from_dict(trained).threshold == load_model().threshold

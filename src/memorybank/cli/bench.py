@@ -307,38 +307,39 @@ def bench_consolidate(
     _show_report(console, report, json_out, notes=[Text(n) for n in report.notes()])
 
 
-@bench_app.command("train-pair-model")
+@bench_app.command("train-judge")
 @handles_errors
-def bench_train_pair_model(
-    pairs: Annotated[
-        Path, typer.Option("--pairs", help="Development fact pairs (JSON lines: a, b, label).")
-    ],
+def bench_train_judge(
     out: Annotated[
         Path | None,
         typer.Option(
-            "--out",
-            help="Write the weights here (the shipped file: src/memorybank/rules/pair_model.json).",
+            "--out", help="Write the model here (default: the shipped src/memorybank/_model/judge)."
         ),
     ] = None,
-    sick: Annotated[
-        Path | None,
-        typer.Option(
-            "--sick",
-            help="SICK folder or file: also print the cross-validation table "
-            "(SICK is only scored, never trained on).",
-        ),
+    seed: Annotated[int, typer.Option("--seed", help="Seed of data, order and weights.")] = 0,
+    epochs: Annotated[
+        float, typer.Option("--epochs", min=0.01, help="Passes over the data.")
+    ] = 1.0,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=10, help="Train on the first N examples only (a smoke run)."),
     ] = None,
     json_out: JsonOutOption = None,
 ) -> None:
-    """Train the duplicate judge's pair model (deterministic) and cross-validate it."""
+    """Train the judge (cross-encoder from all-MiniLM-L6-v2, int8 ONNX) on generated facts,
+    SICK train, LoCoMo dev and the development pairs; needs the [train] extra."""
     with bench_installed():
-        from memorybank_bench.train_pair_model import run_training
+        from memorybank_bench.train_judge import OUT, TrainConfig, train
 
     console = stdout()
-    document = run_training(pairs, out, sick=sick, console=console)
-    console.print(f"threshold {document['threshold']} · trained on {document['trained_on']}")
+    config = TrainConfig(seed=seed, epochs=epochs, limit=limit, out=out or OUT)
+    summary = train(config)
+    console.print(
+        f"trained on {summary['examples']} examples in {summary['train_seconds']} s · "
+        f"held-out pair accuracy {summary['held_out_pair_accuracy']} · wrote {config.out}"
+    )
     if json_out is not None:
-        json_out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        json_out.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
         console.print(f"Wrote {json_out}.")
 
 
