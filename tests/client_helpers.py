@@ -26,6 +26,7 @@ from server_helpers import free_port, settings_for
 @contextmanager
 def served(bank: MemoryBank, **settings: object) -> Iterator[tuple[str, Accounts]]:
     """``bank`` served over HTTP on 127.0.0.1 (write limit lifted): its URL and accounts."""
+    settings = {"read_rate_per_minute": 1_000_000, **settings}
     config = settings_for(bank, ai_write_rate_per_minute=1_000_000, **settings)
     accounts = Accounts.open(bank, config)
     port = free_port()

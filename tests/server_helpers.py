@@ -114,9 +114,9 @@ def spawn_server(
     env: Mapping[str, str] | None = None,
     timeout: float = 60,
 ) -> tuple[subprocess.Popen[bytes], str]:
-    """A real ``memorybank serve`` subprocess in local mode on ``db_url`` (write rate limit
-    lifted; more ``args`` and ``env`` if given), once it answers ``/healthz``: the process and
-    its base URL."""
+    """A real ``memorybank serve`` subprocess in local mode on ``db_url`` (write and read
+    rate limits lifted; more ``args`` and ``env`` if given), once it answers ``/healthz``: the
+    process and its base URL."""
 
     port = port or free_port()
     proc = subprocess.Popen(
@@ -124,7 +124,12 @@ def spawn_server(
         + ["--db", db_url, *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, "MEMORYBANK_AI_WRITE_RATE_PER_MINUTE": "1000000", **(env or {})},
+        env={
+            **os.environ,
+            "MEMORYBANK_AI_WRITE_RATE_PER_MINUTE": "1000000",
+            "MEMORYBANK_READ_RATE_PER_MINUTE": "1000000",
+            **(env or {}),
+        },
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + timeout

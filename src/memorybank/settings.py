@@ -86,6 +86,11 @@ class Settings(BaseSettings):
     # same pool.
     compute_threads: int | None = Field(None, ge=1, le=1000)
     inline_searches: bool | None = None
+    # How many of one user's calls hold compute threads at once (the rest of theirs wait in
+    # their own line, issue 34), and how many reads (searches, memory blocks, consolidation
+    # previews by the facts they examine) a user may start per minute.
+    compute_per_user: int = Field(1, ge=1, le=1000)
+    read_rate_per_minute: int = Field(600, ge=1)
 
     # The server: the key encrypting users' provider keys (else the key file, default
     # $MEMORYBANK_HOME/master.key, created with mode 0600), the largest request body, and how

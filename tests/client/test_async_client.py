@@ -158,3 +158,24 @@ def test_one_client_serves_concurrent_calls(bank: MemoryBank) -> None:
 
     with served(bank) as (url, _):
         assert asyncio.run(run(url)) == [[fact] for fact in facts.values()]
+
+
+def test_async_client_ignores_a_hostile_retry_after_and_dot_ids(bank: MemoryBank) -> None:
+    """Issue 34, finding 11, for the async twin."""
+
+    async def limited_save(url: str) -> None:
+        async with AsyncClient(url, retries=1, max_wait=0.5) as client:
+            await client.save("alice", "User prefers green tea", "preference")
+
+    async def clear_dots(url: str) -> str:
+        async with AsyncClient(url) as client:
+            kept = (await client.save("alice", "User prefers green tea", "preference")).memory_id
+            with pytest.raises(ValidationError, match="is not an id"):
+                await client.clear("alice", project_id="..")
+            return (await client.get(kept, "alice")).content
+
+    limited = (429, {"Retry-After": "²"}, {"error": "too many memory writes"})
+    with scripted([ME, limited, limited]) as (url, _), pytest.raises(RateLimited):
+        asyncio.run(limited_save(url))
+    with served(bank) as (url, _):
+        assert asyncio.run(clear_dots(url)) == "User prefers green tea"

@@ -134,3 +134,30 @@ def test_the_user_header_counts_in_local_mode_only(bank: MemoryBank) -> None:
     with TestClient(world.app) as auth:
         headers = {**world.auth("member"), "X-Memorybank-User": "owner"}
         assert auth.get("/api/me", headers=headers).json()["user_id"] == "member"
+
+
+@pytest.mark.parametrize("header", ["²", "9" * 5000, "nan", "-3", "1e999", "Fri, 01 Jan"])
+def test_a_hostile_retry_after_is_ignored_never_raised(header: str) -> None:
+    """Issue 34, finding 11: ``Retry-After: ²`` passed ``isdigit`` and raised a bare
+    ``ValueError`` from ``int``; every header that is not whole seconds is ignored."""
+    limited = (429, {"Retry-After": header}, {"error": "too many memory writes"})
+    with scripted([ME, limited, limited]) as (url, _), Client(url, retries=1, max_wait=0.5) as c:
+        with pytest.raises(RateLimited) as raised:
+            c.save("alice", "User prefers green tea", "preference")
+    assert raised.value.retry_after == 1
+
+
+@pytest.mark.parametrize("bad", [".", "..", ""])
+def test_dot_ids_never_leave_their_path(bank: MemoryBank, bad: str) -> None:
+    """Issue 34, finding 11: ``clear("alice", project_id="..")`` sent
+    ``/api/memories/projects/../clear``, which the URL resolved to alice's private clear."""
+    with served(bank) as (url, _), Client(url) as client:
+        kept = client.save("alice", "User prefers green tea", "preference").memory_id
+        with pytest.raises(ValidationError, match="is not an id"):
+            client.clear("alice", project_id=bad)
+        for call in (client.get, client.delete, client.history, client.restore):
+            with pytest.raises(ValidationError, match="is not an id"):
+                call(bad, "alice")
+        with pytest.raises(ValidationError, match="is not an id"):
+            client.update(bad, "alice", importance=3)
+        assert client.get(kept, "alice").content == "User prefers green tea"

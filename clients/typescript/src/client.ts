@@ -9,7 +9,7 @@
  * typed with the route's operation from the schema.
  */
 
-import { errorFor, StoreError } from "./errors.js";
+import { errorFor, MemoryBankError, StoreError, ValidationError } from "./errors.js";
 import type { components, operations } from "./schema.js";
 
 type Schemas = components["schemas"];
@@ -83,7 +83,25 @@ function searchParams(query: Record<string, unknown> | undefined): string {
   return text ? `?${text}` : "";
 }
 
-const segment = encodeURIComponent;
+/**
+ * An id as one path segment. `""`, `"."` and `".."` are refused: encoding leaves them as they
+ * are, and a URL resolves them as no segment, "this" or "the parent" (`clear({ projectId: ".." })`
+ * would have cleared the caller's private memory), as the Python clients refuse them.
+ */
+function segment(id: string): string {
+  if (id === "" || id === "." || id === "..") {
+    throw new ValidationError(`${JSON.stringify(id)} is not an id: name the memory, project or profile`, 0, {
+      field: "id",
+    });
+  }
+  return encodeURIComponent(id);
+}
+
+/** The seconds a `Retry-After` asks for when it is whole seconds in digits; else undefined (a bad header is ignored). */
+function retryAfterOf(response: Response): number | undefined {
+  const value = (response.headers.get("retry-after") ?? "").trim();
+  return /^[0-9]{1,9}$/.test(value) ? Number(value) : undefined;
+}
 
 export class MemoryBankClient {
   readonly baseUrl: string;
@@ -124,7 +142,9 @@ export class MemoryBankClient {
       const last = attempt >= retries;
       let response: Response;
       try {
-        response = await fetcher(url, { method, headers, body });
+        // Never follow a redirect: following one re-sends the memory text, the API key and
+        // X-Memorybank-User to wherever the answer points (the Python clients follow none).
+        response = await fetcher(url, { method, headers, body, redirect: "manual" });
       } catch (error) {
         // fetch rejects when no answer came (refused, reset): the request may not have run.
         if (last) {
@@ -134,10 +154,19 @@ export class MemoryBankClient {
         await sleep(Math.min(maxWait, 0.2 * 2 ** attempt));
         continue;
       }
-      const retryAfter = Number(response.headers.get("retry-after") ?? "NaN");
+      if (response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400)) {
+        await response.body?.cancel();
+        const to = response.headers.get("location") ?? "elsewhere";
+        throw new MemoryBankError(
+          `the memorybank server at ${this.baseUrl} answered ${response.status} redirecting to ${to}; ` +
+            "the client follows no redirects: set baseUrl to the server's own address",
+          response.status,
+        );
+      }
+      const retryAfter = retryAfterOf(response);
       if ((response.status === 429 || response.status === 503) && !last) {
         await response.body?.cancel();
-        await sleep(Math.min(maxWait, Number.isFinite(retryAfter) ? retryAfter : 0.2 * 2 ** attempt));
+        await sleep(Math.min(maxWait, retryAfter ?? 0.2 * 2 ** attempt));
         continue;
       }
       if (!response.ok) {
@@ -148,7 +177,7 @@ export class MemoryBankClient {
         } catch {
           parsed = { error: text || response.statusText };
         }
-        throw errorFor(response.status, parsed, Number.isFinite(retryAfter) ? retryAfter : 1);
+        throw errorFor(response.status, parsed, retryAfter ?? 1);
       }
       return response;
     }

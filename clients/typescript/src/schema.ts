@@ -533,7 +533,8 @@ export interface paths {
         /**
          * Apply Consolidation
          * @description Merge the duplicates of the page a preview showed (its ``cursor`` and ``limit``;
-         *     those of ``keep_ids`` only, when given): a project's admins and owners only.
+         *     those of ``keep_ids`` only, when given): a project's admins and owners only. What the
+         *     newer fact's author could not have retired by a save stays, listed in ``proposals``.
          */
         post: operations["apply_consolidation"];
         delete?: never;
@@ -1113,6 +1114,18 @@ export interface components {
             superseded_count: number;
             /** Supersessions */
             supersessions: components["schemas"]["SupersessionView"][];
+            /** Proposed Count */
+            proposed_count: number;
+            /**
+             * Proposals
+             * @description Replacements left to a person: the newer fact's author could not have retired the older one by a save (a member's fact over an owner's); never applied here
+             */
+            proposals: components["schemas"]["SupersessionView"][];
+            /**
+             * Proposed Merges
+             * @description Merges left to a person, for the same reason (the kept fact's author)
+             */
+            proposed_merges: components["schemas"]["MergeView"][];
         };
         /**
          * Count

@@ -6,9 +6,14 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
 import {
   aiSdkTools,
   MemoryBankClient,
+  MemoryBankError,
+  RateLimited,
   NotFound,
   openAITools,
   runOpenAIToolCalls,
@@ -96,6 +101,67 @@ describe("the memory API", () => {
     });
     const nowhere = new MemoryBankClient({ baseUrl: `http://127.0.0.1:${await freePort()}`, retries: 1, maxWait: 0.1 });
     await assert.rejects(nowhere.me(), StoreError);
+  });
+});
+
+/** A server on 127.0.0.1 answering every request with `answer`; the requests it received. */
+async function answering(answer: (req: IncomingMessage, res: ServerResponse) => void) {
+  const seen: { method?: string; url?: string; headers: IncomingMessage["headers"]; body: string }[] = [];
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk: Buffer) => (body += chunk.toString()));
+    req.on("end", () => {
+      seen.push({ method: req.method, url: req.url, headers: req.headers, body });
+      answer(req, res);
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, seen, stop: () => new Promise<void>((done) => server.close(() => done())) };
+}
+
+describe("hostile answers (issue 34)", () => {
+  test("a redirect to another origin is not followed: nothing is re-sent there", async () => {
+    const elsewhere = await answering((_req, res) => res.writeHead(200, { "Content-Type": "application/json" }).end("{}"));
+    const redirector = await answering((_req, res) => res.writeHead(307, { Location: `${elsewhere.url}/api/memories` }).end());
+    try {
+      const memory = new MemoryBankClient({ baseUrl: redirector.url, apiKey: "mb_secret", user: "alice" });
+      await assert.rejects(memory.save("User prefers green tea"), (error: unknown) => {
+        assert.ok(error instanceof MemoryBankError);
+        assert.match(error.message, /follows no redirects/);
+        return true;
+      });
+      assert.equal(redirector.seen.length, 1);
+      assert.deepEqual(elsewhere.seen, []);
+    } finally {
+      await redirector.stop();
+      await elsewhere.stop();
+    }
+  });
+
+  test("a Retry-After that is not whole seconds is ignored", async () => {
+    for (const header of ["", "-5", "0x10", "1e3", "nan"]) {
+      const limited = await answering((_req, res) =>
+        res.writeHead(429, { "Retry-After": header, "Content-Type": "application/json" }).end('{"error": "slow down"}'),
+      );
+      try {
+        const memory = new MemoryBankClient({ baseUrl: limited.url, retries: 1, maxWait: 0.2 });
+        await assert.rejects(memory.count(), (error: unknown) => error instanceof RateLimited && error.retryAfter === 1);
+      } finally {
+        await limited.stop();
+      }
+    }
+  });
+
+  test("'.' and '..' are refused as ids, never resolved as path segments", async () => {
+    const memory = new MemoryBankClient({ baseUrl, user: "frank" });
+    const kept = (await memory.save("User prefers green tea")).memory_id as string;
+    for (const bad of ["", ".", ".."]) {
+      await assert.rejects(async () => memory.clear(bad), ValidationError);
+      await assert.rejects(async () => memory.get(bad), ValidationError);
+      await assert.rejects(async () => memory.delete(bad), ValidationError);
+    }
+    assert.equal((await memory.get(kept)).content, "User prefers green tea");
   });
 });
 

@@ -5,6 +5,7 @@ stands for."""
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
@@ -50,13 +51,32 @@ def error_of(response: httpx.Response) -> MemoryBankError:
     if status == 421:
         return ConfigurationError(f"{message} (the server does not answer to this host name)")
     if status == 429:
-        wait = response.headers.get("Retry-After", "1")
-        return RateLimited(message, retry_after=int(wait) if wait.isdigit() else 1)
+        wait = retry_after(response)
+        return RateLimited(message, retry_after=1 if wait is None else int(wait))
     if status == 502:
         return ProviderError(message)
     if status in (503, 507):
         return StoreError(message)
     return MemoryBankError(f"HTTP {status}: {message}")
+
+
+#: A ``Retry-After`` the clients take: whole seconds in ASCII digits (RFC 9110's delay-seconds).
+_DELAY_SECONDS = re.compile(r"[0-9]{1,9}")
+
+
+def retry_after(response: httpx.Response) -> float | None:
+    """The seconds ``response``'s ``Retry-After`` asks to wait, or None when it has none or
+    one that is not a count of seconds: a server's (or a proxy's) bad header is ignored,
+    never raised (``"²"`` passed ``str.isdigit`` and then failed ``int``; ``"nan"``, ``"-1"``
+    and ``"1e999"`` passed ``float``).
+
+    >>> retry_after(httpx.Response(429, headers={"Retry-After": "7"}))
+    7.0
+    >>> retry_after(httpx.Response(429, headers={"Retry-After": "nan"})) is None
+    True
+    """
+    value = response.headers.get("Retry-After", "").strip()
+    return float(value) if _DELAY_SECONDS.fullmatch(value) else None
 
 
 def named_after(method: Callable[..., Any], plan: Callable[..., Any], owner: str) -> None:
@@ -116,14 +136,20 @@ class ClientBase:
         (429 and 503: ``Retry-After`` when the server says, else backoff). An error answer
         on the last try is raised as the error it stands for."""
         if response.status_code in RETRY_STATUSES and attempt < self.retries:
-            try:
-                seconds = float(response.headers.get("Retry-After", ""))
-            except ValueError:
+            seconds = retry_after(response)
+            if seconds is None:
                 seconds = 0.2 * 2.0**attempt
-            return max(0.0, min(self.max_wait, seconds))
+            return min(self.max_wait, seconds)
         if response.is_error:
             raise error_of(response)
         return None
 
 
-__all__ = ["RETRY_STATUSES", "USER_HEADER", "ClientBase", "error_of", "named_after"]
+__all__ = [
+    "RETRY_STATUSES",
+    "USER_HEADER",
+    "ClientBase",
+    "error_of",
+    "named_after",
+    "retry_after",
+]

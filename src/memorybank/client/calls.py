@@ -88,7 +88,21 @@ def _memory(shown: dict[str, Any]) -> Memory:
 
 
 def _segment(value: str) -> str:
-    """``value`` as one path segment (an id may hold any character)."""
+    """``value`` as one path segment (an id may hold any character). ``.`` and ``..`` are
+    refused: percent-encoding leaves them as they are, and a URL resolves them as "this" and
+    "the parent" segment (``clear("alice", project_id="..")`` cleared alice's private memory).
+
+    >>> _segment("mem_1/x")
+    'mem_1%2Fx'
+    >>> _segment("..")
+    Traceback (most recent call last):
+    ...
+    memorybank.errors.ValidationError: '..' is not an id: name the memory, project or profile
+    """
+    if value in ("", ".", ".."):
+        raise ValidationError(
+            f"{value!r} is not an id: name the memory, project or profile", field="id"
+        )
     return quote(value, safe="")
 
 

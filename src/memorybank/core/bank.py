@@ -26,7 +26,16 @@ from memorybank.core.events import read_events
 from memorybank.core.prompt import auto_recall
 from memorybank.core.reindex import ProgressFn
 from memorybank.core.reinforcement import Reinforcements
-from memorybank.core.rewrite import already_said, mark_superseded, merge_into, unsupersede
+from memorybank.core.rewrite import (
+    Changes,
+    already_said,
+    check_link,
+    compare_and_set,
+    edited,
+    mark_superseded,
+    merge_into,
+    unsupersede,
+)
 from memorybank.core.search import Pool
 from memorybank.core.settle import save_judge
 from memorybank.core.usage import Usage
@@ -70,9 +79,6 @@ from memorybank.rules.limits import RateLimiter
 from memorybank.rules.permissions import Action, adding, allowed, require, require_org_admin
 from memorybank.rules.policy import (
     PolicySettings,
-    to_third_person,
-    validate_memory,
-    validate_turn,
 )
 from memorybank.rules.pydantic_errors import pydantic_message
 from memorybank.rules.ranking import RetrievalSettings
@@ -132,6 +138,8 @@ class MemoryBank:
         self._probe_lock = threading.Lock()
         self.write_limiter: RateLimiter | None = None
         self.set_write_limit(write_rate_per_minute)
+        # Reads adapters start (searches, memory blocks), per user: the server sets it.
+        self.read_limiter: RateLimiter | None = None
         self.heavy_writes = HeavyWrites()  # big batches embed one at a time (issue 27)
         if check_model:
             self._check_model()
@@ -163,6 +171,12 @@ class MemoryBank:
         is not limited."""
         if self.write_limiter is not None:
             self.write_limiter.hit(user_id, cost)
+
+    def count_read(self, user_id: str, cost: int = 1) -> None:
+        """Charge ``cost`` units of ``user_id``'s read limit (``read_limiter``, when set) for a
+        read started through an adapter, as :meth:`count_write` does for writes."""
+        if self.read_limiter is not None:
+            self.read_limiter.hit(user_id, cost)
 
     def _check_model(self) -> None:
         stored = self.store.get_meta("embedding_model")
@@ -564,55 +578,32 @@ class MemoryBank:
         'User prefers to be called SG'
         """
         require(role, Action.CHANGE, project_id)
-        old = self.get(memory_id, user_id, project_id=project_id)
-        conversation = is_conversation(old.ring, old.source)
-        new_content = old.content if content is None else content
-        new_category = old.category if category is None else category
-        checks: dict[str, Any] = {
-            "tags": tags or (),
-            "metadata": None if metadata is None else dict(metadata),
-            "importance": importance,
-            "settings": self.policy,
-        }
-        if conversation:  # a turn keeps its words, within a stored piece's length
-            new_content, new_category = validate_turn(
-                new_content, new_category, maximum=self.policy.content_max, **checks
+        changes = Changes(content, category, tags, metadata, importance)
+        by = actor or user_id
+
+        def attempt(old: Memory) -> Memory | None:
+            changed = edited(old, changes, self.policy, self.embedder.model_id)
+            vector = (
+                self.embedder.embed([changed.content])[0]
+                if changed.content != old.content
+                else None
             )
-        else:
-            new_content, new_category = validate_memory(new_content, new_category, **checks)
-            if content is not None:
-                new_content = to_third_person(new_content).text
-        changed = old.model_copy(
-            update={
-                "content": new_content,
-                "category": new_category,
-                "tags": old.tags if tags is None else tuple(tags),
-                "metadata": old.metadata if metadata is None else dict(metadata),
-                "importance": old.importance if importance is None else importance,
-                "updated_at": utcnow(),
-                "embedding_model": self.embedder.model_id,
-            }
+            same = (
+                None
+                if vector is None
+                else already_said(self.store, self.judge, old, changed.content, vector)
+            )
+            if same is not None and not is_conversation(old.ring, old.source):
+                return merge_into(self.store, old, same, by)
+            event = HistoryEvent.about(
+                old, EventKind.UPDATE, by, old_content=old.content, new_content=changed.content
+            )
+            written = self.store.replace(changed, vector, event, expected=old.updated_at)
+            return changed if written else None
+
+        return compare_and_set(
+            self.store, self.get(memory_id, user_id, project_id=project_id), attempt
         )
-        vector = self.embedder.embed([new_content])[0] if new_content != old.content else None
-        same = (
-            None
-            if vector is None
-            else already_said(self.store, self.judge, old, new_content, vector)
-        )
-        if same is not None and not conversation:
-            return merge_into(self.store, old, same, actor or user_id)
-        self.store.replace(
-            changed,
-            vector,
-            HistoryEvent.about(
-                old,
-                EventKind.UPDATE,
-                actor or user_id,
-                old_content=old.content,
-                new_content=new_content,
-            ),
-        )
-        return changed
 
     def delete(
         self,
@@ -680,7 +671,8 @@ class MemoryBank:
         """
         require(role, Action.CHANGE, project_id)
         old = self.get(memory_id, user_id, project_id=project_id)
-        self.get(newer_id, user_id, project_id=project_id)
+        newer = self.get(newer_id, user_id, project_id=project_id)
+        check_link(self.store, old, newer, self.scope_set(user_id, project_id))
         return mark_superseded(self.store, old, newer_id, actor or user_id)
 
     def restore(

@@ -56,7 +56,7 @@ from memorybank.model import (
 )
 from memorybank.model.stored import from_us, to_us
 from memorybank.rules.intake import is_conversation
-from memorybank.rules.permissions import Action, require
+from memorybank.rules.permissions import Action, require, retires_by_save
 from memorybank.rules.verdicts import (
     THRESHOLDS,
     Judge,
@@ -170,6 +170,10 @@ class Consolidation:
     next_cursor: str | None = None
     stopped_by: StoppedBy | None = None
     supersessions: tuple[Supersession, ...] = ()
+    # Found but left to a person: what the newer (or kept) fact's author could not have
+    # retired by a save (a project member's fact over an owner's), never applied here.
+    proposals: tuple[Supersession, ...] = ()
+    proposed_merges: tuple[Merge, ...] = ()
 
     @property
     def merged_count(self) -> int:
@@ -197,6 +201,10 @@ class Consolidation:
             "merges": [m.as_dict() for m in self.merges],
             "superseded_count": len(self.supersessions),
             "supersessions": [s.as_dict() for s in self.supersessions],
+            "proposed_count": len(self.proposals)
+            + sum(len(m.merged) for m in self.proposed_merges),
+            "proposals": [s.as_dict() for s in self.proposals],
+            "proposed_merges": [m.as_dict() for m in self.proposed_merges],
         }
 
 
@@ -454,6 +462,46 @@ def _merges(store: Store, scope: Scope, facts: _Facts, page: _Page) -> list[Merg
     return merges
 
 
+#: A project member's role as the accounts say now: (project_id, user_id) -> role, or None
+#: for someone who is not (or no longer) a member. Without one (a host application's own
+#: call, with no accounts) every author may retire what consolidation finds.
+RoleOf = Callable[[str, str], "Role | None"]
+
+
+@dataclass(frozen=True)
+class _Split:
+    """What a page found, split by who may retire what (:func:`_split`)."""
+
+    merges: list[Merge]
+    supersessions: list[Supersession]
+    proposed_merges: list[Merge]
+    proposals: list[Supersession]
+
+
+def _split(
+    project_id: str | None,
+    merges: Sequence[Merge],
+    supersessions: Sequence[Supersession],
+    roles: RoleOf | None,
+) -> _Split:
+    """Which merges and supersessions consolidation may apply: those whose newer fact's
+    author (for a merge, the kept fact's) could have retired the older one by a save
+    (:func:`memorybank.rules.permissions.retires_by_save`); the rest are proposals. The
+    author is the memory's ``user_id``, who saved it, not whoever asks to tidy up."""
+
+    def may(newer: Memory) -> bool:
+        if roles is None or project_id is None:
+            return True
+        return retires_by_save(project_id, roles(project_id, newer.user_id))
+
+    return _Split(
+        merges=[m for m in merges if may(m.keep)],
+        supersessions=[f for f in supersessions if may(f.new)],
+        proposed_merges=[m for m in merges if not may(m.keep)],
+        proposals=[f for f in supersessions if not may(f.new)],
+    )
+
+
 def run(
     store: Store,
     user_id: str,
@@ -466,11 +514,14 @@ def run(
     cursor: str | None = None,
     budget: Budget | None = None,
     judge: Judge | None = None,
+    roles: RoleOf | None = None,
 ) -> Consolidation:
     """Find (and unless ``dry_run``, apply) the merges of one page of one scope: the user's
     private memory, or ``project_id``'s, from ``cursor`` (the start without one) until
     ``budget`` is spent. Applying in a project needs its admin or owner (``role``); ``only``
-    applies just the merges that keep these ids (the ones a person confirmed).
+    applies just the merges that keep these ids (the ones a person confirmed). With
+    ``roles``, what the newer fact's author could not have retired by a save is only
+    proposed (``proposals``, ``proposed_merges``), whoever applies.
 
     >>> a = bank.save("u1", "User lives in London", "identity")
     >>> b = bank.save("u1", "User currently lives in London", "identity", on_conflict="keep")
@@ -487,23 +538,26 @@ def run(
     page = judging.page(start, budget or Budget())
     merges = _merges(store, scope, facts, page)
     newer = _supersessions(store, scope, judging, page)
-    chosen = merges if only is None else [m for m in merges if m.keep.id in set(only)]
     if only is not None:
+        merges = [m for m in merges if m.keep.id in set(only)]
         newer = [s for s in newer if s.new.id in set(only)]
+    split = _split(project_id, merges, newer, roles)
     if not dry_run:
-        apply(store, chosen, actor or user_id, newer)
+        apply(store, split.merges, actor or user_id, split.supersessions)
     more = page.end < len(facts)
     return Consolidation(
         user_id=user_id,
         project_id=project_id,
-        merges=tuple(chosen),
+        merges=tuple(split.merges),
         applied=not dry_run,
         examined=page.end - page.start,
         pairs_judged=page.pairs,
         remaining=len(facts) - page.end,
         next_cursor=facts.cursor(page.end - 1) if more else None,
         stopped_by=page.stopped_by,
-        supersessions=tuple(newer),
+        supersessions=tuple(split.supersessions),
+        proposals=tuple(split.proposals),
+        proposed_merges=tuple(split.proposed_merges),
     )
 
 
@@ -517,28 +571,35 @@ def run_all(
     actor: str | None = None,
     budget: Budget | None = None,
     judge: Judge | None = None,
+    roles: RoleOf | None = None,
 ) -> Consolidation:
     """Every page of one scope in this process: the facts are read once, each page is
     judged within ``budget`` and (unless ``dry_run``) applied before the next, and which facts
     were merged is carried from page to page, so a preview is the one a run applies. The
-    merges into one kept memory on several pages are shown as one."""
+    merges into one kept memory on several pages are shown as one. ``roles`` as for
+    :func:`run`."""
     if not dry_run:
         require(role, Action.CHANGE, project_id)
     scope = Scope(user_id=user_id, project_id=project_id)
     facts = _load(store, scope)
     judging = _Pass(facts, judge or _shipped())
     found: dict[str, Merge] = {}
+    proposed: dict[str, Merge] = {}
     newer: list[Supersession] = []
+    proposals: list[Supersession] = []
     examined = pairs = 0
     while examined < len(facts):
         page = judging.page(examined, budget or Budget())
         merges = _merges(store, scope, facts, page)
-        replaced = _supersessions(store, scope, judging, page)
+        split = _split(project_id, merges, _supersessions(store, scope, judging, page), roles)
         if not dry_run:
-            apply(store, merges, actor or user_id, replaced)
-        newer += replaced
-        for merge in merges:
+            apply(store, split.merges, actor or user_id, split.supersessions)
+        newer += split.supersessions
+        proposals += split.proposals
+        for merge in split.merges:
             found[merge.keep.id] = _joined(found.get(merge.keep.id), merge)
+        for merge in split.proposed_merges:
+            proposed[merge.keep.id] = _joined(proposed.get(merge.keep.id), merge)
         examined, pairs = page.end, pairs + page.pairs
     return Consolidation(
         user_id=user_id,
@@ -548,6 +609,8 @@ def run_all(
         examined=examined,
         pairs_judged=pairs,
         supersessions=tuple(newer),
+        proposals=tuple(proposals),
+        proposed_merges=tuple(proposed.values()),
     )
 
 
@@ -579,10 +642,12 @@ def consolidate(
     role: Role | None = None,
     cursor: str | None = None,
     budget: Budget | None = None,
+    roles: RoleOf | None = None,
 ) -> Consolidation:
     """Merge one page of one scope's duplicates in ``bank`` (:func:`run`, with the ids
     checked first): a preview unless ``dry_run=False``; ``only`` applies just the merges
-    keeping these ids; ``cursor`` continues where an earlier call's ``next_cursor`` said."""
+    keeping these ids; ``cursor`` continues where an earlier call's ``next_cursor`` said;
+    ``roles`` says who may retire what (:data:`RoleOf`)."""
     bank.scope_set(user_id, project_id)
     return run(
         bank.store,
@@ -594,6 +659,7 @@ def consolidate(
         cursor=cursor,
         budget=budget,
         judge=bank.judge,
+        roles=roles,
     )
 
 
@@ -604,10 +670,13 @@ def consolidate_all(
     *,
     dry_run: bool = True,
     role: Role | None = None,
+    roles: RoleOf | None = None,
 ) -> Consolidation:
     """Merge all of one scope's duplicates in ``bank``, page by page (:func:`run_all`)."""
     bank.scope_set(user_id, project_id)
-    return run_all(bank.store, user_id, project_id, dry_run=dry_run, role=role, judge=bank.judge)
+    return run_all(
+        bank.store, user_id, project_id, dry_run=dry_run, role=role, roles=roles, judge=bank.judge
+    )
 
 
 def _shipped() -> Judge:
@@ -617,10 +686,14 @@ def _shipped() -> Judge:
     return default_judge()
 
 
-def run_scheduled(store: Store, every: timedelta) -> list[Consolidation] | None:
+def run_scheduled(
+    store: Store, every: timedelta, roles: RoleOf | None = None
+) -> list[Consolidation] | None:
     """The server's scheduled tidy-up: when ``every`` has passed since the last run (kept in
     the store, so restarts and other workers agree), apply the merges of every scope, page by
-    page; the scopes where something was merged, or ``None`` when it was not due yet.
+    page; the scopes where something was merged, or ``None`` when it was not due yet. With
+    ``roles`` (the server's accounts), what a newer fact's author could not have retired by a
+    save stays as it is: the job acts for nobody in particular, so it borrows nobody's rights.
 
     Applying without a preview is the operator's choice (``MEMORYBANK_CONSOLIDATE_EVERY_HOURS``
     is off by default); each merge can still be read in history and undone by hand.
@@ -631,7 +704,14 @@ def run_scheduled(store: Store, every: timedelta) -> list[Consolidation] | None:
         return None
     store.set_meta(LAST_RUN_KEY, str(to_us(now)))  # first, so a parallel worker skips
     done = [
-        run_all(store, scope.user_id, scope.project_id, dry_run=False, actor=SCHEDULED_ACTOR)
+        run_all(
+            store,
+            scope.user_id,
+            scope.project_id,
+            dry_run=False,
+            actor=SCHEDULED_ACTOR,
+            roles=roles,
+        )
         for scope in store.scopes()
     ]
     return [c for c in done if c.merges]
@@ -671,6 +751,7 @@ __all__ = [
     "MAX_SIMILARITIES",
     "PAGE_FACTS",
     "SCHEDULED_ACTOR",
+    "RoleOf",
     "Budget",
     "Consolidation",
     "Merge",

@@ -10,7 +10,13 @@ text: the link is ``superseded_by``).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memorybank.errors import NotFound, StoreError, ValidationError
 from memorybank.model import (
+    Category,
     Channel,
     EventKind,
     HistoryEvent,
@@ -20,9 +26,54 @@ from memorybank.model import (
     utcnow,
 )
 from memorybank.providers.embedders.base import Vectors
+from memorybank.rules.intake import is_conversation
+from memorybank.rules.policy import PolicySettings, to_third_person, validate_memory, validate_turn
 from memorybank.rules.render import FACT_SOURCES
 from memorybank.rules.verdicts import THRESHOLDS, Judge, Relation, is_candidate, verdict
 from memorybank.stores.base import Store
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What an edit (:meth:`~memorybank.MemoryBank.update`) asks to change; None keeps a field."""
+
+    content: str | None = None
+    category: Category | str | None = None
+    tags: Sequence[str] | None = None
+    metadata: Mapping[str, Any] | None = None
+    importance: int | None = None
+
+
+def edited(old: Memory, changes: Changes, policy: PolicySettings, model_id: str) -> Memory:
+    """``old`` with ``changes`` applied, re-validated as a save would be (a conversation turn
+    keeps its words within a stored piece's length; a fact's new text is put in the third
+    person)."""
+    conversation = is_conversation(old.ring, old.source)
+    content = old.content if changes.content is None else changes.content
+    category = old.category if changes.category is None else changes.category
+    checks: dict[str, Any] = {
+        "tags": changes.tags or (),
+        "metadata": None if changes.metadata is None else dict(changes.metadata),
+        "importance": changes.importance,
+        "settings": policy,
+    }
+    if conversation:
+        content, category = validate_turn(content, category, maximum=policy.content_max, **checks)
+    else:
+        content, category = validate_memory(content, category, **checks)
+        if changes.content is not None:
+            content = to_third_person(content).text
+    return old.model_copy(
+        update={
+            "content": content,
+            "category": category,
+            "tags": old.tags if changes.tags is None else tuple(changes.tags),
+            "metadata": old.metadata if changes.metadata is None else dict(changes.metadata),
+            "importance": old.importance if changes.importance is None else changes.importance,
+            "updated_at": utcnow(),
+            "embedding_model": model_id,
+        }
+    )
 
 
 def already_said(
@@ -48,6 +99,56 @@ def already_said(
     return None
 
 
+#: How often a read-modify-write of one memory is tried when another change got there first.
+ATTEMPTS = 5
+
+Attempt = Callable[[Memory], "Memory | None"]
+
+
+def compare_and_set(store: Store, first: Memory, attempt: Attempt) -> Memory:
+    """Run ``attempt`` on ``first`` (a memory as read), which writes with
+    ``store.replace(..., expected=read.updated_at)`` and returns the result, or None when the row
+    changed since it was read; then the memory is read again and ``attempt`` runs on that. So a
+    change is always made to what is stored now, and a concurrent edit, supersession or restore
+    is never silently undone by writing back every column of an older read."""
+    current = first
+    for _ in range(ATTEMPTS):
+        done = attempt(current)
+        if done is not None:
+            return done
+        fresh = store.get(current.id, ScopeSet.of(current.scope))
+        if fresh is None:
+            raise NotFound(f"no memory {current.id!r}")
+        current = fresh
+    raise StoreError(f"memory {current.id!r} kept changing while it was being changed; try again")
+
+
+def check_link(store: Store, old: Memory, newer: Memory, scopes: ScopeSet) -> None:
+    """Refuse to mark ``old`` superseded by ``newer`` when that makes a loop: ``newer`` is
+    ``old`` itself, or ``newer`` is already replaced, through its chain of newer memories, by
+    ``old``. Either way both would leave search and the prompt, with nothing current left."""
+    if newer.id == old.id:
+        raise ValidationError(
+            f"memory {old.id!r} cannot supersede itself; name the newer memory that replaces it",
+            field="newer_id",
+        )
+    seen = {old.id}
+    link = newer
+    while link.superseded_by is not None:
+        if link.superseded_by in seen:
+            raise ValidationError(
+                f"memory {newer.id!r} is already replaced (through {link.id!r}) by "
+                f"{link.superseded_by!r}: superseding {old.id!r} by it would make a cycle in "
+                "which no fact stays current; restore one of them first",
+                field="newer_id",
+            )
+        seen.add(link.id)
+        following = store.get(link.superseded_by, scopes)
+        if following is None:
+            return
+        link = following
+
+
 def mark_superseded(
     store: Store,
     old: Memory,
@@ -61,27 +162,54 @@ def mark_superseded(
     or MERGE for a merge); returns it marked. The event names no text: the link is
     ``superseded_by``, and forgetting the newer memory must not leave its words in ``old``'s
     history."""
-    marked = old.model_copy(update={"superseded_by": newer_id, "updated_at": utcnow()})
-    store.replace(marked, None, HistoryEvent.about(old, kind, actor, channel=channel))
-    return marked
+
+    def attempt(current: Memory) -> Memory | None:
+        marked = current.model_copy(update={"superseded_by": newer_id, "updated_at": utcnow()})
+        event = HistoryEvent.about(current, kind, actor, channel=channel)
+        return marked if store.replace(marked, None, event, expected=current.updated_at) else None
+
+    return compare_and_set(store, old, attempt)
 
 
 def merge_into(store: Store, merged: Memory, kept: Memory, actor: str) -> Memory:
     """Supersede ``merged`` by ``kept``, with a MERGE history event on each; returns ``kept``."""
     mark_superseded(store, merged, kept.id, actor, kind=EventKind.MERGE)
-    store.replace(kept, None, HistoryEvent.about(kept, EventKind.MERGE, actor))
-    return kept
+
+    def attempt(current: Memory) -> Memory | None:
+        event = HistoryEvent.about(current, EventKind.MERGE, actor)
+        return current if store.replace(current, None, event, expected=current.updated_at) else None
+
+    return compare_and_set(store, kept, attempt)
 
 
 def unsupersede(store: Store, old: Memory, actor: str) -> Memory:
     """``old`` back in search and the prompt: ``superseded_by`` cleared, with an UPDATE history
     event whose text is unchanged (``restore``); the memory that replaced it stays."""
-    back = old.model_copy(update={"superseded_by": None, "updated_at": utcnow()})
-    event = HistoryEvent.about(
-        old, EventKind.UPDATE, actor, old_content=old.content, new_content=old.content
-    )
-    store.replace(back, None, event)
-    return back
+
+    def attempt(current: Memory) -> Memory | None:
+        if current.superseded_by is None:
+            return current
+        back = current.model_copy(update={"superseded_by": None, "updated_at": utcnow()})
+        event = HistoryEvent.about(
+            current,
+            EventKind.UPDATE,
+            actor,
+            old_content=current.content,
+            new_content=current.content,
+        )
+        return back if store.replace(back, None, event, expected=current.updated_at) else None
+
+    return compare_and_set(store, old, attempt)
 
 
-__all__ = ["already_said", "mark_superseded", "merge_into", "unsupersede"]
+__all__ = [
+    "ATTEMPTS",
+    "Changes",
+    "edited",
+    "already_said",
+    "check_link",
+    "compare_and_set",
+    "mark_superseded",
+    "merge_into",
+    "unsupersede",
+]

@@ -19,11 +19,14 @@ any other (``("docs", ...)``)      the private memory of ``app_user_id`` (``"lan
 Within a scope the whole namespace and the key are kept in the memory's metadata
 (``metadata["langgraph"]``, with the value), so ``get``, ``search`` and ``list_namespaces``
 give back exactly what was put. An item's memory id is derived from its scope, namespace and
-key (``mem_lg_…``), so a ``get`` is one lookup by id. Memories that were not written through
-the store (saved by the ``remember`` tool, the API or by hand) appear at the scope's own
-namespace, ``("users", user_id)`` or ``("projects", project_id)``, with their id as key and
-``{"content", "category", "tags"}`` as value; a ``put`` or delete of that key there replaces or
-deletes the memory.
+key (``mem_lg_…``), so a ``get`` is one lookup by id. That id is also what makes an item the
+store's: metadata is anyone's to write (a project member's REST save, another user's own
+memory), so a ``langgraph`` record is believed only in a memory whose id is the one derived
+for the record's namespace and key, in the scope that namespace names. Memories that were
+not written through the store (saved by the ``remember`` tool, the API or by hand) appear at
+the scope's own namespace, ``("users", user_id)`` or ``("projects", project_id)``, with their
+id as key and ``{"content", "category", "tags"}`` as value; a ``put`` or delete of that key
+there replaces or deletes the memory.
 
 **What is embedded.** The text of an item is what memorybank embeds, searches and shows: the
 fields named by ``index={"fields": [...]}`` (LangGraph's JSON paths, ``"$"`` for the whole
@@ -162,22 +165,47 @@ def _own_namespace(memory: Memory) -> tuple[str, ...]:
     return (USERS, memory.user_id)
 
 
-def _record(memory: Memory) -> dict[str, Any] | None:
-    """The store's record in a memory's metadata, if the store wrote it."""
+def _item_id(scope: _Scope, namespace: tuple[str, ...], key: str) -> str:
+    """The memory id of the item (``namespace``, ``key``) in ``scope``: derived, so a ``get`` is
+    one lookup, and only the store writes memories with such ids (saves get ids of their own)."""
+    digest = hashlib.sha256(json.dumps([scope.key, list(namespace), key]).encode()).hexdigest()
+    return f"mem_lg_{digest[:32]}"
+
+
+def _record(memory: Memory, app_user_id: str) -> dict[str, Any] | None:
+    """The store's record in a memory's metadata, if the store wrote it: metadata alone is
+    anyone's to write (a member's REST save, another user's own memory), so the record is
+    believed only when its namespace is in the memory's own scope and the memory's id is the
+    one the store derives for that namespace and key. Otherwise the memory is an ordinary one
+    of its scope, at the scope's own namespace."""
     record = memory.metadata.get(META)
-    return record if isinstance(record, dict) and "namespace" in record else None
+    if not isinstance(record, dict) or not isinstance(record.get("value"), dict):
+        return None
+    labels, key = record.get("namespace"), record.get("key")
+    if not isinstance(labels, list) or not all(isinstance(n, str) for n in labels):
+        return None
+    namespace = tuple(labels)
+    try:
+        scope = _scope_of(namespace, app_user_id)
+    except InvalidNamespaceError:
+        return None
+    if not isinstance(key, str) or memory.project_id != scope.project_id:
+        return None
+    if scope.project_id is None and memory.user_id != scope.user_id:
+        return None
+    return record if memory.id == _item_id(scope, namespace, key) else None
 
 
-def _located(memory: Memory) -> tuple[tuple[str, ...], str]:
+def _located(memory: Memory, app_user_id: str) -> tuple[tuple[str, ...], str]:
     """(namespace, key) of any memory."""
-    record = _record(memory)
+    record = _record(memory, app_user_id)
     if record is None:
         return _own_namespace(memory), memory.id
     return tuple(record["namespace"]), str(record["key"])
 
 
-def _value(memory: Memory) -> dict[str, Any]:
-    record = _record(memory)
+def _value(memory: Memory, app_user_id: str) -> dict[str, Any]:
+    record = _record(memory, app_user_id)
     if record is None:
         return {
             "content": memory.content,
@@ -188,17 +216,19 @@ def _value(memory: Memory) -> dict[str, Any]:
     return value
 
 
-def _indexed(memory: Memory) -> bool:
-    record = _record(memory)
+def _indexed(memory: Memory, app_user_id: str) -> bool:
+    record = _record(memory, app_user_id)
     return record is None or bool(record.get("indexed", True))
 
 
-def _item(memory: Memory, score: float | None = None, *, ranked: bool = False) -> SearchItem:
-    namespace, key = _located(memory)
+def _item(
+    memory: Memory, app_user_id: str, score: float | None = None, *, ranked: bool = False
+) -> SearchItem:
+    namespace, key = _located(memory, app_user_id)
     return SearchItem(
         namespace=namespace,
         key=key,
-        value=_value(memory),
+        value=_value(memory, app_user_id),
         created_at=memory.created_at,
         updated_at=memory.updated_at,
         score=score if ranked else None,
@@ -360,14 +390,10 @@ class MemoryBankStore(BaseStore):
     def _scope(self, namespace: tuple[str, ...]) -> _Scope:
         return _scope_of(namespace, self.app_user_id)
 
-    def _id(self, scope: _Scope, namespace: tuple[str, ...], key: str) -> str:
-        digest = hashlib.sha256(json.dumps([scope.key, list(namespace), key]).encode()).hexdigest()
-        return f"mem_lg_{digest[:32]}"
-
     def _find(self, namespace: tuple[str, ...], key: str) -> Memory | None:
         """The memory holding (``namespace``, ``key``), superseded or not."""
         scope = self._scope(namespace)
-        candidates = [self._id(scope, namespace, key)]
+        candidates = [_item_id(scope, namespace, key)]
         if scope.root and len(namespace) == scope.root:
             candidates.append(key)  # a memory saved some other way, by its id
         for memory_id in candidates:
@@ -375,7 +401,7 @@ class MemoryBankStore(BaseStore):
                 memory = self.bank.get(memory_id, scope.user_id, project_id=scope.project_id)
             except NotFound:
                 continue
-            if _located(memory) == (namespace, key):
+            if _located(memory, self.app_user_id) == (namespace, key):
                 return memory
         return None
 
@@ -383,7 +409,7 @@ class MemoryBankStore(BaseStore):
         memory = self._find(tuple(op.namespace), str(op.key))
         if memory is None or memory.superseded_by is not None:
             return None  # a memory replaced by a newer one has left search; it leaves get too
-        return _plain(_item(memory))
+        return _plain(_item(memory, self.app_user_id))
 
     # -- writing --------------------------------------------------------------------------------
 
@@ -433,7 +459,7 @@ class MemoryBankStore(BaseStore):
             category = Category.CONTEXT
         now = utcnow()
         return Memory(
-            id=existing.id if existing is not None else self._id(scope, namespace, key),
+            id=existing.id if existing is not None else _item_id(scope, namespace, key),
             user_id=scope.user_id,
             project_id=scope.project_id,
             content=text,
@@ -491,7 +517,7 @@ class MemoryBankStore(BaseStore):
         return found[op.offset : wanted]
 
     def _under(self, memory: Memory, prefix: tuple[str, ...]) -> bool:
-        return _located(memory)[0][: len(prefix)] == prefix
+        return _located(memory, self.app_user_id)[0][: len(prefix)] == prefix
 
     def _ranked(
         self,
@@ -510,9 +536,9 @@ class MemoryBankStore(BaseStore):
             metadata=_prefix_filter(prefix, scope),
         )
         items = [
-            _item(hit.memory, hit.score, ranked=True)
+            _item(hit.memory, self.app_user_id, hit.score, ranked=True)
             for hit in hits
-            if _indexed(hit.memory) and self._under(hit.memory, prefix)
+            if _indexed(hit.memory, self.app_user_id) and self._under(hit.memory, prefix)
         ]
         return [item for item in items if _matches(item.value, wanted_value)][:wanted]
 
@@ -544,7 +570,7 @@ class MemoryBankStore(BaseStore):
         found: list[SearchItem] = []
         for memory in self._memories(scope, _prefix_filter(prefix, scope)):
             if self._under(memory, prefix):
-                item = _item(memory)
+                item = _item(memory, self.app_user_id)
                 if _matches(item.value, wanted_value):
                     found.append(item)
                     if len(found) >= wanted:
@@ -560,7 +586,7 @@ class MemoryBankStore(BaseStore):
         namespaces: set[tuple[str, ...]] = set()
         for scope in self._scopes_under(prefix):
             for memory in self._memories(scope, _prefix_filter(prefix, scope)):
-                namespace = _located(memory)[0]
+                namespace = _located(memory, self.app_user_id)[0]
                 if all(_namespace_matches(namespace, c) for c in conditions):
                     depth = len(namespace) if op.max_depth is None else op.max_depth
                     namespaces.add(namespace[:depth])

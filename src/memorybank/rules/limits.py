@@ -41,6 +41,8 @@ WINDOW_S = 60.0
 _SWEEP_AT = 4096
 #: The setting a refusal names, unless the bank is told another.
 SETTING = "MEMORYBANK_AI_WRITE_RATE_PER_MINUTE"
+#: The setting of the per-user read limit (searches, memory blocks, consolidation previews).
+READ_SETTING = "MEMORYBANK_READ_RATE_PER_MINUTE"
 
 
 class _Window:
@@ -76,8 +78,13 @@ class RateLimiter:
         clock: Callable[[], float] = time.monotonic,
         *,
         setting: str = SETTING,
+        what: str = "memory writes",
+        unit: str = "items",
+        verb: str = "stores",
     ) -> None:
         self._clock = clock
+        # How refusals name the work: "too many memory writes … this request stores 4 items".
+        self.what, self.unit, self.verb = what, unit, verb
         self._windows: dict[str, _Window] = {}
         self._lock = threading.Lock()
         self._sweep_at = _SWEEP_AT
@@ -93,8 +100,8 @@ class RateLimiter:
     def per_minute(self, value: int) -> None:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValidationError(
-                f"the write rate must be a whole number of at least 1 a minute, not {value!r}",
-                field="write_rate_per_minute",
+                f"a rate limit must be a whole number of at least 1 a minute, not {value!r}",
+                field="per_minute",
             )
         self._per_minute = value
 
@@ -117,21 +124,34 @@ class RateLimiter:
             if len(self._windows) > self._sweep_at:
                 self._forget_idle(now)
 
+    def charge(self, user_id: str, cost: int) -> None:
+        """Charge ``user_id`` ``cost`` units for work already done, never refusing: what a call
+        turned out to cost beyond what :meth:`hit` charged at its start (consolidation's facts
+        examined), so the user's next calls wait for it."""
+        if cost < 1:
+            return
+        now = self._clock()
+        with self._lock:
+            window = self._windows.setdefault(user_id, _Window())
+            window.slide(now)
+            window.charges.append((now, cost))
+            window.used += cost
+
     def _refusal(self, window: _Window, cost: int, now: float, stores: int) -> RateLimited:
         limit = self._per_minute
         if stores > limit:  # never fits, however long one waits: it must be split
             retry = math.ceil(WINDOW_S)
             return RateLimited(
-                f"too many memory writes: this request stores {stores} items and the limit is "
-                f"{limit} a minute ({self.setting}): send at most {limit} at a time or raise "
-                f"the limit; try again in {retry} s",
+                f"too many {self.what}: this request {self.verb} {stores} {self.unit} and the "
+                f"limit is {limit} a minute ({self.setting}): send at most {limit} at a time "
+                f"or raise the limit; try again in {retry} s",
                 retry_after=retry,
             )
         retry = window.wait_for(window.used + cost - limit, now)
         left = limit - window.used
-        state = "all used" if left <= 0 else f"{left} left and this request stores {stores}"
+        state = "all used" if left <= 0 else f"{left} left and this request {self.verb} {stores}"
         return RateLimited(
-            f"too many memory writes: at most {limit} items a minute ({self.setting}), "
+            f"too many {self.what}: at most {limit} {self.unit} a minute ({self.setting}), "
             f"{state}; try again in {retry} s",
             retry_after=retry,
         )
@@ -205,4 +225,4 @@ class OpenLimit:
             return self._open.get(user_id, 0)
 
 
-__all__ = ["SETTING", "WINDOW_S", "OpenLimit", "RateLimiter"]
+__all__ = ["READ_SETTING", "SETTING", "WINDOW_S", "OpenLimit", "RateLimiter"]

@@ -99,6 +99,24 @@ def adding(source: Source | str) -> Action:
     return Action.ADD_MANUAL if Source(source) in (Source.USER, Source.IMPORT) else Action.ADD_AI
 
 
+def retires_by_save(project_id: str | None, author_role: Role | None) -> bool:
+    """Whether the author of a newer fact could have retired an older fact of its scope by
+    saving it: always in their own private memory (``project_id=None``); in a project only
+    when their role there may change facts, since a member's save keeps every fact it may
+    update as a conflict. ``author_role`` is their role now; ``None``, no longer a member.
+    Consolidation retires nothing a save by the newer fact's author could not have
+    (issue 34): the rest it only proposes.
+
+    >>> [retires_by_save("apollo", role) for role in ("owner", "admin", "member", None)]
+    [True, True, False, False]
+    >>> retires_by_save(None, None)
+    True
+    """
+    return project_id is None or (
+        author_role is not None and author_role in PROJECT_ROLES[Action.CHANGE]
+    )
+
+
 def require_org_admin(caller: Caller, argument: str = "orgWide") -> str:
     """The org whose members' private memory ``caller`` may read (seed 003's ``orgWide``,
     named ``argument`` in the messages); :class:`~memorybank.PermissionDenied` for everyone
@@ -112,4 +130,12 @@ def require_org_admin(caller: Caller, argument: str = "orgWide") -> str:
     return caller.org_id
 
 
-__all__ = ["PROJECT_ROLES", "Action", "adding", "allowed", "require", "require_org_admin"]
+__all__ = [
+    "PROJECT_ROLES",
+    "Action",
+    "adding",
+    "allowed",
+    "require",
+    "require_org_admin",
+    "retires_by_save",
+]

@@ -45,14 +45,14 @@ from fastapi import FastAPI
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import memorybank
 from memorybank import __version__
 from memorybank.core.bank import MemoryBank
-from memorybank.errors import ConfigurationError
+from memorybank.errors import ConfigurationError, NotFound, ValidationError
 from memorybank.providers.netguard import AddressPolicy
-from memorybank.rules.limits import OpenLimit
+from memorybank.rules.limits import READ_SETTING, OpenLimit, RateLimiter
 from memorybank.server.deps import mcp_caller
 from memorybank.server.error_responses import error_response, register_error_handlers
 from memorybank.server.execution import Execution
@@ -60,7 +60,7 @@ from memorybank.server.guard import Guard, host_name
 from memorybank.server.headers import with_security_headers
 from memorybank.server.metrics import Metrics, MetricsMiddleware
 from memorybank.server.openapi import TAGS, contract_schema, mount_docs
-from memorybank.server.principals import Unauthorized, resolve_principal
+from memorybank.server.principals import USER_HEADER, Unauthorized, resolve_principal
 from memorybank.server.request_limits import BodyLimit, ConfirmTokens
 from memorybank.server.routes import ROUTERS
 from memorybank.server.schedule import consolidation_loop
@@ -72,6 +72,9 @@ from memorybank.settings import Settings
 #: The addresses a server in local mode may listen on: with no users it has no
 #: authentication, so it must not be reachable from other machines.
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+#: The header naming a streamable-HTTP MCP session (lower case, as ASGI spells headers).
+MCP_SESSION_HEADER = "mcp-session-id"
 
 #: Where ``memorybank serve --workers N`` tells its worker processes the address it serves.
 SERVE_HOST_ENV = "MEMORYBANK_SERVE_HOST"
@@ -91,20 +94,49 @@ def require_loopback_in_local_mode(accounts: Accounts, host: str) -> None:
 
 
 class _McpGate:
-    """Refuses unauthenticated MCP requests before they reach the MCP app."""
+    """Refuses unauthenticated MCP requests before they reach the MCP app, and holds each MCP
+    session to the principal that opened it: a request naming another principal's session id
+    (``Mcp-Session-Id``), to send in it, read its stream or end it, is answered 404 as for a
+    session that does not exist. Without this anyone holding alice's session id could end
+    her session (``DELETE /mcp``) or read what the server streams to it."""
 
-    def __init__(self, app: ASGIApp, accounts: Accounts) -> None:
+    def __init__(self, app: ASGIApp, accounts: Accounts, owners: dict[str, str]) -> None:
         self.app = app
         self.accounts = accounts
+        self.owners = owners  # session id -> the user id of whoever opened it
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        header = Headers(scope=scope).get("authorization")
+        headers = Headers(scope=scope)
         try:
-            await anyio.to_thread.run_sync(resolve_principal, self.accounts, header)
-        except Unauthorized as exc:
+            principal = await anyio.to_thread.run_sync(
+                resolve_principal,
+                self.accounts,
+                headers.get("authorization"),
+                headers.get(USER_HEADER),
+            )
+        except (Unauthorized, ValidationError) as exc:
             await error_response(exc)(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        session = headers.get(MCP_SESSION_HEADER)
+        if session is not None and self.owners.get(session, principal.user_id) != principal.user_id:
+            await error_response(NotFound("no MCP session with that id"))(scope, receive, send)
+            return
+        ending = session if scope["method"] == "DELETE" else None
+        await self.app(scope, receive, self._noting(send, principal.user_id, ending))
+
+    def _noting(self, send: Send, user_id: str, ending: str | None) -> Send:
+        """``send``, noting who opened a session the answer names, and forgetting one ended."""
+
+        async def noted(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                if ending is not None and message["status"] < 300:
+                    self.owners.pop(ending, None)
+                for name, value in message.get("headers", ()):
+                    if name.decode("latin-1").lower() == MCP_SESSION_HEADER and ending is None:
+                        self.owners.setdefault(value.decode("latin-1"), user_id)
+            await send(message)
+
+        return noted
 
 
 def _add_routes(app: FastAPI) -> None:
@@ -118,9 +150,11 @@ def _add_routes(app: FastAPI) -> None:
 
 def _mount_mcp(app: FastAPI, mcp_app: Starlette, accounts: Accounts) -> None:
     """Serve ``mcp_app``'s routes from ``app``, each behind :class:`_McpGate`."""
+    owners: dict[str, str] = {}
     for route in mcp_app.routes:
         if isinstance(route, Route):
-            app.router.routes.append(Route(route.path, endpoint=_McpGate(route.endpoint, accounts)))
+            gate = _McpGate(route.endpoint, accounts, owners)
+            app.router.routes.append(Route(route.path, endpoint=gate))
 
 
 @asynccontextmanager
@@ -136,7 +170,8 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
             worker.start()
         async with anyio.create_task_group() as jobs:
             if every:
-                jobs.start_soon(consolidation_loop, app.state.bank, timedelta(hours=every))
+                roles = app.state.accounts.author_role
+                jobs.start_soon(consolidation_loop, app.state.bank, timedelta(hours=every), roles)
             async with mcp_app.router.lifespan_context(mcp_app):
                 yield
             jobs.cancel_scope.cancel()
@@ -272,6 +307,13 @@ def create_app(
     app.state.execution = execution
     app.state.inline_searches = execution.inline
     bank.set_write_limit(settings.ai_write_rate_per_minute)  # one limiter: REST, tools, MCP
+    bank.read_limiter = RateLimiter(
+        settings.read_rate_per_minute,
+        setting=READ_SETTING,
+        what="reads",
+        unit="units",
+        verb="costs",
+    )
     app.state.confirmations = ConfirmTokens()
     app.state.event_streams = OpenLimit(
         settings.event_streams_per_user, "event streams", "MEMORYBANK_EVENT_STREAMS_PER_USER"

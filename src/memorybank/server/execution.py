@@ -1,17 +1,18 @@
 """Where endpoints run: on the event loop, in the compute pool, or in FastAPI's general pool.
 
 Endpoints are plain ``def`` functions; where each runs is decided once, by what it waits on.
-With the bundled model and SQLite nothing in a search waits, so searches, prompt blocks and
-plain reads run on the event loop, and saves and edits (which may wait for SQLite's writer) in
-a small compute pool (:func:`inline_searches`, :func:`compute_threads`). Otherwise, and for
-every endpoint that may call an LLM, they run in threads: the store is thread-safe.
+CPU work — saves, edits, searches, memory blocks, consolidation — runs in a small compute pool
+(:func:`compute_threads`), in turns per user (:class:`FairShare`: one user's flood waits
+behind itself, issue 34); with the bundled model and SQLite nothing in a plain read waits, so
+plain reads and API-key lookups run on the event loop (:func:`inline_searches`). Otherwise,
+and for every endpoint that may call an LLM, they run in threads: the store is thread-safe.
 
 A route says what kind of work it is with one decorator, under its ``@router`` one:
 
-* :func:`computing` — saves and edits: always in the compute pool;
-* :func:`searching` — read-only CPU work: on the loop when searches run inline, else in the
-  compute pool;
-* :func:`reading` — plain reads: on the loop when searches run inline, else in FastAPI's
+* :func:`computing` — saves and edits: in the compute pool, in the caller's turn;
+* :func:`searching` — read-only CPU work: the same, charged as one read of the caller's read
+  limit (:meth:`~memorybank.MemoryBank.count_read`);
+* :func:`reading` — plain reads: on the loop when reads run inline, else in FastAPI's
   general pool, like an undecorated ``def`` endpoint.
 
 Undecorated ``def`` endpoints run in FastAPI's general pool (40 threads), which stays for
@@ -25,6 +26,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar, cast
@@ -35,6 +37,7 @@ from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 
 from memorybank.core.bank import MemoryBank
+from memorybank.server.principals import Principal
 from memorybank.settings import Settings
 
 P = ParamSpec("P")
@@ -80,20 +83,79 @@ def inline_searches(settings: Settings, bank: MemoryBank) -> bool:
     return settings.inline_searches is not False and _all_in_process(bank)
 
 
+class FairShare:
+    """At most ``per_user`` calls of one user in the compute pool at once; the user's other
+    calls wait in a line of their own, on the event loop, before they ask for a thread. So
+    the pool's queue holds at most ``per_user`` calls of each user, taken in turn, and a user
+    who floods it waits behind themselves while everyone else's calls find a thread as soon
+    as one is free (issue 34: two loops of one user's searches took another's p50 from 8 to
+    184 ms, 19 consolidation previews another's save p50 from 19 to 1,901 ms).
+
+    Runs on one event loop (the server's), so it needs no lock.
+    """
+
+    def __init__(self, per_user: int) -> None:
+        self.per_user = per_user
+        self._running: dict[str, int] = {}
+        self._waiting: dict[str, deque[anyio.Event]] = {}
+
+    async def run(self, user_id: str | None, call: Callable[[], Awaitable[R]]) -> R:
+        """``call()`` in one of ``user_id``'s turns (at once when there is no user)."""
+        if user_id is None:
+            return await call()
+        await self._take(user_id)
+        try:
+            return await call()
+        finally:
+            self._give(user_id)
+
+    async def _take(self, user_id: str) -> None:
+        if self._running.get(user_id, 0) < self.per_user:
+            self._running[user_id] = self._running.get(user_id, 0) + 1
+            return
+        turn = anyio.Event()
+        line = self._waiting.setdefault(user_id, deque())
+        line.append(turn)
+        try:
+            await turn.wait()
+        except BaseException:
+            if turn.is_set():  # handed a turn while being cancelled: pass it on
+                self._give(user_id)
+            else:
+                line.remove(turn)
+            raise
+
+    def _give(self, user_id: str) -> None:
+        line = self._waiting.get(user_id)
+        if line:
+            line.popleft().set()  # the turn goes to the user's next call, as it is
+            if not line:
+                del self._waiting[user_id]
+            return
+        left = self._running.get(user_id, 1) - 1
+        if left > 0:
+            self._running[user_id] = left
+        else:
+            self._running.pop(user_id, None)
+
+
 @dataclass(frozen=True)
 class Execution:
     """Where one app runs its CPU-bound endpoints."""
 
-    #: Searches, prompt blocks and plain reads run on the event loop.
+    #: Plain reads (and API-key lookups) run on the event loop.
     inline: bool
-    #: The compute pool: saves and edits, and searches when they do not run inline.
+    #: The compute pool: saves, edits, searches, memory blocks and consolidation.
     compute: anyio.CapacityLimiter
+    #: Each user's share of the compute pool.
+    fair: FairShare
 
     @classmethod
     def for_bank(cls, settings: Settings, bank: MemoryBank) -> Execution:
         """What :func:`inline_searches` and :func:`compute_threads` decide for ``bank``."""
         limiter = anyio.CapacityLimiter(compute_threads(settings, bank))
-        return cls(inline=inline_searches(settings, bank), compute=limiter)
+        fair = FairShare(settings.compute_per_user)
+        return cls(inline=inline_searches(settings, bank), compute=limiter, fair=fair)
 
 
 #: The keyword by which a decorated endpoint's wrapper receives the request, to read its app's
@@ -102,16 +164,32 @@ class Execution:
 _REQUEST = "memorybank_request"
 _REQUEST_PARAMETER = inspect.Parameter(_REQUEST, inspect.Parameter.KEYWORD_ONLY, annotation=Request)
 
-Runner = Callable[[Execution, Callable[[], Any]], Awaitable[Any]]
+Runner = Callable[[Execution, Callable[[], Any], "str | None"], Awaitable[Any]]
 
 
-def _placed(endpoint: Callable[P, R], runner: Runner) -> Callable[P, Awaitable[R]]:
-    """``endpoint`` as a coroutine FastAPI awaits, run where ``runner`` puts it; FastAPI reads
-    the parameters of ``endpoint`` (plus the request) from its signature."""
+def _user_of(kwargs: dict[str, Any]) -> str | None:
+    """Who a request acts for: the :class:`Principal` among an endpoint's arguments."""
+    for value in kwargs.values():
+        if isinstance(value, Principal):
+            return value.user_id
+    return None
+
+
+def _placed(
+    endpoint: Callable[P, R], runner: Runner, *, read: bool = False
+) -> Callable[P, Awaitable[R]]:
+    """``endpoint`` as a coroutine FastAPI awaits, run where ``runner`` puts it (a ``read``
+    charged first to the caller's read limit); FastAPI reads the parameters of ``endpoint``
+    (plus the request) from its signature."""
 
     async def placed(*args: Any, **kwargs: Any) -> R:
-        execution: Execution = kwargs.pop(_REQUEST).app.state.execution
-        result: R = await runner(execution, functools.partial(endpoint, *args, **kwargs))
+        state = kwargs.pop(_REQUEST).app.state
+        execution: Execution = state.execution
+        user = _user_of(kwargs)
+        if read and user is not None:
+            state.bank.count_read(user)
+        call = functools.partial(endpoint, *args, **kwargs)
+        result: R = await runner(execution, call, user)
         return result
 
     signature = inspect.signature(endpoint)
@@ -124,17 +202,14 @@ def _placed(endpoint: Callable[P, R], runner: Runner) -> Callable[P, Awaitable[R
     return cast(Callable[P, Awaitable[R]], placed)
 
 
-async def _in_compute_pool(execution: Execution, call: Callable[[], R]) -> R:
-    return await anyio.to_thread.run_sync(call, limiter=execution.compute)
+async def _in_compute_pool(execution: Execution, call: Callable[[], R], user: str | None) -> R:
+    async def in_thread() -> R:
+        return await anyio.to_thread.run_sync(call, limiter=execution.compute)
+
+    return await execution.fair.run(user, in_thread)
 
 
-async def _searching(execution: Execution, call: Callable[[], R]) -> R:
-    if execution.inline:
-        return call()
-    return await anyio.to_thread.run_sync(call, limiter=execution.compute)
-
-
-async def _reading(execution: Execution, call: Callable[[], R]) -> R:
+async def _reading(execution: Execution, call: Callable[[], R], user: str | None) -> R:
     if execution.inline:
         return call()
     return await run_in_threadpool(call)
@@ -147,15 +222,16 @@ def computing(endpoint: Callable[P, R]) -> Callable[P, Awaitable[R]]:
 
 
 def searching(endpoint: Callable[P, R]) -> Callable[P, Awaitable[R]]:
-    """A read-only, CPU-bound ``endpoint``: on the event loop when :func:`inline_searches`
-    allows it, else like :func:`computing`."""
-    return _placed(endpoint, _searching)
+    """A read-only, CPU-bound ``endpoint`` (a search, a memory block): in the compute pool,
+    in the caller's share of it, like :func:`computing`. Not on the event loop: there one
+    user's stream of long searches delayed every other request of the process."""
+    return _placed(endpoint, _in_compute_pool, read=True)
 
 
 def reading(endpoint: Callable[P, R]) -> Callable[P, Awaitable[R]]:
-    """A plain read (a page, a memory, its history): on the event loop when searches are, so
-    it takes its turn with them instead of waiting for the loop behind all of them; else in
-    FastAPI's general pool, as any ``def`` endpoint runs."""
+    """A plain read (a page, a memory, its history): on the event loop when nothing in it
+    waits (an in-process store), else in FastAPI's general pool, as any ``def`` endpoint
+    runs."""
     return _placed(endpoint, _reading)
 
 
@@ -163,6 +239,7 @@ __all__ = [
     "LOCAL_COMPUTE_THREADS",
     "REMOTE_COMPUTE_THREADS",
     "Execution",
+    "FairShare",
     "compute_threads",
     "computing",
     "inline_searches",

@@ -9,7 +9,7 @@ import anyio
 import anyio.to_thread
 
 from memorybank.core.bank import MemoryBank
-from memorybank.core.consolidate import run_scheduled
+from memorybank.core.consolidate import RoleOf, run_scheduled
 
 log = logging.getLogger(__name__)
 
@@ -17,13 +17,14 @@ log = logging.getLogger(__name__)
 _LONGEST_NAP = 3600.0
 
 
-async def consolidation_loop(bank: MemoryBank, every: timedelta) -> None:
+async def consolidation_loop(bank: MemoryBank, every: timedelta, roles: RoleOf) -> None:
     """Merge duplicates in every scope each ``every`` (the last run is kept in the store, so
-    a restart does not run it early and several workers run it once). Runs until cancelled;
-    a failed run is logged and tried again at the next look."""
+    a restart does not run it early and several workers run it once), retiring only what the
+    newer fact's author could have (``roles``: the accounts). Runs until cancelled; a failed
+    run is logged and tried again at the next look."""
     while True:
         try:
-            merged = await anyio.to_thread.run_sync(run_scheduled, bank.store, every)
+            merged = await anyio.to_thread.run_sync(run_scheduled, bank.store, every, roles)
         except Exception:
             log.exception("scheduled consolidation failed")
         else:

@@ -254,6 +254,15 @@ class Accounts:
         """The user's role in the project, ``None`` for non-members and unknown projects."""
         return self.store.member_role(project_id, user_id)
 
+    def author_role(self, project_id: str, user_id: str) -> Role | None:
+        """The role now of whoever saved a project fact, for deciding what their fact may
+        retire (:data:`memorybank.core.consolidate.RoleOf`): their role in the project, or
+        ``None`` once they left it; in local mode (no users) the one person at the machine
+        owns every project."""
+        if not self.has_users():
+            return "owner"
+        return self.role(project_id, user_id)
+
     def projects(self, user_id: str) -> list[tuple[Project, Role]]:
         """The projects the user belongs to, with the role in each."""
         return self.store.user_projects(user_id)

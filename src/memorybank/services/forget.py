@@ -491,7 +491,8 @@ def _judge(
 ) -> tuple[list[PreviewItem], str]:
     """The LLM's plan for the current texts of ``hits``, and its summary."""
     by_id = {hit.memory.id: hit.memory for hit in hits}
-    listing = "\n".join(f"- {m.id}: {m.content}" for m in by_id.values())
+    # Stored text (a project member's, too) reaches the model as data: one inert line each.
+    listing = "\n".join(f"- {m.id}: {sanitize_memory_text(m.content)}" for m in by_id.values())
     messages = [
         {"role": "system", "content": _PLAN_PROMPT},
         {"role": "user", "content": f"Forget: {query}\n\nMemories:\n{listing}"},

@@ -8,12 +8,14 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from memorybank.errors import ValidationError
 from memorybank.model import (
     Channel,
+    Memory,
     MemoryFilter,
     Role,
     SaveResult,
@@ -79,9 +81,37 @@ def import_(
         for m in bank.store.list_memories(target, MemoryFilter(), limit=_ALL)
     }
     results, fresh = imported(memories, taken, present, user_id, project_id, keep_ids=keep_ids)
+    fresh = _relinked(memories, present, fresh, keep=bank.store.existing_ids if keep_ids else None)
     with acting_through(Channel.IMPORT):  # the records keep their source: who first said it
         added = bank.save_records(fresh, actor=user_id, role=role, progress=progress)
     return results + [stored(m) for m in added]
+
+
+def _relinked(
+    memories: Sequence[Memory],
+    present: Mapping[tuple[str, datetime], str],
+    fresh: Sequence[Memory],
+    keep: Callable[[list[str]], set[str]] | None,
+) -> list[Memory]:
+    """``fresh`` with each ``superseded_by`` following its memory's new id: the memory the
+    document's id became here (stored now, or already held from an earlier import). A link to
+    a memory the document does not hold is kept only for the host application's own restore
+    (``keep``) and only while that id is stored; a user's import drops it, since it would
+    point at nothing of theirs (and the fact it names as outdated comes back as current)."""
+    new_ids: dict[str, str] = {}
+    stored_ones = iter(fresh)
+    for memory in memories:  # imported() keeps the document's order, skipping what is held
+        held = present.get((memory.content, memory.created_at))
+        new_ids[memory.id] = held if held is not None else next(stored_ones).id
+    outside = {m.superseded_by for m in fresh if m.superseded_by and m.superseded_by not in new_ids}
+    still_stored = keep(sorted(outside)) if keep is not None and outside else set()
+    relinked = []
+    for memory in fresh:
+        link = memory.superseded_by
+        if link is not None:
+            link = new_ids.get(link, link if link in still_stored else None)
+        relinked.append(memory.model_copy(update={"superseded_by": link}))
+    return relinked
 
 
 __all__ = ["export", "import_"]

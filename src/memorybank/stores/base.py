@@ -109,8 +109,19 @@ class Store(Protocol):
         """The memory with this id if it is visible through ``scopes``."""
         ...
 
-    def replace(self, memory: Memory, vector: Vectors | None, event: HistoryEvent) -> None:
-        """Overwrite a memory (same id, same scope) and record ``event``."""
+    def replace(
+        self,
+        memory: Memory,
+        vector: Vectors | None,
+        event: HistoryEvent,
+        *,
+        expected: datetime | None = None,
+    ) -> bool:
+        """Overwrite a memory (same id, same scope) and record ``event``, in one transaction.
+        With ``expected`` (the ``updated_at`` the caller read) it is a compare-and-set: a row
+        changed since is left as it is and the answer is False, so a read-modify-write never
+        undoes a concurrent change (re-read and try again). A memory that is gone raises
+        :class:`~memorybank.errors.NotFound`."""
         ...
 
     def delete(self, memory_ids: Sequence[str], scopes: ScopeSet, actor: str | None) -> list[str]:

@@ -81,9 +81,14 @@ class SqlForgetPlans(SqlTransactions[TxnT]):
 
     @abstractmethod
     def _replace_row(
-        self, txn: TxnT, memory: Memory, vec: Vectors | None, event: HistoryEvent
-    ) -> None:
-        """Overwrite a stored memory and record ``event``."""
+        self,
+        txn: TxnT,
+        memory: Memory,
+        vec: Vectors | None,
+        event: HistoryEvent,
+        expected: datetime | None = None,
+    ) -> bool:
+        """Overwrite a stored memory and record ``event`` (unless changed since ``expected``)."""
 
     @abstractmethod
     def _after_delete(self) -> None:

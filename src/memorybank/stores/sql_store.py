@@ -37,7 +37,7 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
-from memorybank.errors import ConfigurationError, StoreError, ValidationError
+from memorybank.errors import ConfigurationError, NotFound, StoreError, ValidationError
 from memorybank.model import (
     Channel,
     Event,
@@ -341,25 +341,45 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
         reader resuming after event N must never miss one numbered below N)."""
         txn.execute(INSERT_HISTORY, row)
 
-    def replace(self, memory: Memory, vector: Vectors | None, event: HistoryEvent) -> None:
-        """Overwrite a stored memory (same id, same scope) and record ``event``."""
+    def replace(
+        self,
+        memory: Memory,
+        vector: Vectors | None,
+        event: HistoryEvent,
+        *,
+        expected: datetime | None = None,
+    ) -> bool:
+        """Overwrite a stored memory (same id, same scope) and record ``event``; with
+        ``expected``, only if the row is still as last changed then (else False, nothing
+        written). Raises :class:`NotFound` when the memory is gone."""
         vec = None if vector is None else self._check_vectors(vector.reshape(1, -1), 1)[0]
         with self.writing() as txn:
-            self._replace_row(txn, memory, vec, event)
+            return self._replace_row(txn, memory, vec, event, expected)
 
     def _replace_row(
-        self, txn: TxnT, memory: Memory, vec: Vectors | None, event: HistoryEvent
-    ) -> None:
+        self,
+        txn: TxnT,
+        memory: Memory,
+        vec: Vectors | None,
+        event: HistoryEvent,
+        expected: datetime | None = None,
+    ) -> bool:
         d = self.dialect
         row = txn.one(
-            f"SELECT {d.rowid}, scope_key, content, tags FROM memories WHERE id = ?" + d.for_update,
+            f"SELECT {d.rowid}, scope_key, content, tags, updated_us FROM memories WHERE id = ?"
+            + d.for_update,
             (memory.id,),
         )
-        if row is None or row[1] != memory.scope.key:
+        if row is None:  # deleted meanwhile: the same answer as for an id never stored
+            raise NotFound(f"no memory {memory.id!r}")
+        if row[1] != memory.scope.key:
             raise StoreError(f"memory {memory.id} is not stored in that scope")
+        if expected is not None and int(row[4]) != to_us(expected):
+            return False
         txn.execute(d.update_memory(), [*changed_values(memory), row[0]])
         self.index.replaced(txn, row, memory, vec)
         self._record(txn, event)
+        return True
 
     def delete(self, memory_ids: Sequence[str], scopes: ScopeSet, actor: str | None) -> list[str]:
         """Delete memories for real; returns the ids that were deleted."""

@@ -1,0 +1,136 @@
+"""Issue 34, findings 1 and 2, performed for real over HTTP: one tenant (bob) floods a server
+with long searches or consolidation previews while another (alice) searches or saves.
+
+1. Searches ran on the shared event loop with no per-user read limit: bob's two loops of
+   1,000-character searches took alice's search p50 from 8 to 184 ms. Searches now run in the
+   compute pool in turns per user (one of bob's at a time), and each user has a read limit
+   (``MEMORYBANK_READ_RATE_PER_MINUTE``).
+2. Each consolidation preview cost one write unit and held a shared compute thread: bob's
+   previews took alice's save p50 from 19 to 1,901 ms. A preview now costs reads by the facts
+   it examines, and waits for bob's own earlier calls, never before alice's.
+
+These tests assert order, not speed: alice's request is answered while bob's flood is still
+queued (before, her save waited behind his previews). Latency ratios are ``memorybank bench
+fairness``, in one run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+
+from memorybank import MemoryBank
+from memorybank.model import Category, Memory
+from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.stores.sqlite import SQLiteStore
+from server_helpers import make_world, serving
+
+FLOOD = 8
+LONG_QUERY = " ".join(f"what does the user think about topic {n} in detail" for n in range(20))
+
+
+@pytest.fixture
+def bank(tmp_path: Path, embedder: LocalEmbedder) -> Iterator[MemoryBank]:
+    store = SQLiteStore(tmp_path / "fair.db", dimension=embedder.dimension)
+    with MemoryBank(store, embedder) as b:
+        yield b
+
+
+def _seed(bank: MemoryBank, user: str, count: int) -> None:
+    records = [
+        Memory(
+            user_id=user,
+            content=f"User's note {n}: keeps item {n} in box {n % 7}",
+            category=Category.CONTEXT,
+        )
+        for n in range(count)
+    ]
+    bank.save_records(records, actor=user)
+
+
+def _while_flooding(
+    http: httpx.Client, flood: Callable[[], httpx.Response], alone: Callable[[], httpx.Response]
+) -> tuple[httpx.Response, int, list[httpx.Response]]:
+    """Send ``FLOOD`` of bob's requests at once; once the first is answered (the rest are
+    then queued in the server), alice's one request. Alice's answer, how many of bob's were
+    answered while she waited, and bob's answers."""
+    first = threading.Event()
+    with ThreadPoolExecutor(FLOOD + 1) as pool:
+
+        def bobs() -> httpx.Response:
+            answer = flood()
+            first.set()
+            return answer
+
+        floods: list[Future[httpx.Response]] = [pool.submit(bobs) for _ in range(FLOOD)]
+        assert first.wait(120), "none of bob's requests was answered"
+        before = sum(1 for f in floods if not f.done())
+        mine = alone()
+        answered = before - sum(1 for f in floods if not f.done())
+        return mine, answered, [f.result() for f in floods]
+
+
+def test_another_tenants_searches_do_not_queue_mine(bank: MemoryBank) -> None:
+    world = make_world(bank, read_rate_per_minute=10_000)
+    _seed(bank, "member", 200)
+    queries = (f"{LONG_QUERY} {n}" for n in itertools.count())  # each one embedded anew
+    with serving(world.app) as http:
+        bob, alice = world.auth("member"), world.auth("owner")
+        mine, answered, theirs = _while_flooding(
+            http,
+            lambda: http.get("/api/search", params={"q": next(queries)}, headers=bob),
+            lambda: http.get("/api/search", params={"q": "where do I live"}, headers=alice),
+        )
+    assert mine.status_code == 200, mine.text
+    assert all(r.status_code == 200 for r in theirs)
+    # Bob's searches take their turns; alice's takes one of its own.
+    assert answered <= 2, f"alice waited for {answered} of bob's searches"
+
+
+def test_reads_have_a_per_user_limit(bank: MemoryBank) -> None:
+    world = make_world(bank, read_rate_per_minute=5)
+    with serving(world.app) as http:
+        bob, alice = world.auth("member"), world.auth("owner")
+        answers = [http.get("/api/search", params={"q": "tea"}, headers=bob) for _ in range(6)]
+        assert [r.status_code for r in answers] == [200] * 5 + [429]
+        refused = answers[-1]
+        assert "MEMORYBANK_READ_RATE_PER_MINUTE" in refused.json()["error"]
+        assert int(refused.headers["Retry-After"]) >= 1
+        assert http.get("/api/prompt", headers=bob).status_code == 429  # a block is a read
+        assert http.get("/api/search", params={"q": "tea"}, headers=alice).status_code == 200
+
+
+def test_previews_cost_by_work_and_never_queue_anothers_save(bank: MemoryBank) -> None:
+    world = make_world(bank, read_rate_per_minute=10_000, ai_write_rate_per_minute=10_000)
+    _seed(bank, "member", 300)
+    with serving(world.app) as http:
+        bob, alice = world.auth("member"), world.auth("owner")
+        fact = {"fact": "User keeps the spare key under the blue pot"}
+        mine, answered, theirs = _while_flooding(
+            http,
+            lambda: http.get("/api/consolidate", headers=bob),
+            lambda: http.post("/api/memory/user", json=fact, headers=alice),
+        )
+    assert mine.status_code == 201, mine.text
+    assert all(r.status_code == 200 for r in theirs)
+    # Before: the pool's three threads took bob's previews first come, first served, and
+    # alice's save waited for most of them (5 or 6 of his 7 were answered first).
+    assert answered <= 2, f"alice's save waited for {answered} of bob's previews"
+
+
+def test_a_preview_is_charged_the_facts_it_examines(bank: MemoryBank) -> None:
+    _seed(bank, "member", 300)  # 30 read units a preview
+    world = make_world(bank, read_rate_per_minute=50)
+    with serving(world.app) as http:
+        bob = world.auth("member")
+        codes = [http.get("/api/consolidate", headers=bob).status_code for _ in range(4)]
+        assert codes == [200, 200, 429, 429]
+        assert http.get("/api/search", params={"q": "tea"}, headers=bob).status_code == 429
+        owner = world.auth("owner")
+        assert http.get("/api/search", params={"q": "tea"}, headers=owner).status_code == 200
