@@ -466,6 +466,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "memorybank.factory",
             "memorybank.migrate",
             "memorybank.client",
+            "memorybank.compat",
             "memorybank",
         ),
     ),

@@ -10,7 +10,15 @@ import sys
 
 import pytest
 
-FRAMEWORKS = ("langgraph", "langchain_core", "pydantic_ai", "agents", "openai")
+FRAMEWORKS = (
+    "langgraph",
+    "langchain_core",
+    "pydantic_ai",
+    "agents",
+    "openai",
+    "llama_index",
+    "mem0",
+)
 HEAVY = ("onnxruntime", "onnx", "tokenizers", "psutil", *FRAMEWORKS)
 
 
@@ -27,7 +35,12 @@ def _loaded_after(statement: str) -> list[str]:
 
 @pytest.mark.parametrize(
     "statement",
-    ["import memorybank", "import memorybank.errors", "import memorybank; import memorybank.cli"],
+    [
+        "import memorybank",
+        "import memorybank.errors",
+        "import memorybank; import memorybank.cli",
+        "import memorybank.compat.mem0",  # mem0's interface, without mem0
+    ],
 )
 def test_importing_memorybank_loads_no_model_runtime(statement: str) -> None:
     assert _loaded_after(statement) == []
@@ -39,10 +52,13 @@ def test_importing_memorybank_loads_no_model_runtime(statement: str) -> None:
         ("langgraph", {"langgraph", "langchain_core"}),
         ("pydantic_ai", {"pydantic_ai"}),
         ("openai_agents", {"agents", "openai"}),
+        ("llama_index", {"llama_index"}),
     ],
 )
 def test_an_integration_loads_its_own_framework_only(module: str, frameworks: set[str]) -> None:
-    pytest.importorskip({"openai_agents": "agents"}.get(module, module))
+    pytest.importorskip(
+        {"openai_agents": "agents", "llama_index": "llama_index.core"}.get(module, module)
+    )
     loaded = set(_loaded_after(f"import memorybank.integrations.{module}")) & set(FRAMEWORKS)
     assert loaded == frameworks
 

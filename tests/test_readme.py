@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,3 +175,51 @@ def test_the_typescript_chat_is_the_example_the_client_tests_run() -> None:
     example = CLIENT_EXAMPLE.read_text(encoding="utf-8")
     code = "\n".join(line for line in example.splitlines() if not line.startswith("//")) + "\n"
     assert code == shown[1].replace('"memorybank-client"', '"../src/index.js"')
+
+
+# -- install lines ------------------------------------------------------------------------------
+
+#: Every page a newcomer reads, and the project's metadata they name extras and versions from.
+DOCS = (README, *sorted((README.parent / "docs").glob("*.md")))
+PYPROJECT = README.parent / "pyproject.toml"
+PIP_INSTALL = re.compile(r"pip install (?P<args>[^`\n#]+)")
+FROM_A_CLONE = re.compile(r"^\./memorybank(?:\[(?P<extras>[^\]]+)\])?$")
+FROM_A_WHEEL = re.compile(
+    r"^memorybank/dist/memorybank-(?P<version>[^-]+)-py3-none-any\.whl(?:\[(?P<extras>[^\]]+)\])?$"
+)
+
+
+def install_lines() -> Iterator[tuple[str, str]]:
+    """(where, each argument) of every ``pip install`` line in the docs."""
+    for doc in DOCS:
+        for n, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
+            for match in PIP_INSTALL.finditer(line):
+                for arg in shlex.split(match["args"].strip().rstrip(".,;)")):
+                    if not arg.startswith("-"):
+                        yield f"{doc.relative_to(README.parent)}:{n}", arg
+
+
+def test_every_install_line_works_from_a_clone_or_a_built_wheel() -> None:
+    """No package index serves memorybank: each line that installs it names the clone
+    (``./memorybank[extra]``, from beside it) or a wheel ``make dist`` built, with extras that
+    exist and the version that is built. Other packages (``crewai``) come from the index."""
+    project = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]
+    extras = set(project["optional-dependencies"])
+    wrong = []
+    seen = 0
+    for where, arg in install_lines():
+        if "memorybank" not in arg:
+            continue
+        seen += 1
+        match = FROM_A_CLONE.match(arg) or FROM_A_WHEEL.match(arg)
+        if match is None:
+            wrong.append(f"{where}: {arg!r} needs a package index (use './memorybank[…]')")
+            continue
+        unknown = set((match["extras"] or "").split(",")) - extras - {""}
+        if unknown:
+            wrong.append(f"{where}: {arg!r} names extras pyproject.toml lacks: {sorted(unknown)}")
+        version = match.groupdict().get("version")
+        if version is not None and version != project["version"]:
+            wrong.append(f"{where}: {arg!r} is not the version built ({project['version']})")
+    assert seen >= 8, "the docs' install lines were not found: is PIP_INSTALL still right?"
+    assert not wrong, "\n".join(wrong)

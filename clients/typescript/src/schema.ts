@@ -330,6 +330,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/memories/{memory_id}/supersede": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Supersede Memory
+         * @description Mark this memory replaced by the newer memory ``by`` (the UI's "Replace" of a fact
+         *     that may update another): it stays stored and in history, out of search and the prompt,
+         *     and ``restore`` brings it back. Both must be in the same scope; project memories: admins
+         *     and owners.
+         */
+        post: operations["supersede_memory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/memories/{memory_id}/history": {
         parameters: {
             query?: never;
@@ -2070,6 +2093,17 @@ export interface components {
             tokens: components["schemas"]["TokenUse"];
             saves: components["schemas"]["SaveOutcomes"];
             recall: components["schemas"]["Recall"];
+        };
+        /**
+         * SupersedeRequest
+         * @description ``POST /api/memories/{id}/supersede``: the newer memory that replaces this one.
+         * @example {
+         *       "by": "mem_01JABCDEFGHJKMNPQRSTVWXYZ0"
+         *     }
+         */
+        SupersedeRequest: {
+            /** By */
+            by: string;
         };
         /**
          * SupersessionView
@@ -3860,6 +3894,122 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ShownMemory"];
+                };
+            };
+            /** @description No valid API key (auth mode only) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller's role does not allow this, or a write from another site's page */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such memory, plan, thread, profile or project, or not the caller's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Host header is not an allowed host (MEMORYBANK_ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A parameter or field is invalid */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database refused the write (read-only, or locked for too long) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The disk is full */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    supersede_memory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memory_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SupersedeRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShownMemory"];
+                };
+            };
+            /** @description The request body is not valid JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description No valid API key (auth mode only) */

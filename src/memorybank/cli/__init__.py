@@ -14,9 +14,10 @@ code in one place, :func:`~memorybank.cli._common.handles_errors`: ``ValidationE
 ``NotFound`` → 3, any other → 1.
 
 The commands live by group in :mod:`~memorybank.cli.memories` (one user's memories),
-:mod:`~memorybank.cli.data` (whole databases), :mod:`~memorybank.cli.serving` (``serve``,
-``mcp``), :mod:`~memorybank.cli.bench` and :mod:`~memorybank.cli.admin`; they are registered
-here, in the order ``memorybank --help`` lists them.
+:mod:`~memorybank.cli.forget` (forgetting by request, previewed), :mod:`~memorybank.cli.data`
+(whole databases), :mod:`~memorybank.cli.serving` (``serve``, ``mcp``),
+:mod:`~memorybank.cli.bench` and :mod:`~memorybank.cli.admin`; they are registered here, in the
+order ``memorybank --help`` lists them.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Annotated
 
 import typer
 
-from memorybank.cli import data, memories, serving
+from memorybank.cli import data, forget, memories, serving
 from memorybank.cli._common import DB_HELP, JSON_HELP, given, takes_option
 from memorybank.cli.admin import admin_app
 from memorybank.cli.bench import bench_app
@@ -68,6 +69,7 @@ app.command("list")(memories.list_)
 app.command("get")(memories.get)
 app.command("update")(memories.update)
 app.command("delete")(memories.delete)
+app.command("forget")(forget.forget)
 app.command("clear")(memories.clear)
 app.command("history")(memories.history)
 app.command("export")(data.export)

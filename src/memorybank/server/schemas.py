@@ -155,6 +155,14 @@ class MemoryPatch(RequestBody):
     metadata: dict[str, Any] | None = None
 
 
+class SupersedeRequest(RequestBody):
+    """``POST /api/memories/{id}/supersede``: the newer memory that replaces this one."""
+
+    model_config = example(by="mem_01JABCDEFGHJKMNPQRSTVWXYZ0")
+
+    by: Name
+
+
 class ForgetRequest(RequestBody):
     """``POST /api/forget/preview``."""
 

@@ -4,6 +4,8 @@
     GET /app.js     → the script (also /ui/app.js)
     GET /app.css    → the styles (also /ui/app.css)
     GET /favicon.ico → the icon (also /ui/favicon.ico)
+    GET /ui/settings.json → the numbers the pages show by (the relevance a search match needs
+                      to be shown without "Show weaker matches": auto-recall's default)
 
 The pages run no inline script or style, as the server's Content-Security-Policy requires
 (:mod:`memorybank.server.headers`): every script is a file here, every handler is attached by
@@ -18,8 +20,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from fastapi import FastAPI
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+
+from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
 
 UI_DIR = Path(__file__).with_name("ui")
 
@@ -37,6 +41,10 @@ def mount_ui(app: FastAPI) -> None:
     @app.get("/", include_in_schema=False)
     def ui_index() -> FileResponse:
         return FileResponse(index, media_type="text/html", headers=_NO_STALE)
+
+    @app.get("/ui/settings.json", include_in_schema=False)
+    def ui_settings() -> JSONResponse:
+        return JSONResponse({"search_min_relevance": RECALL_MIN_RELEVANCE}, headers=_NO_STALE)
 
     for name, media_type in (
         ("app.js", "text/javascript"),

@@ -37,6 +37,7 @@ from memorybank.server.schemas import (
     NameParam,
     OptionalSearchText,
     ShownMemory,
+    SupersedeRequest,
     memory_json,
     memory_list_json,
 )
@@ -391,6 +392,29 @@ def restore_memory(
         memory_id, principal.user_id, project_id=scope, actor=principal.user_id, role=role
     )
     return memory_json(back, bank)
+
+
+@router.post(
+    "/api/memories/{memory_id}/supersede",
+    responses=documented(ShownMemory, 404, *WRITE_ERRORS),
+)
+@computing
+def supersede_memory(
+    principal: PrincipalDep,
+    bank: BankDep,
+    accounts: AccountsDep,
+    memory_id: str,
+    body: SupersedeRequest,
+) -> dict[str, Any]:
+    """Mark this memory replaced by the newer memory ``by`` (the UI's "Replace" of a fact
+    that may update another): it stays stored and in history, out of search and the prompt,
+    and ``restore`` brings it back. Both must be in the same scope; project memories: admins
+    and owners."""
+    scope, role = memory_scope(accounts, principal, memory_id, Action.CHANGE)
+    old = bank.supersede(
+        memory_id, body.by, principal.user_id, project_id=scope, actor=principal.user_id, role=role
+    )
+    return memory_json(old, bank)
 
 
 @router.get("/api/memories/{memory_id}/history", responses=documented(HistoryList, 404))

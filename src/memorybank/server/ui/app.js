@@ -7,6 +7,12 @@
   const USER_STORAGE = "memorybank.user";
   const CATEGORIES = ["identity", "preference", "relationship", "project", "context"];
   const SOURCE_LABELS = { ai: "AI", user: "You", import: "Imported", conversation: "Conversation" };
+  const SOURCE_TITLES = {
+    ai: "Saved by an assistant, or by an app over the API (source “ai”, the API's default)",
+    user: "Typed by you (source “user”)",
+    import: "Imported from an export",
+    conversation: "Said in a conversation, kept as it was said",
+  };
 
   const $ = (sel, root) => (root || document).querySelector(sel);
   const state = {
@@ -15,6 +21,15 @@
     wsRole: null,
     plan: null,
     tools: [],
+    settings: null,
+    showWeaker: false,
+    // Facts a save said may update another (the answer's conflicts): new id → [{memory_id,
+    // content}], shown under the new fact until the user answers.
+    pairs: {},
+    // Pairs answered "Replace" on this page: new id → [older], shown with Undo (any reload,
+    // a live event's included, keeps the line).
+    replacedPairs: {},
+    actingAs: null,
   };
 
   // ------------------------------------------------------------------ helpers
@@ -191,6 +206,19 @@
     else if (inner.right > outer.right) bar.scrollLeft += inner.right - outer.right + 16;
   }
 
+  // Which edges of the tab bar have tabs past them: the CSS fades those edges.
+  function markMore() {
+    const bar = document.querySelector("nav.tabs");
+    const left = bar.scrollLeft > 1;
+    const right = bar.scrollLeft + bar.clientWidth < bar.scrollWidth - 1;
+    const more = [left ? "left" : "", right ? "right" : ""].filter(Boolean).join(" ");
+    if (more) bar.dataset.more = more;
+    else delete bar.dataset.more;
+  }
+  document.querySelector("nav.tabs").addEventListener("scroll", markMore, { passive: true });
+  window.addEventListener("resize", markMore);
+  markMore();
+
   // Links to a page (href="#workspace") select its tab.
   window.addEventListener("hashchange", () => {
     const name = location.hash.slice(1);
@@ -239,6 +267,7 @@
     $("#acting-user").value = me.mode === "local" ? me.user_id : "";
     $("#whoami").textContent = "Signed in as " + (me.name || me.user_id) +
       (me.mode === "local" ? " · local mode" : "");
+    $("#whoami").title = $("#whoami").textContent;  // cut to one line on a phone
     fillProjects();
     return true;
   }
@@ -325,6 +354,7 @@
     } catch (e) { /* storage disabled: the UI stays with the user "local" */ }
     state.tools = [];
     state.threads = {};
+    state.actingAs = null;
     setStatus($("#user-status"), "");
     await start();
     if (state.me && state.me.mode === "local") sayWhoThisIs(state.me.user_id);
@@ -333,8 +363,10 @@
   // After a switch: a user with no facts may be a typo, since any id is accepted (a new user
   // simply starts empty), so say so.
   function sayWhoThisIs(user) {
+    state.actingAs = null;
     if (state.memoryCount === null || state.memoryCount === undefined || user === "local") return;
     if (state.memoryCount > 0) {
+      state.actingAs = user;  // the count in this line follows adds and deletes (loadMemory)
       setStatus($("#user-status"), "Now acting as “" + user + "” (" + plural(state.memoryCount, "fact") + ").", "ok");
       return;
     }
@@ -382,7 +414,7 @@
     const meta = el("div", { class: "meta" },
       hit ? scoreBadge(hit) : null,
       el("span", { class: "badge cat-" + m.category, title: "Category" }, m.category),
-      el("span", { class: "source src-" + source, title: "Source" },
+      el("span", { class: "source src-" + source, title: SOURCE_TITLES[source] || "Source" },
         SOURCE_LABELS[source] || source),
       importanceBadge(m));
     if (opts.showAuthor) {
@@ -398,6 +430,10 @@
     }
     const li = el("li", { class: "memory", "data-id": m.id },
       el("p", { class: "content" }, m.content), meta);
+    if (opts === memOpts) {
+      for (const older of state.pairs[m.id] || []) li.append(pairBlock(m, older));
+      for (const older of state.replacedPairs[m.id] || []) li.append(pairBlock(m, older, true));
+    }
     if (opts.manage) {
       const short = m.content.length > 40 ? m.content.slice(0, 40) + "…" : m.content;
       li.append(el("div", { class: "ops" },
@@ -407,6 +443,59 @@
           onclick: () => deleteOne(m, opts) }, "Delete")));
     }
     return li;
+  }
+
+  // A fact that may update an older one: both, and the two answers. "Replace" marks the older
+  // one replaced by the newer (kept in history; Undo restores it); "Both are true" keeps both
+  // and stops asking.
+  function pairBlock(m, older, replacedAlready) {
+    const box = el("div", { class: "pair", role: "group", "aria-label": "May update another fact" });
+    const ask = () => box.replaceChildren(
+      el("p", { class: "pair-text" }, "May update: ", el("q", { class: "older" }, older.content)),
+      el("div", { class: "pair-ops" },
+        el("button", { type: "button", class: "small primary", onclick: () => replace() }, "Replace"),
+        el("button", { type: "button", class: "small", onclick: () => bothTrue() }, "Both are true")));
+    const forget = () => {
+      state.pairs[m.id] = (state.pairs[m.id] || []).filter((c) => c.memory_id !== older.memory_id);
+    };
+    async function replace() {
+      try {
+        await api("POST", "/api/memories/" + encodeURIComponent(older.memory_id) + "/supersede",
+          { by: m.id });
+      } catch (e) {
+        setStatus(memOpts.status, "Could not replace: " + e.message, "error");
+        return;
+      }
+      forget();
+      state.replacedPairs[m.id] = [...(state.replacedPairs[m.id] || []), older];
+      await loadMemory();
+      const again = document.querySelector('#memory-list .memory[data-id="' + CSS.escape(m.id) +
+        '"] .pair button');
+      if (again) again.focus();
+    }
+    const showReplaced = () => box.replaceChildren(
+      el("p", { class: "pair-text" }, "Replaced: ", el("q", { class: "older" }, older.content)),
+      el("div", { class: "pair-ops" },
+        el("button", { type: "button", class: "small", onclick: () => undo() }, "Undo")));
+    async function undo() {
+      try {
+        await api("POST", "/api/memories/" + encodeURIComponent(older.memory_id) + "/restore");
+      } catch (e) {
+        setStatus(memOpts.status, "Could not undo: " + e.message, "error");
+        return;
+      }
+      state.replacedPairs[m.id] = (state.replacedPairs[m.id] || [])
+        .filter((c) => c.memory_id !== older.memory_id);
+      state.pairs[m.id] = [...(state.pairs[m.id] || []), older];
+      await loadMemory();
+    }
+    function bothTrue() {
+      forget();
+      setStatus(memOpts.status, "Kept both: " + m.content + " · " + older.content, "ok");
+      box.remove();
+    }
+    if (replacedAlready) showReplaced(); else ask();
+    return box;
   }
 
   function startEdit(li, m, opts) {
@@ -490,31 +579,68 @@
     return { memories: data.hits.map((h) => h.memory), count: data.hits.length, hits: data.hits };
   }
 
+  // The relevance a search match needs to be listed before "Show weaker matches" (the
+  // server's, auto-recall's default), read once.
+  async function searchMinRelevance() {
+    if (state.settings === null) {
+      try {
+        state.settings = await api("GET", "/ui/settings.json");
+      } catch (e) {
+        state.settings = { search_min_relevance: 0 };  // then every match is listed
+      }
+    }
+    return state.settings.search_min_relevance;
+  }
+
   async function loadMemory() {
     if (!state.me) return;
     const q = $("#search-q").value.trim();
     const category = $("#search-category").value;
     try {
       const data = await fetchMemories(q, category);
+      const cut = data.hits ? await searchMinRelevance() : 0;
+      const strong = data.hits ? data.hits.filter((h) => h.relevance >= cut).length : data.memories.length;
+      const weaker = data.memories.length - strong;  // hits come best first: the weak ones last
+      const shown = state.showWeaker ? data.memories.length : strong;
       const list = $("#memory-list");
-      list.replaceChildren(...data.memories.map((m, i) => memoryCard(m, memOpts, data.hits && data.hits[i])));
+      list.replaceChildren(...data.memories.slice(0, shown)
+        .map((m, i) => memoryCard(m, memOpts, data.hits && data.hits[i])));
       const filtered = q || category;
       state.memoryCount = filtered ? null : data.count;
-      $("#memory-empty").hidden = data.memories.length > 0;
-      $("#memory-empty").textContent = filtered ? "No facts match this search."
-        : "No facts yet. Add one above, or chat with the assistant.";
+      $("#memory-empty").hidden = shown > 0;
+      $("#memory-empty").textContent = !filtered
+        ? "No facts yet. Add one above, or chat with the assistant."
+        : weaker ? "No fact matches this search well." : "No facts match this search.";
+      showWeakerToggle(weaker);
       $("#memory-count").textContent = filtered
-        ? data.memories.length + (data.memories.length === 1 ? " match" : " matches")
+        ? strong + (strong === 1 ? " match" : " matches") +
+          (weaker ? " · " + weaker + " weaker" + (state.showWeaker ? "" : " hidden") : "")
         : plural(data.count, "fact");
       $("#clear-all").disabled = !filtered && data.count === 0;
+      if (!filtered && state.actingAs && state.me.mode === "local") sayWhoThisIs(state.actingAs);
     } catch (e) {
       setStatus($("#memory-status"), "Could not load your memory: " + e.message, "error");
     }
   }
 
+  function showWeakerToggle(weaker) {
+    const toggle = $("#weaker-toggle");
+    toggle.hidden = !weaker;
+    toggle.setAttribute("aria-expanded", state.showWeaker ? "true" : "false");
+    toggle.textContent = state.showWeaker
+      ? "Hide weaker matches"
+      : "Show " + weaker + " weaker " + (weaker === 1 ? "match" : "matches");
+  }
+
+  $("#weaker-toggle").addEventListener("click", () => {
+    state.showWeaker = !state.showWeaker;
+    loadMemory();
+  });
+
   $("#search-form").addEventListener("submit", (event) => {
     event.preventDefault();
     setStatus($("#memory-status"), "");
+    state.showWeaker = false;  // a new search starts with its good matches only
     loadMemory();
   });
   $("#search-category").addEventListener("change", () => loadMemory());
@@ -528,6 +654,10 @@
       const data = await api("POST", path, body);
       input.value = "";
       const replaced = ((data && data.replaced) || []).map((c) => c.content);
+      const conflicts = (data && data.conflicts) || [];
+      if (path === "/api/memory/user" && data && data.memory && conflicts.length) {
+        state.pairs[data.memory.id] = conflicts;
+      }
       setStatus(status, "Saved: " + ((data && data.memory && data.memory.content) || fact) +
         (replaced.length ? ". Replaced: " + replaced.join("; ") : ""), "ok");
       await reload();

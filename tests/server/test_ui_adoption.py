@@ -1,0 +1,191 @@
+"""What a newcomer tripped over in the web UI (issue 37), in real Chromium at a desktop width
+(1280 px) and a phone's (390 px): every tab in view, a header that stays put when the user
+switches, a count that follows adds, who wrote a fact, and search that lists good matches
+first, with the weaker ones a click away."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect
+from ui_harness import TABS, TIMEOUT_MS, Server, open_ui
+
+from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
+
+WIDTHS = {"desktop": 1280, "phone": 390}
+
+
+@pytest.fixture(params=list(WIDTHS))
+def sized(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Page]:
+    """A page at each width (the phone one as a touch device)."""
+    width = WIDTHS[request.param]
+    phone = width < 600
+    context = browser.new_context(
+        viewport={"width": width, "height": 844 if phone else 900},
+        is_mobile=phone,
+        has_touch=phone,
+    )
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        yield page
+    finally:
+        context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+def add_fact(page: Page, text: str) -> None:
+    before = page.locator("#memory-list .memory").count()
+    page.get_by_label("New fact").fill(text)
+    page.get_by_role("button", name="Add fact").click()
+    expect(page.locator("#memory-list .memory")).to_have_count(before + 1)
+
+
+def test_the_tab_bar_shows_that_it_scrolls(sized: Page, serve: Callable[..., Server]) -> None:
+    """At 1280 px every tab fits; at 390 px the one row scrolls, and the edge with tabs past it
+    fades out (so "For…" cut at the edge reads as "more this way"), at either end."""
+    server = serve()
+    open_ui(sized, server.url)
+    width = sized.viewport_size["width"] if sized.viewport_size else 0
+    bar = sized.locator("nav.tabs")
+    fade = "b => getComputedStyle(b).maskImage || getComputedStyle(b).webkitMaskImage"
+    if bar.evaluate("b => b.scrollWidth <= b.clientWidth"):
+        assert width > 600, "the tabs fit a phone: nothing to show"
+        expect(bar).not_to_have_attribute("data-more", re.compile(".*"))
+        assert bar.evaluate(fade) in ("", "none")
+        for name in TABS:
+            expect(sized.locator(f'[role="tab"][data-tab="{name}"]')).to_be_in_viewport(ratio=1)
+        return
+    assert width < 600, f"the tabs do not fit {width}px"
+    expect(bar).to_have_attribute("data-more", "right")
+    assert "gradient" in bar.evaluate(fade)
+    sized.get_by_role("tab", name="Your memory").focus()
+    sized.keyboard.press("End")
+    expect(sized.get_by_role("tab", name="Webhooks")).to_be_in_viewport(ratio=1)
+    expect(bar).to_have_attribute("data-more", "left")
+    sized.keyboard.press("Home")
+    expect(bar).to_have_attribute("data-more", "right")
+    assert sized.evaluate("document.documentElement.scrollWidth") <= width
+
+
+def test_switching_user_keeps_the_header_still_and_the_count_follows(
+    sized: Page, serve: Callable[..., Server]
+) -> None:
+    server = serve()
+    server.bank.save("alice", "User prefers green tea", "preference", source="user")
+    server.bank.save("alice", "User lives in Lisbon with two cats", "identity", source="user")
+    open_ui(sized, server.url)
+    tabs = sized.locator("nav.tabs")
+    top = tabs.bounding_box()
+    sized.get_by_label("User", exact=True).fill("alice")
+    sized.get_by_role("button", name="Switch").click()
+    status = sized.locator("#user-status")
+    expect(status).to_have_text("Now acting as “alice” (2 facts).")
+    assert tabs.bounding_box() == top  # the line appeared without pushing the page down
+    add_fact(sized, "I prefer window seats on trains")
+    expect(status).to_have_text("Now acting as “alice” (3 facts).")
+    sized.locator("#memory-list .memory").filter(has_text="window seats").get_by_role(
+        "button", name="Delete"
+    ).click()
+    sized.locator("#confirm-yes").click()
+    expect(status).to_have_text("Now acting as “alice” (2 facts).")
+
+
+def test_a_fact_a_person_sent_over_rest_is_theirs(
+    sized: Page, serve: Callable[..., Server]
+) -> None:
+    server = serve()
+    for body in (
+        {"content": "I prefer tabs over spaces", "category": "preference", "source": "user"},
+        {"content": "User works as a marine biologist in Porto", "category": "identity"},
+    ):
+        answer = httpx.post(f"{server.url}/api/memories", json=body, timeout=30)
+        assert answer.status_code == 200, answer.text
+    open_ui(sized, server.url)
+    cards = sized.locator("#memory-list .memory")
+    typed = cards.filter(has_text="tabs over spaces").locator(".source")
+    expect(typed).to_have_text("You")
+    saved = cards.filter(has_text="marine biologist").locator(".source")
+    expect(saved).to_have_text("AI")  # the API's default: an assistant's or an app's
+    expect(saved).to_have_attribute(
+        "title", "Saved by an assistant, or by an app over the API (source “ai”, the API's default)"
+    )
+
+
+def test_search_lists_good_matches_and_keeps_weaker_ones_a_click_away(
+    sized: Page, serve: Callable[..., Server]
+) -> None:
+    server = serve()
+    facts = [
+        "User lives in Lisbon near the river",
+        "User prefers green tea in the morning",
+        "User's sister Ana is a doctor in Madrid",
+        "User plays the cello in an orchestra",
+        "User is allergic to peanuts",
+        "User drives an electric car",
+        "User prefers dark mode in every editor",
+        "User is learning Japanese",
+    ]
+    for fact in facts:
+        server.bank.save("local", fact, source="user")
+    hits = server.bank.search("local", "where do I live", limit=200)
+    strong = [h.memory.content for h in hits if h.relevance >= RECALL_MIN_RELEVANCE]
+    weaker = len(hits) - len(strong)
+    assert strong and weaker, "the data must give good and weak matches"
+    open_ui(sized, server.url)
+    sized.get_by_label("Search", exact=True).fill("where do I live")
+    sized.get_by_label("Search", exact=True).press("Enter")
+    cards = sized.locator("#memory-list .memory .content")
+    expect(cards).to_have_count(len(strong))
+    assert cards.all_inner_texts() == strong
+    expect(sized.locator("#memory-count")).to_have_text(
+        f"{len(strong)} match{'es' if len(strong) != 1 else ''} · {weaker} weaker hidden"
+    )
+    toggle = sized.locator("#weaker-toggle")
+    expect(toggle).to_have_text(f"Show {weaker} weaker match{'es' if weaker != 1 else ''}")
+    toggle.click()
+    expect(cards).to_have_count(len(hits))
+    expect(toggle).to_have_attribute("aria-expanded", "true")
+    toggle.click()
+    expect(cards).to_have_count(len(strong))
+
+
+def test_a_fact_that_may_update_another_shows_the_pair_to_answer(
+    sized: Page, serve: Callable[..., Server]
+) -> None:
+    """The save's conflicts (what the API answers) are shown under the new fact: "Replace"
+    supersedes the older one (Undo restores it), "Both are true" keeps both and stops asking."""
+    server = serve()
+    open_ui(sized, server.url)
+    add_fact(sized, "User works at Globex as an engineer")
+    add_fact(sized, "User works at Initech as an engineer")
+    cards = sized.locator("#memory-list .memory")
+    newer = cards.filter(has_text="Initech")
+    pair = newer.locator(".pair")
+    expect(pair.locator(".pair-text")).to_have_text(
+        "May update: User works at Globex as an engineer"
+    )
+    pair.get_by_role("button", name="Replace").click()
+    expect(cards).to_have_count(1)
+    expect(newer.locator(".pair")).to_contain_text("Replaced:")
+    old = server.bank.search("local", "Globex", limit=1, include_superseded=True)[0].memory
+    assert old.superseded_by is not None
+    newer.locator(".pair").get_by_role("button", name="Undo").click()
+    expect(cards).to_have_count(2)
+    assert server.bank.get(old.id, "local").superseded_by is None
+    pair = newer.locator(".pair")
+    expect(pair.get_by_role("button", name="Both are true")).to_be_visible()
+    width = sized.viewport_size["width"] if sized.viewport_size else 0
+    assert sized.evaluate("document.documentElement.scrollWidth") <= width
+    pair.get_by_role("button", name="Both are true").click()
+    expect(newer.locator(".pair")).to_have_count(0)
+    expect(cards).to_have_count(2)
+    expect(sized.locator("#memory-status")).to_contain_text("Kept both")
+    sized.get_by_role("button", name="Search").click()  # a reload does not ask again
+    expect(cards).to_have_count(2)
+    expect(sized.locator("#memory-list .pair")).to_have_count(0)
