@@ -104,6 +104,7 @@ def test_every_turn_is_kept_as_an_episodic_conversation_memory(bank: MemoryBank)
     assert turns[0].metadata == {
         "channel": "tui",
         "role": "user",
+        "message_index": 0,
         "time": said.isoformat(),
         "conversation_context": "Work schedule",
     }
@@ -130,27 +131,25 @@ def test_explicit_statements_become_third_person_facts(bank: MemoryBank) -> None
     )
     result = remember_conversation(bank, CALLER, [{"role": "user", "content": text}])
     stored = {m.content: m.category for m in result.stored}
-    assert stored == {
-        "User's name is Ana.": Category.IDENTITY,
-        "User works at TechCorp as a Senior Engineer!": Category.IDENTITY,
-        "User's dentist is Dr. Lee.": Category.CONTEXT,
-        "User is a vegetarian.": Category.IDENTITY,
-    }
+    assert stored.items() >= {
+        "User's name is Ana": Category.IDENTITY,
+        "User works at TechCorp as a Senior Engineer": Category.IDENTITY,
+        "User's dentist is Dr. Lee": Category.CONTEXT,
+        "User is a vegetarian": Category.IDENTITY,
+    }.items()
+    assert "Hi there" not in " ".join(stored)
     # An explicit request to remember raises importance (seed 000: +2).
     dentist = next(m for m in result.stored if "dentist" in m.content)
     assert dentist.importance == 5 + 2 + 1
 
 
-def test_statements_the_policy_rejects_are_reported(bank: MemoryBank) -> None:
-    result = remember_conversation(
-        bank, CALLER, [{"role": "user", "content": "Remember that we ship on Fridays."}]
-    )
-    assert result.stored == []
-    assert len(result.rejected) == 1
-    assert result.rejected[0].content == "Remember that we ship on Fridays."
-    assert "first person" in result.rejected[0].reason
-    text = render_remembered(result)
-    assert text.startswith("Stored 0 memories\nIDs: (none)\nRejected: Remember that we ship")
+def test_first_person_plural_is_rephrased_with_the_user_named(bank: MemoryBank) -> None:
+    said = [
+        {"role": "user", "content": "My partner and I love this city."},
+        {"role": "user", "content": "Remember that we moved to Leeds last year."},
+    ]
+    result = remember_conversation(bank, CALLER, said)
+    assert "User and their partner moved to Leeds last year" in [m.content for m in result.stored]
 
 
 def test_duplicates_are_skipped_with_the_existing_id(bank: MemoryBank) -> None:

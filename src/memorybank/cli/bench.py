@@ -342,6 +342,63 @@ def bench_train_pair_model(
         console.print(f"Wrote {json_out}.")
 
 
+@bench_app.command("conversations")
+@handles_errors
+def bench_conversations(
+    chats: Annotated[
+        Path,
+        typer.Argument(
+            help="Chats (JSON lines: messages, facts [{fact, question, expect}]), e.g. "
+            "benchmarks/data/conversations_own.jsonl."
+        ),
+    ],
+    json_out: JsonOutOption = None,
+) -> None:
+    """Chats remembered without an LLM: facts kept, in the block, first line right, invented."""
+    with bench_installed():
+        from memorybank_bench.conversations import run_conversations
+
+    console = stdout()
+    report = run_conversations(chats, console=console)
+    _show_report(console, report, json_out, notes=[Text(f"miss: {m}") for m in report.misses])
+
+
+@bench_app.command("train-extractor")
+@handles_errors
+def bench_train_extractor(
+    chats: Annotated[
+        list[Path],
+        typer.Option("--chats", help="Chats to train on (JSON lines, as bench conversations reads)."),
+    ],
+    locomo: Annotated[
+        Path | None,
+        typer.Option("--locomo", help="Also train on LoCoMo's observations (locomo_dev.json)."),
+    ] = None,
+    score: Annotated[
+        list[Path] | None,
+        typer.Option("--score", help="Chats only scored, never trained on (the shared dev chats)."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Write the weights here (the shipped file: src/memorybank/rules/keep_model.json)."
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the threshold's folds.")] = 0,
+    json_out: JsonOutOption = None,
+) -> None:
+    """Train the model that keeps facts said in passing (seeded) and cross-validate it."""
+    with bench_installed():
+        from memorybank_bench.train_extractor import run_training
+
+    console = stdout()
+    document = run_training(chats, out, locomo=locomo, score=score or [], seed=seed, console=console)
+    console.print(f"threshold {document['threshold']} · trained on {document['trained_on']}")
+    if json_out is not None:
+        json_out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        console.print(f"Wrote {json_out}.")
+
+
 @bench_app.command("load")
 @handles_errors
 def bench_load(
