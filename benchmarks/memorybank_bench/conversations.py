@@ -43,9 +43,9 @@ RUNS = 9
 _WORD_RE = re.compile(r"[\w£$€'’-]+")
 # Words the rephrasing itself adds: the user named, "we" named, the day it was said.
 _OWN_WORDS = frozenset(
-    """user user's users their they them themselves and others said on is has was were are
-    have the a an in at of to january february march april may june july august september
-    october november december""".split()
+    """user user's users their they them themselves and others said mentioned that on is has
+    was were are have the a an in at of to january february march april may june july august
+    september october november december""".split()
 )
 
 
@@ -99,7 +99,8 @@ class ConversationsReport:
             f"{self.in_block}/{self.facts} ({self.in_block / n:.2f})",
         )
         table.add_row(
-            "first relevant line right", f"{self.first_right}/{self.facts} ({self.first_right / n:.2f})"
+            "first relevant line right",
+            f"{self.first_right}/{self.facts} ({self.first_right / n:.2f})",
         )
         table.add_row("assistant lines in relevant sections", str(self.assistant_lines))
         table.add_row("  of which questions", str(self.assistant_questions))
@@ -111,7 +112,7 @@ class ConversationsReport:
 
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data."""
-        return {k: v for k, v in self.__dict__.items()}
+        return dict(self.__dict__)
 
 
 def _score_chat(
@@ -121,7 +122,9 @@ def _score_chat(
     for fact in BACKGROUND:
         bank.save(user, fact)
     result = remember_conversation(bank, caller, chat["messages"])
-    facts = [m.content.lower() for m in bank.list(user, limit=1000, source=["ai", "user", "import"])]
+    facts = [
+        m.content.lower() for m in bank.list(user, limit=1000, source=["ai", "user", "import"])
+    ]
     user_text = " ".join(m["content"] for m in chat["messages"] if m["role"] == "user")
     assistant = [m["content"].lower() for m in chat["messages"] if m["role"] == "assistant"]
     report.stored += len(result.stored)
@@ -147,7 +150,9 @@ def _sixteen(chats: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return (messages * (16 // max(len(messages), 1) + 1))[:16]
 
 
-def _time_remember(bank: memorybank.MemoryBank, messages: list[dict[str, Any]]) -> tuple[float, float]:
+def _time_remember(
+    bank: memorybank.MemoryBank, messages: list[dict[str, Any]]
+) -> tuple[float, float]:
     """p50 ms of remember and of storing the turns alone, interleaved (fresh users)."""
     remembered, stored = [], []
     for run in range(RUNS):

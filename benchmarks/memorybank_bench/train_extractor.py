@@ -132,9 +132,7 @@ def examples(name: str, texts: list[str], labels: list[int], embedder: Embedder)
     return Examples(name, texts, np.asarray(labels, dtype=np.int64), rows)
 
 
-def fit(
-    x: Floats, y: Labels, embedding_model: str, dimension: int, *, l2: float = L2
-) -> KeepModel:
+def fit(x: Floats, y: Labels, embedding_model: str, dimension: int, *, l2: float = L2) -> KeepModel:
     """A logistic regression on standardised ``x`` (threshold 0.5; see :func:`train`)."""
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
@@ -243,7 +241,9 @@ def run_training(
         }
     table[everything.name] = {other.name: scores(model, other) for other in scored}
     document = model.to_dict(
-        trained_on={s.name: {"pieces": len(s), "worth_keeping": int(s.labels.sum())} for s in sources},
+        trained_on={
+            s.name: {"pieces": len(s), "worth_keeping": int(s.labels.sum())} for s in sources
+        },
         seed=seed,
         cross_validation=table,
     )

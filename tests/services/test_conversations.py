@@ -11,6 +11,7 @@ import pytest
 
 from chat_server import ChatServer, Raw, running_chat_server
 from memorybank import MemoryBank
+from memorybank.core.prompt import auto_recall
 from memorybank.errors import ValidationError
 from memorybank.model import Caller, Category, Domain, EventKind, Ring, Source
 from memorybank.providers.llm import ChatClient
@@ -131,12 +132,15 @@ def test_explicit_statements_become_third_person_facts(bank: MemoryBank) -> None
     )
     result = remember_conversation(bank, CALLER, [{"role": "user", "content": text}])
     stored = {m.content: m.category for m in result.stored}
-    assert stored.items() >= {
-        "User's name is Ana": Category.IDENTITY,
-        "User works at TechCorp as a Senior Engineer": Category.IDENTITY,
-        "User's dentist is Dr. Lee": Category.CONTEXT,
-        "User is a vegetarian": Category.IDENTITY,
-    }.items()
+    assert (
+        stored.items()
+        >= {
+            "User's name is Ana": Category.IDENTITY,
+            "User works at TechCorp as a Senior Engineer": Category.IDENTITY,
+            "User's dentist is Dr. Lee": Category.CONTEXT,
+            "User is a vegetarian": Category.IDENTITY,
+        }.items()
+    )
     assert "Hi there" not in " ".join(stored)
     # An explicit request to remember raises importance (seed 000: +2).
     dentist = next(m for m in result.stored if "dentist" in m.content)
@@ -351,3 +355,50 @@ def test_a_statement_to_remember_gets_the_category_the_bank_infers() -> None:
     assert explicit_statements(turns) == [
         ("Remember that my sister Ana lives in Madrid.", Category.RELATIONSHIP)
     ]
+
+
+# -- facts said in passing (no LLM) ---------------------------------------------------------
+
+PASSING = [
+    {"role": "user", "content": "hi! can you help me plan meals for next week?"},
+    {"role": "assistant", "content": "Of course! How many people are you cooking for?"},
+    {"role": "user", "content": "me and my partner. I'm vegetarian, she eats fish though"},
+    {"role": "assistant", "content": "Great. What's your weekly budget?"},
+    {
+        "role": "user",
+        "content": "about £60. we moved to Leeds last year and the big Aldi is near us",
+    },
+    {"role": "assistant", "content": "What if you batch cooked on Sundays?"},
+    {"role": "user", "content": "what if we did two curries?"},
+    {"role": "user", "content": "oh and I'm vegetarian"},
+]
+
+
+def test_facts_said_in_passing_are_kept_through_the_save_path(bank: MemoryBank) -> None:
+    said = datetime(2024, 3, 12, 9, tzinfo=UTC)
+    messages = [{**m, "time": said} for m in PASSING]
+    result = remember_conversation(bank, CALLER, messages)
+    stored = [m.content for m in result.stored]
+    assert "User is vegetarian" in stored
+    assert any(f.startswith("User and their partner moved to Leeds last year") for f in stored)
+    # Nothing the assistant said, and no question or request, became a fact.
+    assert not any("cooking for" in f or "batch" in f or "curries" in f for f in stored)
+    passed = [p.content for p in result.passed_over]
+    assert "can you help me plan meals for next week?" in passed
+    # Said twice: stored once, the second judged a duplicate by the save.
+    assert stored.count("User is vegetarian") == 1
+    assert any("User is vegetarian" in s.content and s.existing_id for s in result.skipped)
+    # Each fact names the message (and the stored turn) it came from, and when it was said.
+    fact = next(m for m in result.stored if m.content == "User is vegetarian")
+    assert fact.metadata["from_message"] == 2
+    assert fact.metadata["from_memory"] == result.conversation_ids[2]
+    assert fact.occurred_at == said
+
+
+def test_the_relevant_section_holds_no_assistant_turn(bank: MemoryBank) -> None:
+    remember_conversation(bank, CALLER, PASSING)
+    for question in ("How many people am I cooking for?", "What should we batch cook on Sundays?"):
+        block = auto_recall(bank, CALLER, question, 500)
+        for line in block.splitlines():
+            assert "How many people are you cooking for" not in line
+            assert "batch cooked on Sundays" not in line

@@ -368,7 +368,9 @@ def bench_conversations(
 def bench_train_extractor(
     chats: Annotated[
         list[Path],
-        typer.Option("--chats", help="Chats to train on (JSON lines, as bench conversations reads)."),
+        typer.Option(
+            "--chats", help="Chats to train on (JSON lines, as bench conversations reads)."
+        ),
     ],
     locomo: Annotated[
         Path | None,
@@ -381,7 +383,8 @@ def bench_train_extractor(
     out: Annotated[
         Path | None,
         typer.Option(
-            "--out", help="Write the weights here (the shipped file: src/memorybank/rules/keep_model.json)."
+            "--out",
+            help="Write the weights here (the shipped file: src/memorybank/rules/keep_model.json).",
         ),
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the threshold's folds.")] = 0,
@@ -392,7 +395,9 @@ def bench_train_extractor(
         from memorybank_bench.train_extractor import run_training
 
     console = stdout()
-    document = run_training(chats, out, locomo=locomo, score=score or [], seed=seed, console=console)
+    document = run_training(
+        chats, out, locomo=locomo, score=score or [], seed=seed, console=console
+    )
     console.print(f"threshold {document['threshold']} · trained on {document['trained_on']}")
     if json_out is not None:
         json_out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")

@@ -56,9 +56,7 @@ def facts_then_quotes(relevant: Sequence[Memory]) -> list[Memory]:
     facts = [m for m in relevant if m.source != Source.CONVERSATION]
     covered = {m.metadata.get("from_memory") for m in facts}
     quotes = [
-        _quote(m)
-        for m in relevant
-        if m.source == Source.CONVERSATION and m.id not in covered
+        _quote(m) for m in relevant if m.source == Source.CONVERSATION and m.id not in covered
     ]
     return facts + [q for q in quotes if q is not None]
 

@@ -24,7 +24,7 @@ _ABBREVIATIONS = frozenset("dr mr mrs ms prof st jr sr mt vs etc e.g i.e inc ltd
 # A clause of its own starts after a comma or a dash when a new subject follows: "training
 # until 5:30, i'm on the varsity", "the power is off, we run the generator".
 _CLAUSE_RE = re.compile(
-    r"\s*(?:[,;:]|\s[-–—])\s+(?=(?:i|i['’]m|we|we['’]re|my|our|[A-Z][a-z]+\s+(?:is|was|left"
+    r"\s*(?:[,;:]|\s[-–—])\s+(?=(?:i|i['’]m|we|we['’]re|my|our|she|he|they|[A-Z][a-z]+\s+(?:is|was|left"
     r"|works|lives|has|had))\b)"
 )
 # Words that open a chat sentence without saying anything: dropped before rephrasing.
@@ -34,7 +34,7 @@ _FILLER_RE = re.compile(
     r"|i\s+mean|by\s+the\s+way|oh\s+and|fun\s+fact)\b[\s,:!.-]*)+",
     re.IGNORECASE,
 )
-_PIECE_MIN_WORDS = 3
+_PIECE_MIN_WORDS = 2
 # The people a user speaks for when they say "we": the nearest "my <relation>" they named.
 _GROUP_RE = re.compile(
     r"\bmy\s+(partner|husband|wife|boyfriend|girlfriend|fianc[ée]e?|spouse|family|kids"
@@ -76,6 +76,7 @@ _STATEMENTS: list[tuple[re.Pattern[str], Category]] = [
     (re.compile(r"I(?:\s+am|['’]m)\s+" + _PASSING), Category.IDENTITY),
     (re.compile(r"I\s+work\b"), Category.IDENTITY),
 ]
+
 
 def explicit_category(sentence: str) -> Category | None:
     """The category of an explicit statement about the user, ``None`` for any other
@@ -130,7 +131,7 @@ def sentences(text: str) -> list[str]:
 def pieces(text: str) -> list[str]:
     """The pieces of a message that may each state one fact: its sentences, a sentence cut
     where a clause with a subject of its own begins, without opening filler ("ok so", "oh
-    and"), at least three words each.
+    and"), at least two words each.
 
     >>> pieces("maybe, the jeep leaves at 6 tho. also saturdays are out, i work at a milk tea shop")
     ['maybe, the jeep leaves at 6 tho.', 'saturdays are out', 'i work at a milk tea shop']

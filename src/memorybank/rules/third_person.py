@@ -541,8 +541,8 @@ def _said_edit(text: str, token: _Token, group: str) -> list[_Edit]:
     if lower in ("our", "ours"):
         named = "User's" if group == "others" else f"User and {group}'s"
         return [(token.start, token.end, named)]
-    named = {"my": "User's", "mine": "User's", "me": "User", "myself": "User"}.get(lower)
-    return [(token.start, token.end, named or "themselves")]
+    singular = {"my": "User's", "mine": "User's", "me": "User", "myself": "User"}.get(lower)
+    return [(token.start, token.end, singular or "themselves")]
 
 
 def said_in_third_person(sentence: str, group: str = "others") -> str:

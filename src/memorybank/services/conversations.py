@@ -62,10 +62,9 @@ from memorybank.model import (
 from memorybank.model.times import StoredTime
 from memorybank.providers.llm.client import JSONCompleter, complete_model
 from memorybank.rules.permissions import Action, allowed, require
-from memorybank.rules.policy import infer_category, strip_lead_in
 from memorybank.rules.pydantic_errors import reason
-from memorybank.rules.said import confirms, explicit_category
 from memorybank.rules.render import sanitize_memory_text as _line
+from memorybank.rules.said import confirms, explicit_category
 from memorybank.rules.verdicts import THRESHOLDS, needs_reconciling
 from memorybank.services.in_passing import model_fits, weigh
 
@@ -184,9 +183,10 @@ def _store_turns(
     bank: MemoryBank, caller: Caller, turns: Sequence[Message], context: str | None
 ) -> tuple[list[str], list[str | None]]:
     """Each non-empty message as an episodic conversation memory (chunked by the bank): the
-    stored ids, and the id of each message (its first chunk; ``None`` for an empty one). An assistant message the user's
-    next one confirms ("yes, exactly") is marked ``confirmed``: only such an answer of the
-    assistant may reach a later block (:mod:`memorybank.rules.quoted`)."""
+    stored ids, and the id of each message (its first chunk; ``None`` for an empty one).
+    An assistant message the user's next one confirms ("yes, exactly") is marked
+    ``confirmed``: only such an answer of the assistant may reach a later block
+    (:mod:`memorybank.rules.quoted`)."""
     items = []
     for index, turn in enumerate(turns):
         if not turn.content.strip():
@@ -216,9 +216,9 @@ def _store_turns(
     ids: list[str | None] = [None] * len(turns)
     # A long message is stored as several chunks: its first one stands for it.
     for outcome in saved:
-        index = outcome.memory.metadata.get("message_index") if outcome.memory else None
-        if isinstance(index, int) and ids[index] is None:
-            ids[index] = outcome.memory_id
+        said = outcome.memory.metadata.get("message_index") if outcome.memory else None
+        if isinstance(said, int) and ids[said] is None:
+            ids[said] = outcome.memory_id
     return [r.memory_id for r in saved if r.memory_id is not None], ids
 
 

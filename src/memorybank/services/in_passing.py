@@ -4,10 +4,11 @@ Every piece of a user message (:func:`memorybank.rules.said.pieces`) is embedded
 bank's own embedder, in one batch, and the learned model (:mod:`memorybank.rules.keep_model`)
 says how likely it states something lasting about the user or the people and things in their
 life; the pieces at or above its threshold are kept, and so is every explicit statement
-("remember that …", "my name is …": :func:`memorybank.rules.said.explicit_category`), rephrased in the third person with the
-day they were said, and the rest are passed over with their probability. Saving them (the
-judge, the duplicate check) is :func:`memorybank.services.conversations.remember_conversation`'s,
-through ``bank.save`` like any fact.
+("remember that …", "my name is …": :func:`memorybank.rules.said.explicit_category`), each
+rephrased in the third person with the day it was said, and the rest are passed over with
+their probability. Saving them (the judge, the duplicate check) is
+:func:`memorybank.services.conversations.remember_conversation`'s, through ``bank.save`` like
+any fact.
 
 Only the user's messages are read: nothing the assistant said becomes a user fact.
 """
@@ -81,7 +82,9 @@ def weigh(bank: MemoryBank, turns: Sequence[Turn]) -> tuple[list[Said], list[Sai
             continue
         said_so_far.append(turn.content)
         group = group_of(said_so_far)
-        found += [(index, piece, as_fact(piece, group, turn.time)) for piece in pieces(turn.content)]
+        found += [
+            (index, piece, as_fact(piece, group, turn.time)) for piece in pieces(turn.content)
+        ]
     if not found:
         return [], []
     model = load_keep_model()
