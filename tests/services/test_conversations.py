@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from chat_server import ChatServer, Raw, running_chat_server
+from conftest import SharedEmbedder
 from memorybank import MemoryBank
 from memorybank.core.prompt import auto_recall
 from memorybank.errors import ValidationError
@@ -22,6 +24,7 @@ from memorybank.services.conversations import (
     remember_conversation,
     render_remembered,
 )
+from memorybank.stores.sqlite import SQLiteStore
 
 CALLER = Caller(user_id="ana", thread_id="thread-1")
 SEED_MESSAGES = [
@@ -402,3 +405,21 @@ def test_the_relevant_section_holds_no_assistant_turn(bank: MemoryBank) -> None:
         for line in block.splitlines():
             assert "How many people are you cooking for" not in line
             assert "batch cooked on Sundays" not in line
+
+
+class _OtherEmbedder(SharedEmbedder):
+    """Vectors the fact model was not trained on (another model's name)."""
+
+    @property
+    def model_id(self) -> str:
+        return "another-model"
+
+
+def test_another_embedder_keeps_explicit_statements_only(tmp_path: Path) -> None:
+    other = _OtherEmbedder()
+    with MemoryBank(SQLiteStore(tmp_path / "o.db", dimension=other.dimension), other) as own:
+        result = remember_conversation(own, CALLER, PASSING)
+    # "I'm vegetarian" is explicit; "we moved to Leeds" needs the model.
+    assert all(m.content.startswith("User is vegetarian") for m in result.stored)
+    assert result.stored and result.passed_over == []
+    assert "stored explicit statements only" in result.warnings[0]
