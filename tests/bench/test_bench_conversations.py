@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from memorybank.cli import app
 from memorybank.rules.keep_model import KeepModel
 from memorybank_bench.conversations import run_conversations, supported
+from memorybank_bench.conversations_locomo import run_locomo_conversations
 from memorybank_bench.train_extractor import chat_examples, run_training
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,3 +87,43 @@ def test_support_is_read_from_the_users_words() -> None:
     said = "my partner got a job, so we moved to Leeds last year"
     assert supported("User and their partner moved to Leeds", said)
     assert not supported("User owns a yacht in Monaco", said)
+
+
+TINY_LOCOMO = [
+    {
+        "sample_id": "tiny",
+        "conversation": {
+            "speaker_a": "Rosa",
+            "speaker_b": "Ben",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {
+                    "speaker": "Rosa",
+                    "dia_id": "D1:1",
+                    "text": "I adopted a greyhound called Pepper.",
+                },
+                {"speaker": "Ben", "dia_id": "D1:2", "text": "Lovely! How old is she?"},
+                {"speaker": "Rosa", "dia_id": "D1:3", "text": "She is four and loves the beach."},
+            ],
+        },
+        "qa": [
+            {
+                "question": "What is Rosa's dog called?",
+                "answer": "Pepper",
+                "evidence": ["D1:1"],
+                "category": 4,
+            },
+            {"question": "What did Ben ask?", "answer": "age", "evidence": ["D1:2"], "category": 4},
+        ],
+    }
+]
+
+
+def test_locomo_through_remember_counts_the_users_evidence(tmp_path: Path) -> None:
+    data = tmp_path / "tiny.json"
+    data.write_text(json.dumps(TINY_LOCOMO), encoding="utf-8")
+    found = run_locomo_conversations(data)
+    # Only the question whose evidence is the user's (speaker A's) counts.
+    assert (found.conversations, found.questions, found.evidence) == (1, 1, 1)
+    assert found.facts_stored >= 1
+    assert 0.0 <= found.share <= 1.0

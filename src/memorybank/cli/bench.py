@@ -352,15 +352,40 @@ def bench_conversations(
             "benchmarks/data/conversations_own.jsonl."
         ),
     ],
+    locomo: Annotated[
+        Path | None,
+        typer.Option(
+            "--locomo",
+            help="Also LoCoMo through remember (locomo_dev.json): evidence of questions about "
+            "the user in the block.",
+        ),
+    ] = None,
+    limit_conversations: Annotated[
+        int | None,
+        typer.Option("--limit-conversations", min=1, help="Only the first N LoCoMo conversations."),
+    ] = None,
     json_out: JsonOutOption = None,
 ) -> None:
     """Chats remembered without an LLM: facts kept, in the block, first line right, invented."""
     with bench_installed():
         from memorybank_bench.conversations import run_conversations
+        from memorybank_bench.conversations_locomo import run_locomo_conversations
 
     console = stdout()
     report = run_conversations(chats, console=console)
-    _show_report(console, report, json_out, notes=[Text(f"miss: {m}") for m in report.misses])
+    notes = [Text(f"miss: {m}") for m in report.misses]
+    if locomo is not None:
+        with console.status("remembering LoCoMo"):
+            found = run_locomo_conversations(locomo, limit_conversations=limit_conversations)
+        notes.append(
+            Text(
+                f"LoCoMo through remember: {found.conversations} conversations, "
+                f"{found.questions} questions about the user, evidence in the block "
+                f"{found.in_block}/{found.evidence} ({found.share:.3f}), "
+                f"{found.facts_stored} facts stored"
+            )
+        )
+    _show_report(console, report, json_out, notes=notes)
 
 
 @bench_app.command("train-extractor")
