@@ -343,6 +343,93 @@ def bench_train_judge(
         console.print(f"Wrote {json_out}.")
 
 
+@bench_app.command("conversations")
+@handles_errors
+def bench_conversations(
+    chats: Annotated[
+        Path,
+        typer.Argument(
+            help="Chats (JSON lines: messages, facts [{fact, question, expect}]), e.g. "
+            "benchmarks/data/conversations_own.jsonl."
+        ),
+    ],
+    locomo: Annotated[
+        Path | None,
+        typer.Option(
+            "--locomo",
+            help="Also LoCoMo through remember (locomo_dev.json): evidence of questions about "
+            "the user in the block.",
+        ),
+    ] = None,
+    limit_conversations: Annotated[
+        int | None,
+        typer.Option("--limit-conversations", min=1, help="Only the first N LoCoMo conversations."),
+    ] = None,
+    json_out: JsonOutOption = None,
+) -> None:
+    """Chats remembered without an LLM: facts kept, in the block, first line right, invented."""
+    with bench_installed():
+        from memorybank_bench.conversations import run_conversations
+        from memorybank_bench.conversations_locomo import run_locomo_conversations
+
+    console = stdout()
+    report = run_conversations(chats, console=console)
+    notes = [Text(f"miss: {m}") for m in report.misses]
+    if locomo is not None:
+        with console.status("remembering LoCoMo"):
+            found = run_locomo_conversations(locomo, limit_conversations=limit_conversations)
+        notes.append(
+            Text(
+                f"LoCoMo through remember: {found.conversations} conversations, "
+                f"{found.questions} questions about the user, evidence in the block "
+                f"{found.in_block}/{found.evidence} ({found.share:.3f}), "
+                f"{found.facts_stored} facts stored"
+            )
+        )
+    _show_report(console, report, json_out, notes=notes)
+
+
+@bench_app.command("train-extractor")
+@handles_errors
+def bench_train_extractor(
+    chats: Annotated[
+        list[Path],
+        typer.Option(
+            "--chats", help="Chats to train on (JSON lines, as bench conversations reads)."
+        ),
+    ],
+    locomo: Annotated[
+        Path | None,
+        typer.Option("--locomo", help="Also train on LoCoMo's observations (locomo_dev.json)."),
+    ] = None,
+    score: Annotated[
+        list[Path] | None,
+        typer.Option("--score", help="Chats only scored, never trained on (the shared dev chats)."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Write the weights here (the shipped file: src/memorybank/rules/keep_model.json).",
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the threshold's folds.")] = 0,
+    json_out: JsonOutOption = None,
+) -> None:
+    """Train the model that keeps facts said in passing (seeded) and cross-validate it."""
+    with bench_installed():
+        from memorybank_bench.train_extractor import run_training
+
+    console = stdout()
+    document = run_training(
+        chats, out, locomo=locomo, score=score or [], seed=seed, console=console
+    )
+    console.print(f"threshold {document['threshold']} · trained on {document['trained_on']}")
+    if json_out is not None:
+        json_out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        console.print(f"Wrote {json_out}.")
+
+
 @bench_app.command("load")
 @handles_errors
 def bench_load(

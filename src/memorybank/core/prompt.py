@@ -36,6 +36,7 @@ import numpy as np
 from memorybank.model import Caller, Category, Memory, Ring, SearchHit, utcnow
 from memorybank.providers.embedders.base import normalise
 from memorybank.rules.earlier import WINDOW, earlier_notes, pairs_to_judge, placed
+from memorybank.rules.quoted import facts_then_quotes
 from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
 from memorybank.rules.render import (
     CLOSE_TAG,
@@ -204,6 +205,7 @@ def _sections(
         else _fetch(bank, caller.user_id, project_id=caller.project_id, scopes="project")
     )
     relevant = [] if message is None else _relevant(bank, caller, message, min_relevance)
+    relevant = facts_then_quotes(relevant)  # turns only as dated quotes of the user
     shown = {m.id for m in relevant}
     about = [m for m in about if m.id not in shown]
     workspace = [m for m in workspace if m.id not in shown]

@@ -10,6 +10,7 @@ is newer and that the older may be out of date, and nothing is hidden: a pair th
 like an update (two facts that are both true) still has both values in the block.
 
 >>> from memorybank.model import Memory
+from memorybank.rules.intake import is_conversation
 >>> from datetime import datetime, timezone
 >>> old = Memory(user_id="u", content="User has 2 monitors", category="context",
 ...              created_at=datetime(2026, 1, 1, tzinfo=timezone.utc))
@@ -27,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from memorybank.model import Memory
+from memorybank.rules.intake import is_conversation
 
 #: Only the first this many memories of a block (in the order they would be shown) are read
 #: for earlier notes: a 500-token block shows about twenty, and the check is pairwise.
@@ -37,11 +39,15 @@ def pairs_to_judge(memories: Sequence[Memory]) -> list[tuple[int, int]]:
     """The (newer, older) positions of :data:`WINDOW` memories that :func:`earlier_notes`
     may ask about: the same scope and the same author (a note never puts one person's fact
     under another's: in a shared project, a member's newer fact must not reframe an owner's
-    rule as outdated), the older saved strictly before."""
+    rule as outdated), the older saved strictly before. A conversation turn is no fact: it is
+    never a note, nor has one."""
     window = list(memories[:WINDOW])
+    facts = [not is_conversation(m.ring, m.source) for m in window]
     out = []
     for i, new in enumerate(window):
         for j, old in enumerate(window):
+            if not (facts[i] and facts[j]):
+                continue
             if i == j or old.project_id != new.project_id or old.updated_at >= new.updated_at:
                 continue
             if (old.created_by or old.user_id) != (new.created_by or new.user_id):
