@@ -293,8 +293,8 @@ def test_import_rules_follow_python() -> None:
     assert names == ["typing", "b", "c"]
 
 
-def test_no_import_cycles() -> None:
-    edges = import_edges()
+def cycle_reports(edges: tuple[Edge, ...]) -> list[str]:
+    """One report per cycle of ``edges``' graph, each edge of it with ``path:line``."""
     graph: dict[str, set[str]] = {name: set() for name in modules()}
     for edge in edges:
         graph[edge.source].add(edge.target)
@@ -307,8 +307,28 @@ def test_no_import_cycles() -> None:
                 where = f"{modules()[edge.source].where}:{edge.line}"
                 lines.append(f"  {edge.source} → {edge.target}  ({where})")
         reports.append("\n".join(lines))
+    return reports
+
+
+def test_no_import_cycles() -> None:
+    reports = cycle_reports(import_edges())
     if reports:
         pytest.fail("import cycles (break one edge of each):\n" + "\n".join(reports), pytrace=False)
+
+
+def test_no_cycles_inside_a_layer_even_through_annotations() -> None:
+    """Inside one layer an import made only for annotations (under ``TYPE_CHECKING``) counts
+    too: ``core.bank`` → ``core.writes`` → (for a type) ``core.bank`` is a cycle of meaning,
+    two modules that each need the other, even though Python never runs the second import.
+    (Across layers the direction test already forbids an upward import of any kind.)"""
+    inside = tuple(e for e in every_import_edge() if layer_of(e.source) == layer_of(e.target))
+    reports = cycle_reports(inside)
+    if reports:
+        pytest.fail(
+            "cycles inside a layer, TYPE_CHECKING imports counted (break one edge of each):\n"
+            + "\n".join(reports),
+            pytrace=False,
+        )
 
 
 # -- public API --------------------------------------------------------------------------------

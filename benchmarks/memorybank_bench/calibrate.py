@@ -31,11 +31,13 @@ Nothing here is read at run time: the constants are copied into ``memorybank/rul
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,7 @@ from rich.table import Table
 
 import memorybank
 from memorybank.core.bank import MemoryBank
+from memorybank.core.search import Pool
 from memorybank.model import Memory, MemoryFilter, utcnow
 from memorybank.rules.ranking import Calibration, Evidence
 from memorybank_bench.locomo import Conversation, ingest, load_conversations
@@ -96,10 +99,22 @@ def features(found: Sequence[Evidence]) -> np.ndarray:
 Relevant = Callable[[Memory], bool]
 
 
+def search_pool(bank: MemoryBank) -> Pool:
+    """Where ``bank.search`` looks, built from the bank's parts as the bank builds it, for the
+    evidence of every candidate (a search returns only the ranked hits)."""
+    vector_of = functools.partial(bank.query_cache.vector, bank.embedder)
+    return Pool(bank.store, vector_of, bank.retrieval, _one_probe_thread)
+
+
+@functools.cache
+def _one_probe_thread() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(1, thread_name_prefix="calibrate-probe")
+
+
 def _ask(
     bank: MemoryBank, kind: str, fold: int, query: str, users: tuple[str, str], hit: Relevant
 ) -> list[Query]:
-    out, pool, now = [], bank.pool(), utcnow()
+    out, pool, now = [], search_pool(bank), utcnow()
     for user, own in ((users[0], True), (users[1], False)):
         found = pool.evidence(
             bank.scope_set(user, None), query, MemoryFilter(superseded=False), now

@@ -9,12 +9,12 @@ from __future__ import annotations
 import copy
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 from test_bench_locomo import SAMPLE, _quiet, _write
+from tests.shared_data import shared_file
 from typer.testing import CliRunner
 
 from memorybank.cli import app
@@ -27,10 +27,6 @@ from memorybank_bench.locomo_facts import (
     load_observations,
     run_facts,
 )
-
-# ../shared beside the clone (as CI has it), or $MEMORYBANK_SHARED.
-SHARED = Path(os.environ.get("MEMORYBANK_SHARED") or Path(__file__).resolve().parents[3] / "shared")
-DEV_DATA = SHARED / "data/locomo/locomo_dev.json"
 
 OBSERVATION: dict[str, Any] = {
     "session_1_observation": {
@@ -113,9 +109,9 @@ def test_run_facts_tiny(tmp_path: Path, embedder: LocalEmbedder) -> None:
     _check(report)
 
 
-@pytest.mark.skipif(not DEV_DATA.is_file(), reason=f"no LoCoMo dev data at {DEV_DATA}")
 def test_run_facts_dev_slice(embedder: LocalEmbedder) -> None:
-    report = run_facts(DEV_DATA, limit_conversations=1, max_sessions=3, console=_quiet())
+    dev = shared_file("data/locomo/locomo_dev.json")
+    report = run_facts(dev, limit_conversations=1, max_sessions=3, console=_quiet())
     assert report.conversations == 1 and report.observations > 10
     assert report.questions > 5  # questions whose evidence the first sessions cover
     _check(report)

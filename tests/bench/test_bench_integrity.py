@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.shared_data import shared_file
 from typer.testing import CliRunner
 
 from memorybank.cli import app
@@ -17,10 +18,6 @@ from memorybank_bench.integrity import (
     load_sick,
     run_integrity,
 )
-
-DATA = Path(__file__).resolve().parents[3] / "shared/data"
-PAIRS = DATA / "facts/pairs_dev.jsonl"
-SICK_TRIAL = DATA / "sick/SICK_trial.txt"
 
 
 def test_load_pairs_checks_labels(tmp_path: Path) -> None:
@@ -100,11 +97,12 @@ def test_cli_prints_the_goals_and_writes_json(tmp_path: Path) -> None:
     assert report["judge_ms_per_pair"] > 0  # the rules' speed is this figure, not a timed test
 
 
-@pytest.mark.skipif(not PAIRS.exists() or not SICK_TRIAL.exists(), reason="no dev data")
 def test_dev_pairs_and_sick_sample_meet_the_safety_goals(tmp_path: Path) -> None:
     """Nothing is lost (no update, distinct fact, contradiction refused), updates are
     surfaced; the catch rates are held at what the rules reach today (see docs/benchmarks.md)."""
-    report = run_integrity(PAIRS, SICK_TRIAL, workdir=tmp_path)
+    pairs = shared_file("data/facts/pairs_dev.jsonl")
+    sick_trial = shared_file("data/sick/SICK_trial.txt")
+    report = run_integrity(pairs, sick_trial, workdir=tmp_path)
     goals = {goal.name: goal for goal in report.goals()}
     for name in (
         "pairs: updates lost (refused)",

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.shared_data import shared_file
 from typer.testing import CliRunner
 
 from memorybank import ValidationError
@@ -22,10 +23,6 @@ from memorybank.providers.embedders.local import LocalEmbedder
 from memorybank_bench.lifecycle import KINDS, LifecycleReport, load_scenarios, run_lifecycle
 
 ROOT = Path(__file__).resolve().parents[2]
-# ../shared beside the clone (as CI has it), or $MEMORYBANK_SHARED.
-SHARED = Path(os.environ.get("MEMORYBANK_SHARED") or ROOT.parent / "shared")
-REFEREE = SHARED / "tools/fact_lifecycle.py"
-DEV = SHARED / "data/facts/lifecycle_dev.jsonl"
 
 TINY = [
     {
@@ -115,15 +112,16 @@ def _referee_counts(output: str) -> dict[str, tuple[int, int] | int]:
     return counts
 
 
-@pytest.mark.skipif(not REFEREE.is_file() or not DEV.is_file(), reason=f"no {SHARED}")
 def test_same_counts_as_the_referee(tmp_path: Path, embedder: LocalEmbedder) -> None:
-    lines = [json.loads(line) for line in DEV.read_text(encoding="utf-8").splitlines() if line]
+    referee = shared_file("tools/fact_lifecycle.py")
+    dev = shared_file("data/facts/lifecycle_dev.jsonl")
+    lines = [json.loads(line) for line in dev.read_text(encoding="utf-8").splitlines() if line]
     # Two scenarios of each kind, from the development file.
     picked = [s for kind in KINDS for s in [s for s in lines if s["kind"] == kind][:2]]
     data = _write(tmp_path / "few.jsonl", picked)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *sys.path])}
     referee = subprocess.run(
-        [sys.executable, str(REFEREE), "--data", str(data)],
+        [sys.executable, str(referee), "--data", str(data)],
         capture_output=True,
         text=True,
         timeout=300,

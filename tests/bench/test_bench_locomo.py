@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from rich.console import Console
+from tests.shared_data import shared_file
 
 from memorybank import ConfigurationError, MemoryBank, ValidationError
 from memorybank.model import Category, Memory, SearchHit
@@ -34,8 +35,6 @@ from memorybank_bench.locomo import (
 # the same with the turns saved bare (no session_id, no speaker: implicit sessions) was 0.803.
 # Raise it as retrieval improves, so a regression cannot pass unnoticed.
 FLOOR = 0.785
-
-DEV_DATA = Path(__file__).resolve().parents[3] / "shared/data/locomo/locomo_dev.json"
 
 
 def _turn(dia_id: str, speaker: str, text: str, **extra: str) -> dict[str, str]:
@@ -298,12 +297,8 @@ def test_chart_writes_a_png(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_locomo_dev_recall_gate(tmp_path: Path) -> None:
-    if not DEV_DATA.is_file():
-        pytest.fail(
-            f"LoCoMo dev data not found at {DEV_DATA}: the retrieval quality gate needs it "
-            "(see shared/data/locomo/README.md)"
-        )
-    report = run_locomo(DEV_DATA, workdir=tmp_path, console=_quiet())
+    dev = shared_file("data/locomo/locomo_dev.json")
+    report = run_locomo(dev, workdir=tmp_path, console=_quiet())
     assert (report.conversations, report.turns, report.questions) == (5, 2760, 762)
     assert report.scored == 760
     recall = report.variant("fused").recall[10]

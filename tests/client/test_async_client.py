@@ -28,9 +28,8 @@ from memorybank.core.prompt import auto_recall
 from memorybank.errors import RateLimited
 from server_helpers import free_port
 
-#: What only one of the two has: closing (``aclose`` is httpx's async name) and the deprecated
-#: ``context_for``, which the new client never had.
-ONLY_SYNC = {"close", "context_for"}
+#: What only one of the two has: closing (``aclose`` is httpx's async name).
+ONLY_SYNC = {"close"}
 ONLY_ASYNC = {"aclose"}
 
 

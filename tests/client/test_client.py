@@ -96,16 +96,16 @@ def test_the_ai_side_over_http(bank: MemoryBank) -> None:
             client.tool_definitions("local", "nope")
 
 
-def test_context_for_is_the_deprecated_name_of_auto_recall(bank: MemoryBank) -> None:
-    """``Client.context_for`` still answers for one release, as ``auto_recall`` does, and
-    warns that it is deprecated."""
+def test_events_over_http_are_the_banks(bank: MemoryBank) -> None:
+    """``Client.events`` pages through what ``bank.events`` answers, with its ``types``."""
     with served(bank) as (url, _), Client(url) as client:
-        client.save("local", "User's sister Ana lives in Madrid", "context", importance=3)
-        caller = Caller(user_id="local")
-        with pytest.warns(DeprecationWarning, match="use Client.auto_recall"):
-            recalled = client.context_for(caller, "Where does my sister live?", 500)
-        assert recalled == client.auto_recall(caller, "Where does my sister live?", 500)
-        assert "Madrid" in recalled
+        saved = client.save("local", "User drinks green tea", "preference")
+        client.update(str(saved.memory_id), "local", content="User drinks black tea")
+        assert client.events("local") == bank.events("local")
+        assert [e.type for e in client.events("local")] == ["created", "updated"]
+        first = client.events("local", limit=1)
+        assert [e.type for e in client.events("local", after=first[0].id)] == ["updated"]
+        assert [e.type for e in client.events("local", types={"updated"})] == ["updated"]
 
 
 def test_in_local_mode_a_client_acts_for_the_user_each_call_names(bank: MemoryBank) -> None:

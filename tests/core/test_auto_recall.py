@@ -104,27 +104,6 @@ def test_rest_auto_recall(bank: MemoryBank) -> None:
         assert client.post("/api/auto-recall", json={"message": "x"}).status_code == 401
 
 
-def test_rest_context_is_the_deprecated_path_of_auto_recall(bank: MemoryBank) -> None:
-    """``POST /api/context`` answers as before (``context``, not ``prompt``) for one more
-    release, and the OpenAPI schema marks it deprecated (the new path is not)."""
-    world = make_world(bank)
-    _kim(bank, "member")
-    h = world.auth("member")
-    asked = {"message": "marathon training tips?", "profile": "default"}
-    with TestClient(world.app, client=LOOPBACK_PEER) as client:
-        old = client.post("/api/context", json=asked, headers=h)
-        new = client.post("/api/auto-recall", json=asked, headers=h).json()
-        assert old.status_code == 200, old.text
-        assert old.json() == {"context": new["prompt"], "tokens": new["tokens"]}
-        assert MARATHON in old.json()["context"]
-        for bad in ({"message": "x", "budget": 10}, {}):
-            assert client.post("/api/context", json=bad, headers=h).status_code == 422
-        assert client.post("/api/context", json={"message": "x"}).status_code == 401
-        paths = client.get("/openapi.json").json()["paths"]
-    assert paths["/api/context"]["post"]["deprecated"] is True
-    assert "deprecated" not in paths["/api/auto-recall"]["post"]
-
-
 def test_mcp_prompt(bank: MemoryBank) -> None:
     _kim(bank)
     caller = Caller(user_id="kim")
@@ -159,17 +138,6 @@ def test_rest_search_min_relevance(bank: MemoryBank) -> None:
         assert [x["memory"]["content"] for x in hits] == [MARATHON]
         bad = {"q": "x", "min_relevance": 1.5}
         assert client.get("/api/search", params=bad, headers=h).status_code == 422
-
-
-def test_the_banks_older_name_still_answers_with_a_warning(bank: MemoryBank) -> None:
-    """``MemoryBank.context_for`` (callers such as the fact-lifecycle scorer use it) answers
-    exactly what ``auto_recall`` does, and says it is deprecated."""
-    bank.save("kim", "User is training for the Berlin marathon in September", "context")
-    kim = Caller(user_id="kim")
-    with pytest.warns(DeprecationWarning, match="auto_recall"):
-        old = bank.context_for(kim, "Any tips for my marathon training?", 300)
-    assert old == auto_recall(bank, kim, "Any tips for my marathon training?", 300)
-    assert "Berlin marathon" in old
 
 
 def test_a_match_far_above_the_rest_answers_below_the_cut_off(bank: MemoryBank) -> None:

@@ -20,8 +20,10 @@ from memorybank import (
     EmbeddingModelMismatch,
     EventKind,
     MemoryBank,
+    MemoryFilter,
     NotFound,
     Ring,
+    SaveInput,
     Source,
     ValidationError,
 )
@@ -222,6 +224,37 @@ def test_recent_list_count(memories: Any) -> None:
     )
     with pytest.raises(ValidationError, match="since"):
         memories.recent("alice", since="last tuesday")
+
+
+def test_save_takes_a_save_input_or_its_fields(memories: Any) -> None:
+    """``save`` takes the :class:`SaveInput` every batch item is, or its fields as keywords
+    (the same item either way), over the library and both clients; never both at once."""
+    typed = memories.save("alice", SaveInput(content="I drink oolong tea", importance=7))
+    keywords = memories.save("alice", "I drink espresso", importance=7, tags=["coffee"])
+    assert (typed.content, typed.importance) == ("User drinks oolong tea", 7)
+    assert (keywords.importance, memories.get(keywords.memory_id, "alice").tags) == (7, ("coffee",))
+    with pytest.raises(ValidationError, match="not both"):
+        memories.save("alice", SaveInput(content="I drink mate"), importance=3)
+
+
+def test_one_filter_object_for_search_recent_list_and_count(memories: Any) -> None:
+    """A :class:`MemoryFilter` (as every adapter builds one) answers what the same keyword
+    filters do, over the library and both clients alike; the two at once is an error."""
+    memories.save("alice", "User prefers window seats on flights", "preference")
+    memories.save("alice", "User's sister Ana lives in Madrid", "relationship")
+    chosen = MemoryFilter(category=(Category.PREFERENCE,))
+    assert [h.memory.content for h in memories.search("alice", "seats", chosen)] == [
+        "User prefers window seats on flights"
+    ]
+    assert {h.memory.category for h in memories.search("alice", "Madrid", chosen)} == {
+        Category.PREFERENCE
+    }
+    assert [m.content for m in memories.recent("alice", chosen)] == [
+        m.content for m in memories.recent("alice", category="preference")
+    ]
+    assert memories.count("alice", chosen) == 1 and len(memories.list("alice", chosen)) == 1
+    with pytest.raises(ValidationError, match="not both"):
+        memories.count("alice", chosen, category="relationship")
 
 
 def test_update_keeps_id_and_records_history(memories: Any) -> None:

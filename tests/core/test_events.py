@@ -7,15 +7,13 @@ from __future__ import annotations
 import json
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
-from tests.server_helpers import World, make_world
+from tests.server_helpers import World, make_world, serving
 
 from memorybank import MemoryBank, tools
 from memorybank.model import Caller, Channel
@@ -103,22 +101,8 @@ def world(any_bank: MemoryBank) -> World:
 
 @pytest.fixture
 def base_url(world: World) -> Iterator[str]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(world.app, log_level="warning", ws="none"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+    with serving(world.app) as client:
+        yield str(client.base_url).rstrip("/")
 
 
 class Stream:
@@ -126,6 +110,7 @@ class Stream:
 
     def __init__(self, url: str, headers: dict[str, str]) -> None:
         self.messages: list[tuple[int, str, dict[str, Any]]] = []
+        self._arrived = threading.Condition()
         self.open = threading.Event()
         self._stop = threading.Event()
         self._client = httpx.Client(timeout=30)
@@ -152,17 +137,19 @@ class Stream:
             if not line:
                 if "data" in fields:
                     data = json.loads(fields["data"])
-                    self.messages.append((int(fields["id"]), fields["event"], data))
+                    with self._arrived:
+                        self.messages.append((int(fields["id"]), fields["event"], data))
+                        self._arrived.notify_all()
                 fields = {}
             elif not line.startswith(":"):
                 name, _, value = line.partition(":")
                 fields[name] = value.removeprefix(" ")
 
     def wait_for(self, count: int, timeout: float = 10) -> list[tuple[int, str, dict[str, Any]]]:
-        deadline = time.monotonic() + timeout
-        while len(self.messages) < count and time.monotonic() < deadline:
-            time.sleep(0.02)
-        return list(self.messages)
+        """The messages once ``count`` have arrived (woken by each one, not by polling)."""
+        with self._arrived:
+            self._arrived.wait_for(lambda: len(self.messages) >= count, timeout)
+            return list(self.messages)
 
     def close(self) -> None:
         """Hang up, as a browser closing the page does."""
@@ -200,11 +187,16 @@ def test_stream_shows_only_what_the_caller_may_see(base_url: str, world: World) 
                 headers=world.auth("owner"),
             )
             assert call.json()["result"]["success"]
-        seen = member.wait_for(2)
-        time.sleep(0.6)  # a few more polls: nothing else may arrive
-        assert [(m[1], m[2]["content"], m[2]["channel"]) for m in member.messages] == [
+            # The stream sends in event order: once the member's last save arrives, anything
+            # of the others' the member could have seen would have arrived before it.
+            client.post(
+                "/api/memory/user", json={"fact": "I prefer oat milk"}, headers=world.auth("member")
+            ).raise_for_status()
+        seen = member.wait_for(3)
+        assert [(m[1], m[2]["content"], m[2]["channel"]) for m in seen] == [
             ("created", "User prefers coffee", "user"),
             ("created", "Apollo ships in May", "user"),
+            ("created", "User prefers oat milk", "user"),
         ]
         assert [m[2]["content"] for m in outsider.wait_for(2)] == [
             "User prefers tea",

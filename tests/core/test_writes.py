@@ -24,7 +24,7 @@ def facts(count: int, start: int = 0) -> list[dict[str, str]]:
 
 
 def test_a_write_costs_one_unit_per_record_it_stores(bank: MemoryBank) -> None:
-    bank.set_write_limit(10)
+    bank.writes.set_limit(10)
     with pytest.raises(RateLimited) as caught, writing(bank, "ann"):
         bank.save_many("ann", facts(11))
     assert "at most 10" in str(caught.value) or "limit is 10" in str(caught.value)
@@ -42,7 +42,7 @@ def test_a_write_costs_one_unit_per_record_it_stores(bank: MemoryBank) -> None:
 
 
 def test_a_conversation_turn_costs_its_chunks(bank: MemoryBank) -> None:
-    bank.set_write_limit(5)
+    bank.writes.set_limit(5)
     long_turn = {**TURN, "content": "The meeting went on and on about the budget. " * 60}
     with pytest.raises(RateLimited) as caught, writing(bank, "bo"):
         bank.save_many("bo", [long_turn])  # 2,760 characters: 6 chunks of at most 500
@@ -56,7 +56,7 @@ def test_a_conversation_turn_costs_its_chunks(bank: MemoryBank) -> None:
 def test_a_write_for_another_bank_is_not_charged_here(
     bank: MemoryBank, tmp_path: Path, embedder: LocalEmbedder
 ) -> None:
-    bank.set_write_limit(1)
+    bank.writes.set_limit(1)
     store = SQLiteStore(tmp_path / "other.db", dimension=embedder.dimension)
     # Records another bank stores inside this bank's write cost this one nothing: each bank
     # charges its own writes (and the other, without a limit, none).
@@ -70,7 +70,7 @@ def test_a_write_for_another_bank_is_not_charged_here(
 def test_heavy_writes_wait_for_each_other_while_reads_and_small_writes_go_on(
     bank: MemoryBank,
 ) -> None:
-    heavy = bank.heavy_writes
+    heavy = bank.writes.heavy
     batch = [{**TURN, "content": f"Line {n} of a long pasted log."} for n in range(HEAVY_RECORDS)]
     done: list[int] = []
     with heavy.running(HEAVY_RECORDS):  # another heavy write is embedding
@@ -99,4 +99,4 @@ def test_two_heavy_writes_never_embed_at_once(bank: MemoryBank) -> None:
     for writer in writers:
         writer.join(timeout=300)
     assert bank.count("ed") == 3 * HEAVY_RECORDS * 2
-    assert bank.heavy_writes.peak == 1
+    assert bank.writes.heavy.peak == 1

@@ -89,7 +89,7 @@ def test_errors_are_answers_and_the_run_goes_on(bank: MemoryBank) -> None:
 
 
 def test_the_write_limit_is_counted(bank: MemoryBank) -> None:
-    bank.set_write_limit(1)
+    bank.writes.set_limit(1)
     tools = function_tools(bank, caller=SAM)
     first = call_then_answer(
         "remember", {"fact": "User lives in York", "category": None, "id": None}

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError as PydanticValidationError
 
 from memorybank import MemoryBank
 from memorybank.model import Category, Memory
@@ -360,11 +361,8 @@ def test_named_speaker_search_on_every_store(any_bank: MemoryBank) -> None:
     assert any_bank._probes is None  # the probe threads are gone with the bank
 
 
-def test_the_former_neighbour_setting_names_are_read_with_a_warning() -> None:
-    """``context_weight``, ``context_window`` and ``context_candidates`` were the session
-    neighbour settings' names: read for one more release, with a DeprecationWarning."""
-    with pytest.warns(DeprecationWarning, match="context_weight, context_window is deprecated"):
-        former = RetrievalSettings.model_validate({"context_weight": 0.2, "context_window": 4})
-    assert (former.neighbour_weight, former.neighbour_window) == (0.2, 4)
-    with pytest.warns(DeprecationWarning, match="use neighbour_candidates"):
-        assert RetrievalSettings(context_candidates=3).neighbour_candidates == 3  # type: ignore[call-arg]
+def test_an_unknown_setting_name_is_an_error_that_names_it() -> None:
+    """``context_weight`` (the neighbour weight's name before 0.1.0, never released) or a typo
+    is refused, not left silently at its default."""
+    with pytest.raises(PydanticValidationError, match="context_weight"):
+        RetrievalSettings.model_validate({"context_weight": 0.2})

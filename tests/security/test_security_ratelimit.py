@@ -255,33 +255,33 @@ def test_a_refused_write_is_not_counted() -> None:
 
 
 def test_the_bank_is_unlimited_unless_asked(bank: MemoryBank) -> None:
-    assert bank.write_limiter is None
+    assert bank.writes.limiter is None
     for _ in range(500):
         bank.count_write("u1")
-    bank.set_write_limit(2)
+    bank.writes.set_limit(2)
     bank.count_write("u1")
     bank.count_write("u1")
     with pytest.raises(RateLimited):
         bank.count_write("u1")
-    bank.set_write_limit(None)
+    bank.writes.set_limit(None)
     bank.count_write("u1")
 
 
 def test_open_passes_the_setting(tmp_path: Path) -> None:
     with memorybank.open(f"sqlite:///{tmp_path / 'o.db'}", ai_write_rate_per_minute=7) as opened:
-        assert opened.write_limiter is not None and opened.write_limiter.per_minute == 7
+        assert opened.writes.limiter is not None and opened.writes.limiter.per_minute == 7
 
 
 def test_the_app_sets_the_banks_limit(bank: MemoryBank) -> None:
-    bank.set_write_limit(1000)
+    bank.writes.set_limit(1000)
     make_world(bank, ai_write_rate_per_minute=4)
-    assert bank.write_limiter is not None and bank.write_limiter.per_minute == 4
+    assert bank.writes.limiter is not None and bank.writes.limiter.per_minute == 4
 
 
 def test_the_dispatcher_counts_each_writing_call_once(bank: MemoryBank) -> None:
     """The tools API (what REST and MCP run): only side-effecting calls that pass validation
     count, and the refusal is an answer the model can act on, or the error when asked."""
-    bank.set_write_limit(2)
+    bank.writes.set_limit(2)
     tools = profile("default")
     caller = Caller(user_id="sam")
     # Arguments the schema refuses never start a write, so they are not counted.

@@ -114,7 +114,7 @@ def test_every_body_route_answers_a_wrong_body_with_an_example_it_accepts(
     example too."""
     client = TestClient(make_world(bank, users=False).app)
     routes = _routes_with_a_body(bank)
-    assert len(routes) >= 15
+    assert len(routes) >= 14  # POST /api/context went with the pre-release aliases
     shown_examples = 0
     for route in routes:
         annotation = route.body_field.field_info.annotation  # type: ignore[union-attr]

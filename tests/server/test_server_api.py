@@ -389,29 +389,13 @@ def test_clear_drive_memory(client: TestClient, world: World) -> None:
     assert done.json() == {"deleted": 1}
 
 
-def test_the_former_clear_paths_work_for_one_release(client: TestClient, world: World) -> None:
-    """Clearing is ours, not seed 002's: its routes moved under ``/api/memories``. The old
-    ``/api/memory/…/clear`` paths still clear, and the schema marks them deprecated."""
-    h = world.auth("owner")
-    add_user_fact(client, world, "owner", "User prefers tabs over spaces")
-    token = client.post("/api/memory/user/clear", headers=h).json()["confirm_token"]
-    # one confirmation, whichever path asked for it: the token is bound to user and scope
-    done = client.post("/api/memories/clear", json={"confirm_token": token}, headers=h)
-    assert done.json() == {"deleted": 1}
-    add_drive_fact(client, world, "The team chose Zustand over Redux for state")
-    admin = world.auth("admin")
-    assert (
-        client.post("/api/memory/drive/apollo/clear", headers=world.auth("member")).status_code
-        == 403
-    )
-    token = client.post("/api/memory/drive/apollo/clear", headers=admin).json()["confirm_token"]
-    done = client.post(
-        "/api/memory/drive/apollo/clear", json={"confirm_token": token}, headers=admin
-    )
-    assert done.json() == {"deleted": 1}
+def test_clearing_lives_under_api_memories_only(client: TestClient) -> None:
+    """Clearing is ours, not seed 002's: its routes are under ``/api/memories`` (the paths
+    under ``/api/memory/…`` it had before 0.1.0, never released, are gone)."""
     paths = client.get("/openapi.json").json()["paths"]
-    assert paths["/api/memory/user/clear"]["post"]["deprecated"] is True
-    assert paths["/api/memory/drive/{project_id}/clear"]["post"]["deprecated"] is True
+    assert "/api/memory/user/clear" not in paths
+    assert "/api/memory/drive/{project_id}/clear" not in paths
+    assert client.post("/api/memory/user/clear").status_code in (404, 405)
     for ours in ("/api/memories/clear", "/api/memories/projects/{project_id}/clear"):
         assert "deprecated" not in paths[ours]["post"]
     # seed 002's own routes keep their paths, tagged as the seed's

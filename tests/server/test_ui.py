@@ -20,7 +20,7 @@ from ui_harness import DOCS, TIMEOUT_MS, Server, go_live, open_ui, sign_in, team
 
 from memorybank import tools
 from memorybank.model import Caller, Category, Memory, utcnow
-from memorybank.services.accounts import Accounts
+from memorybank.services.accounts import Accounts, join_org
 
 # -- helpers ----------------------------------------------------------------------------------
 
@@ -597,7 +597,7 @@ def test_insights_page_draws_the_success_metrics(page: Page, serve: Callable[...
     server = serve(org)
     bank = server.bank
     for user in ("olga", "adam", "mia"):
-        bank.add_org_member("acme", user)
+        join_org(bank, "acme", user)
     facts = ["User prefers tea", "User's sister is Maria", "User works as a nurse"]
     for i, fact in enumerate(facts):
         bank.save("olga", fact)
@@ -617,8 +617,8 @@ def test_insights_page_draws_the_success_metrics(page: Page, serve: Callable[...
     page.get_by_role("tab", name="Insights").click()
     expect(page.locator("body")).to_have_attribute("data-insights", "1")
     kpis = page.locator("#insights-kpis")
-    expect(kpis).to_contain_text("Recall hit rate")
-    expect(kpis.locator(".kpi").filter(has_text="Recall hit rate")).to_contain_text("67 % of 3")
+    expect(kpis).to_contain_text("Search hit rate")
+    expect(kpis.locator(".kpi").filter(has_text="Search hit rate")).to_contain_text("67 % of 3")
     expect(kpis.locator(".kpi").filter(has_text="Duplicates")).to_contain_text("1 · 0")
     expect(kpis.locator(".kpi").filter(has_text="Deleted within 7 days")).to_contain_text("of 6")
     drawn = page.evaluate(

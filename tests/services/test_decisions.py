@@ -26,6 +26,7 @@ from memorybank.model import (
     utcnow,
 )
 from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.services.accounts import join_org, leave_org, org_users
 from memorybank.services.decisions import (
     DECISION_METADATA,
     DecisionFilter,
@@ -283,13 +284,13 @@ def test_superseded_filter(bank: MemoryBank) -> None:
 
 
 def test_org_members(bank: MemoryBank) -> None:
-    bank.add_org_member("acme", "ben")
-    bank.add_org_member("acme", "ana")
-    bank.add_org_member("acme", "ana")
-    bank.add_org_member("other", "cy")
-    assert bank.org_users("acme") == ["ana", "ben"]
-    assert bank.remove_org_member("acme", "ben") is True
-    assert bank.remove_org_member("acme", "ben") is False
-    assert bank.org_users("acme") == ["ana"]
+    join_org(bank, "acme", "ben")
+    join_org(bank, "acme", "ana")
+    join_org(bank, "acme", "ana")
+    join_org(bank, "other", "cy")
+    assert org_users(bank, "acme") == ["ana", "ben"]
+    assert leave_org(bank, "acme", "ben") is True
+    assert leave_org(bank, "acme", "ben") is False
+    assert org_users(bank, "acme") == ["ana"]
     with pytest.raises(ValidationError):
-        bank.add_org_member(" ", "ana")
+        join_org(bank, " ", "ana")

@@ -17,6 +17,7 @@ import memorybank
 from memorybank import MemoryBank, tools
 from memorybank.cli import app as cli
 from memorybank.model import Caller
+from memorybank.services.accounts import join_org
 from memorybank.services.insights import distribution, success_metrics
 
 
@@ -39,8 +40,8 @@ def test_metrics_count_what_saves_searches_and_prompts_decided(bank: MemoryBank)
 
     m = success_metrics(bank)
     assert (m.saves.saves, m.saves.duplicates_refused) == (6, 1)
-    assert m.recall.searches == 3 and m.recall.searches_with_hits == 2
-    assert m.recall.hit_rate == pytest.approx(2 / 3, abs=1e-3)
+    assert m.search_hits.searches == 3 and m.search_hits.searches_with_hits == 2
+    assert m.search_hits.hit_rate == pytest.approx(2 / 3, abs=1e-3)
     assert m.retention.created == 6 and m.retention.deleted_within_7_days == 2
     assert m.retention.share_deleted_within_7_days == pytest.approx(2 / 6, abs=1e-3)
     assert m.retention.deleted_within_7_days_by == {"ai": 1, "user": 1}
@@ -62,7 +63,7 @@ def test_counts_outlive_the_process_that_counted_them(tmp_path: Path) -> None:
         third.search("ana", "coffee beans")
         third.usage.flush()
         m = success_metrics(other)
-    assert (m.recall.searches, m.saves.saves) == (2, 1)
+    assert (m.search_hits.searches, m.saves.saves) == (2, 1)
 
 
 def test_distribution_buckets_users() -> None:
@@ -82,8 +83,8 @@ def test_rest_metrics_are_for_org_admins_and_scoped_to_their_org(bank: MemoryBan
     accounts.create_project("hermes", owner="owner", org_id="acme")
     accounts.add_org_member("acme", "owner", "admin")
     accounts.add_org_member("acme", "member")
-    bank.add_org_member("acme", "owner")
-    bank.add_org_member("acme", "member")
+    join_org(bank, "acme", "owner")
+    join_org(bank, "acme", "member")
     bank.save("owner", "User likes long walks")
     bank.save("member", "User likes short walks")
     bank.save("outsider", "User likes cycling")
@@ -113,9 +114,9 @@ def test_cli_stats_json_has_the_metrics(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["stats", "--db", db, "--json"], env=env)
     assert result.exit_code == 0, result.output
     metrics = json.loads(result.stdout)["metrics"]
-    assert metrics["recall"] == {"searches": 1, "searches_with_hits": 1, "hit_rate": 1.0}
+    assert metrics["search_hits"] == {"searches": 1, "searches_with_hits": 1, "hit_rate": 1.0}
     table = CliRunner().invoke(cli, ["stats", "--db", db], env=env)
-    assert "recall hit rate" in table.stdout and "100%" in table.stdout
+    assert "search hit rate" in table.stdout and "100%" in table.stdout
 
 
 def test_counts_reach_the_sink_off_the_callers_thread() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from memorybank import MemoryBank
 from memorybank.model import EventKind, HistoryEvent, SaveInput
+from memorybank.services.accounts import join_org
 from memorybank.tools import Caller, SafetyTier, call, profile, to_anthropic
 
 HS = profile("hyperspark")
@@ -294,9 +295,9 @@ def test_org_wide_is_for_admins_only(bank: MemoryBank) -> None:
 
 
 def test_org_wide_searches_the_members(bank: MemoryBank) -> None:
-    bank.add_org_member("acme", "ana")
-    bank.add_org_member("acme", "ben")
-    bank.add_org_member("globex", "cy")
+    join_org(bank, "acme", "ana")
+    join_org(bank, "acme", "ben")
+    join_org(bank, "globex", "cy")
     bank.save("ana", "User works on the billing service", "project")
     bank.save("ben", "User maintains the billing database", "project")
     bank.save("cy", "User rewrote the billing engine at Globex", "project")

@@ -18,6 +18,8 @@ export type SaveResult = Schemas["SaveResult"];
 export type SaveItem = Schemas["SaveItem"];
 export type SearchHit = Schemas["SearchHit"];
 export type HistoryEvent = Schemas["HistoryEvent"];
+/** A change to memory the caller may see (`GET /api/events/list`, the live `GET /api/events`). */
+export type MemoryEvent = Schemas["Event"];
 export type ExportDocument = Schemas["ExportDocument"];
 export type ImportResult = Schemas["ImportResult"];
 export type Me = Schemas["Me"];
@@ -33,17 +35,21 @@ export type SearchOptions = Omit<Query<"search_memories">, "q">;
 export type ListOptions = Query<"list_memories">;
 export type RecentOptions = Query<"recent_memories">;
 export type CountOptions = Query<"count_memories">;
+/** Where a page of events starts (`after`, an event id) and how many it holds (`limit`),
+ * and, as the Python client's `types`, which kinds of change to keep. */
+export type EventOptions = Query<"list_events"> & { types?: MemoryEvent["type"][] };
 /** A fact to save: the text and, optionally, the rest of `SaveItem`. */
 export type SaveOptions = Omit<Partial<SaveItem>, "content"> & {
   project_id?: string | null;
   on_conflict?: "keep" | "supersede";
 };
 
-/** How much room an auto-recall block has, and where it looks (`POST /api/auto-recall`). */
+/** How much room an auto-recall block has, and where it looks (`POST /api/auto-recall`).
+ * Option names are the REST API's (and the Python client's), as in every options object. */
 export interface AutoRecallOptions {
   budget?: number;
-  threadId?: string;
-  minRelevance?: number;
+  thread_id?: string;
+  min_relevance?: number;
   profile?: string;
 }
 
@@ -246,11 +252,25 @@ export class MemoryBankClient {
     return answer.events;
   }
 
+  /** Changes the caller may see (their private memory and their projects'), numbered above
+   * `after`, oldest first, at most `limit`; only those of `types` when given. */
+  async events(options: EventOptions = {}): Promise<MemoryEvent[]> {
+    const { types, ...query } = options;
+    const page = await this.request<Schemas["EventPage"]>("GET", "/api/events/list", { query });
+    return types === undefined ? page.events : page.events.filter((e) => types.includes(e.type));
+  }
+
   // -- changing --------------------------------------------------------------------------
 
   /** Change a memory in place: same id, recorded in its history. */
   update(memoryId: string, patch: Schemas["MemoryPatch"]): Promise<Memory> {
     return this.request("PATCH", `/api/memories/${segment(memoryId)}`, { body: patch });
+  }
+
+  /** Bring a superseded memory back into search and the prompt (the newer one stays). */
+  restore(memoryId: string, projectId?: string): Promise<Memory> {
+    const path = `/api/memories/${segment(memoryId)}/restore`;
+    return this.request("POST", path, { query: { project_id: projectId } });
   }
 
   /** Delete for real (a private memory, or with `projectId` a project's). */
@@ -294,8 +314,8 @@ export class MemoryBankClient {
   }
 
   /** The system-prompt block: the profile's guidance and the pre-loaded memories. */
-  async systemPrompt(options: { profile?: string; budget?: number; threadId?: string } = {}): Promise<string> {
-    const query = { profile: options.profile, budget: options.budget, thread_id: options.threadId };
+  async systemPrompt(options: { profile?: string; budget?: number; thread_id?: string } = {}): Promise<string> {
+    const query = { profile: options.profile, budget: options.budget, thread_id: options.thread_id };
     return (await this.request<Schemas["PromptBlock"]>("GET", "/api/prompt", { query })).prompt;
   }
 
@@ -305,24 +325,19 @@ export class MemoryBankClient {
     const body: Schemas["AutoRecallRequest"] = {
       message,
       budget: options.budget,
-      thread_id: options.threadId ?? null,
-      min_relevance: options.minRelevance,
+      thread_id: options.thread_id ?? null,
+      min_relevance: options.min_relevance,
       profile: options.profile ?? null,
     };
     return (await this.request<Schemas["PromptBlock"]>("POST", "/api/auto-recall", { body })).prompt;
   }
 
-  /** @deprecated Removed in the next release: use {@link autoRecall}. */
-  async context(message: string, options: AutoRecallOptions = {}): Promise<string> {
-    return this.autoRecall(message, options);
-  }
-
   /** A profile's tool definitions in one chat API's format (those offered in a thread). */
   toolDefinitions(
     profile = "default",
-    options: { format?: ToolFormat; threadId?: string } = {},
+    options: { format?: ToolFormat; thread_id?: string } = {},
   ): Promise<Schemas["ToolDefinitions"]> {
-    const query = { format: options.format ?? "openai", thread_id: options.threadId };
+    const query = { format: options.format ?? "openai", thread_id: options.thread_id };
     return this.request("GET", `/api/tools/${segment(profile)}`, { query });
   }
 

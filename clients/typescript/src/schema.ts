@@ -243,48 +243,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/memory/user/clear": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Clear User Memory
-         * @deprecated
-         * @description Without a body: a confirm token and how many would go. With it: delete them all.
-         */
-        post: operations["clear_user_memory"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/memory/drive/{project_id}/clear": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Clear Drive Memory
-         * @deprecated
-         * @description Clear a project's memory in two steps (admins and owners).
-         */
-        post: operations["clear_drive_memory"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/memories/{memory_id}": {
         parameters: {
             query?: never;
@@ -696,27 +654,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/context": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Recall Context
-         * @deprecated
-         * @description Deprecated: ``POST /api/auto-recall``, answering the block as ``context``.
-         */
-        post: operations["recall_context"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/settings/providers": {
         parameters: {
             query?: never;
@@ -929,7 +866,7 @@ export interface paths {
         };
         /**
          * Metrics
-         * @description Adoption, retention, token cost, save outcomes and recall hit rate over the last
+         * @description Adoption, retention, token cost, save outcomes and search hit rate over the last
          *     ``window_days`` days: for an org admin, of their org's members and projects; in local
          *     mode, of the whole database. Anyone else gets 403.
          */
@@ -1733,25 +1670,6 @@ export interface components {
             /** Key Hint */
             key_hint: string | null;
         };
-        /** Recall */
-        Recall: {
-            /** Searches */
-            searches: number;
-            /** Searches With Hits */
-            searches_with_hits: number;
-            /** Hit Rate */
-            hit_rate: number | null;
-        };
-        /**
-         * RecalledContext
-         * @description The answer of the deprecated ``POST /api/context``: the block, and its size in tokens.
-         */
-        RecalledContext: {
-            /** Context */
-            context: string;
-            /** Tokens */
-            tokens: number;
-        };
         /** Retention */
         Retention: {
             /** Created */
@@ -1981,6 +1899,15 @@ export interface components {
             /** Text Score */
             text_score?: number | null;
         };
+        /** SearchHits */
+        SearchHits: {
+            /** Searches */
+            searches: number;
+            /** Searches With Hits */
+            searches_with_hits: number;
+            /** Hit Rate */
+            hit_rate: number | null;
+        };
         /**
          * SearchResults
          * @description Search hits, best first.
@@ -2092,7 +2019,7 @@ export interface components {
             retention: components["schemas"]["Retention"];
             tokens: components["schemas"]["TokenUse"];
             saves: components["schemas"]["SaveOutcomes"];
-            recall: components["schemas"]["Recall"];
+            search_hits: components["schemas"]["SearchHits"];
         };
         /**
          * SupersedeRequest
@@ -3360,227 +3287,6 @@ export interface operations {
         };
     };
     clear_project_memory: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                project_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["ClearRequest"] | null;
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClearToken"] | components["schemas"]["Cleared"];
-                };
-            };
-            /** @description The request body is not valid JSON */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description No valid API key (auth mode only) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description The caller's role does not allow this, or a write from another site's page */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description No such memory, plan, thread, profile or project, or not the caller's */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description The request body is over the size limit */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description The body is not sent as Content-Type: application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description The Host header is not an allowed host (MEMORYBANK_ALLOWED_HOSTS) */
-            421: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description A parameter or field is invalid */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description The database refused the write (read-only, or locked for too long) */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description The disk is full */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-        };
-    };
-    clear_user_memory: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["ClearRequest"] | null;
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClearToken"] | components["schemas"]["Cleared"];
-                };
-            };
-            /** @description The request body is not valid JSON */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description No valid API key (auth mode only) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description The caller's role does not allow this, or a write from another site's page */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description The request body is over the size limit */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description The body is not sent as Content-Type: application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description The Host header is not an allowed host (MEMORYBANK_ALLOWED_HOSTS) */
-            421: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description A parameter or field is invalid */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description The database refused the write (read-only, or locked for too long) */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description The disk is full */
-            507: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-        };
-    };
-    clear_drive_memory: {
         parameters: {
             query?: never;
             header?: never;
@@ -5607,111 +5313,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PromptBlock"];
-                };
-            };
-            /** @description The request body is not valid JSON */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description No valid API key (auth mode only) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description The caller's role does not allow this, or a write from another site's page */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description No such memory, plan, thread, profile or project, or not the caller's */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description The request body is over the size limit */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description The body is not sent as Content-Type: application/json */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description The Host header is not an allowed host (MEMORYBANK_ALLOWED_HOSTS) */
-            421: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description A parameter or field is invalid */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-            /** @description Over one of this user's limits (writes a minute, webhook test sends a minute, open event streams): retry after Retry-After seconds */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
-        };
-    };
-    recall_context: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["AutoRecallRequest"];
-            };
-        };
-        responses: {
-            /** @description Success */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RecalledContext"];
                 };
             };
             /** @description The request body is not valid JSON */

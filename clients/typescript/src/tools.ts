@@ -12,7 +12,7 @@ export interface ToolOptions {
   /** The tool profile (default `default`: remember, recall, forget). */
   profile?: string;
   /** A conversation: the tools offered there (none when its memory is off), in its project. */
-  threadId?: string;
+  thread_id?: string;
 }
 
 /** An OpenAI chat-completions tool, as the server exports it (strict JSON schema). */
@@ -55,7 +55,7 @@ async function runTool(
 export async function openAITools(client: MemoryBankClient, options: ToolOptions = {}): Promise<OpenAITool[]> {
   const answer = await client.toolDefinitions(options.profile ?? "default", {
     format: "openai",
-    threadId: options.threadId,
+    thread_id: options.thread_id,
   });
   return answer.tools as unknown as OpenAITool[];
 }
@@ -72,7 +72,7 @@ export async function runOpenAIToolCalls(
   const answers: OpenAIToolMessage[] = [];
   for (const call of toolCalls ?? []) {
     const result = call.function
-      ? await runTool(client, profile, call.function.name, call.function.arguments, options.threadId)
+      ? await runTool(client, profile, call.function.name, call.function.arguments, options.thread_id)
       : { success: false, error: `tool call ${call.id} is not a memory tool call (no function)` };
     answers.push({ role: "tool", tool_call_id: call.id, content: JSON.stringify(result) });
   }
@@ -113,7 +113,7 @@ export async function aiSdkTools<Schema>(
   const entries = tools.map((t): [string, AISdkTool<Schema>] => {
     const { name, description, parameters } = t.function;
     const execute = (input: unknown) =>
-      runTool(client, profile, name, input as Record<string, unknown>, options.threadId);
+      runTool(client, profile, name, input as Record<string, unknown>, options.thread_id);
     const inputSchema = options.jsonSchema(parameters);
     return [name, description === undefined ? { inputSchema, execute } : { description, inputSchema, execute }];
   });

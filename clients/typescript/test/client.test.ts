@@ -74,6 +74,22 @@ describe("the memory API", () => {
     await assert.rejects(memory.get(id), (error: unknown) => error instanceof NotFound && /no memory/.test(error.message));
   });
 
+  test("restore a replaced fact; the events the caller may see", async () => {
+    const memory = new MemoryBankClient({ baseUrl, user: "rita" });
+    const old = await memory.save("User lives in Oslo", { category: "identity" });
+    const moved = await memory.save("User moved to Bergen", { category: "identity" });
+    assert.deepEqual(moved.replaced?.map((r) => r.memory_id), [old.memory_id]);
+    const back = await memory.restore(old.memory_id as string);
+    assert.equal(back.superseded_by, null);
+    assert.equal((await memory.list({ superseded: false })).count, 2);
+    const events = await memory.events();
+    assert.deepEqual(events.map((e) => e.type), ["created", "superseded", "created", "updated"]);
+    const first = events[0]?.id ?? 0;
+    assert.deepEqual((await memory.events({ after: first, limit: 1 })).map((e) => e.type), ["superseded"]);
+    assert.deepEqual((await memory.events({ types: ["updated"] })).map((e) => e.memory_id), [old.memory_id]);
+    assert.deepEqual(await memory.forUser("sam").events(), []);
+  });
+
   test("export, import and clear", async () => {
     const carol = new MemoryBankClient({ baseUrl, user: "carol" });
     await carol.saveMany([
@@ -184,8 +200,6 @@ describe("tool calls", () => {
     await memory.save("User's sister Ana lives in Madrid", { category: "context", importance: 3 });
     const recalled = await memory.autoRecall("Where does my sister live?", { budget: 500 });
     assert.match(recalled, /Madrid/);
-    // the deprecated name answers the same for one more release
-    assert.equal(await memory.context("Where does my sister live?", { budget: 500 }), recalled);
   });
 
   test("Vercel AI SDK: tools in tool()'s shape that execute on the server", async () => {

@@ -143,7 +143,7 @@ def reindex(db: DbOption = None, as_json: JsonOption = False) -> None:
 @handles_errors
 def stats(db: DbOption = None, as_json: JsonOption = False) -> None:
     """Show counts and settings of the database, and seed 002's success metrics over the
-    last 30 days (adoption, retention, token cost, saves, recall hit rate)."""
+    last 30 days (adoption, retention, token cost, saves, search hit rate)."""
     with open_bank(db) as bank:
         values = bank.stats()
         metrics = success_metrics(bank)
@@ -180,7 +180,7 @@ def metrics_rows(metrics: SuccessMetrics) -> list[tuple[str, str]]:
         ),
         ("duplicates refused", str(metrics.saves.duplicates_refused)),
         ("conflicts surfaced", str(metrics.saves.conflicts_surfaced)),
-        ("recall hit rate", pct(metrics.recall.hit_rate)),
+        ("search hit rate", pct(metrics.search_hits.hit_rate)),
     ]
 
 

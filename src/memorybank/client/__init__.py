@@ -1,8 +1,15 @@
 """The Python clients of a server started with ``memorybank serve``: :class:`Client`
 (blocking) and :class:`AsyncClient` (``await``), each :class:`~memorybank.MemoryBank` over HTTP.
 
-The same methods, arguments, return types and exceptions as the bank, so code written against
-one runs against the other. What differs is who decides: with accounts, the server acts for
+The bank's memory operations that have a route, with the bank's arguments, return types and
+exceptions, so code written against one runs against the other: ``save``, ``save_many``,
+``search``, ``recent``, ``get``, ``list``, ``count``, ``history``, ``events``, ``update``,
+``restore``, ``delete``, ``clear``, plus ``export``, ``import_``, ``system_prompt``,
+``auto_recall``, ``tool_definitions``, ``call_tool`` and ``me``. The bank's ``supersede`` and
+``delete_many`` have no route (over HTTP a save with ``on_conflict="supersede"`` or the
+consolidation routes supersede, and ``delete`` removes one memory at a time), nor have its
+forget plans and org membership, which the server's own routes and services handle.
+What differs is who decides: with accounts, the server acts for
 the user its API key belongs to, with that user's role in each project, so a ``user_id`` other
 than the key's is a :class:`~memorybank.PermissionDenied`; in local mode (no accounts, no key)
 it acts for the ``user_id`` each call names, as the bank does. The bank's

@@ -129,6 +129,7 @@ class AsyncClient(ClientBase):
     list = _awaiting(Calls.list)
     count = _awaiting(Calls.count)
     history = _awaiting(Calls.history)
+    events = _awaiting(Calls.events)
     update = _awaiting(Calls.update)
     restore = _awaiting(Calls.restore)
     delete = _awaiting(Calls.delete)

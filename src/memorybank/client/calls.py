@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import builtins
 import json
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, Unpack
 from urllib.parse import quote
 
 import httpx
@@ -27,16 +27,18 @@ from memorybank.errors import PermissionDenied, ValidationError
 from memorybank.model import (
     Caller,
     Category,
-    Domain,
+    Event,
+    EventType,
     HistoryEvent,
     Memory,
-    Ring,
+    MemoryFilter,
+    SaveFields,
     SaveInput,
     SaveResult,
     ScopeChoice,
     SearchHit,
-    Source,
 )
+from memorybank.rules.filtering import FilterArgs, where
 
 T = TypeVar("T")
 Params = Mapping[str, Any]
@@ -79,6 +81,18 @@ def _values(value: Any) -> Any:
 def _params(**given: Any) -> dict[str, Any]:
     """Query parameters of the arguments given (``None`` ones left out)."""
     return {key: _values(value) for key, value in given.items() if value is not None}
+
+
+def _where(
+    filters: MemoryFilter | None, conditions: FilterArgs, *, superseded: bool = True
+) -> dict[str, Any]:
+    """The query parameters of a :class:`MemoryFilter` or of the keyword filters that build
+    it (the bank's rule: one or the other), checked here as the bank checks them; without
+    ``superseded`` the call's own ``include_superseded`` decides that condition."""
+    shown = where(filters, conditions).model_dump(mode="json", exclude_none=True)
+    if not superseded:
+        shown.pop("superseded", None)
+    return shown
 
 
 def _memory(shown: dict[str, Any]) -> Memory:
@@ -141,36 +155,23 @@ class Calls:
 
     def save(
         self,
+        /,
         user_id: str,
-        content: str,
+        content: str | SaveInput,
         category: Category | str | None = None,
         *,
         project_id: str | None = None,
-        reasoning: str | None = None,
-        tags: Sequence[str] = (),
-        metadata: Mapping[str, Any] | None = None,
-        importance: int | None = None,
-        source: Source | str = Source.AI,
-        ring: Ring | str = Ring.SEMANTIC,
-        domain: Domain | str | None = None,
-        occurred_at: datetime | None = None,
-        session_id: str | None = None,
         on_conflict: Literal["auto", "keep", "supersede"] = "auto",
+        **fields: Unpack[SaveFields],
     ) -> Plan[SaveResult]:
-        """Save one fact, as :meth:`MemoryBank.save <memorybank.MemoryBank.save>`."""
-        item = {
-            "content": content,
-            "category": category,
-            "reasoning": reasoning,
-            "tags": tags,
-            "metadata": metadata,
-            "importance": importance,
-            "source": source,
-            "ring": ring,
-            "domain": domain,
-            "occurred_at": occurred_at,
-            "session_id": session_id,
-        }
+        """Save one fact, as :meth:`MemoryBank.save <memorybank.MemoryBank.save>`: a
+        :class:`SaveInput`, or its text and fields (the server decides ``created_by``)."""
+        if isinstance(content, SaveInput):
+            if category is not None or fields:
+                raise ValidationError("pass a SaveInput or its fields as keywords, not both")
+            item: SaveInput | dict[str, Any] = content
+        else:
+            item = {"content": content, "category": category, **fields}
         saved = yield from self.save_many(
             user_id, [item], project_id=project_id, on_conflict=on_conflict
         )
@@ -201,17 +202,17 @@ class Calls:
         /,
         user_id: str,
         query: str,
+        filters: MemoryFilter | None = None,
         *,
         project_id: str | None = None,
         scopes: ScopeChoice = "all",
         limit: int = 10,
         include_superseded: bool = False,
         min_relevance: float = 0.0,
-        **filters: Any,
+        **conditions: Unpack[FilterArgs],
     ) -> Plan[builtins.list[SearchHit]]:
         """Hybrid search, best first (``GET /api/search``), only hits at least
-        ``min_relevance`` relevant; ``filters`` as the bank's (category, tags, ring, domain,
-        min_importance, since, until, metadata, session_id, source)."""
+        ``min_relevance`` relevant; ``filters`` or ``conditions`` as the bank's."""
         yield from self.acting_as(user_id)
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query is empty: say what to look for", field="query")
@@ -222,7 +223,7 @@ class Calls:
             limit=limit,
             include_superseded=include_superseded or None,
             min_relevance=min_relevance or None,
-            **filters,
+            **_where(filters, conditions, superseded=False),
         )
         answer = yield Call("GET", "/api/search", params=params, user_id=user_id)
         return [SearchHit.model_validate(h) for h in answer.json()["hits"]]
@@ -231,13 +232,13 @@ class Calls:
         self,
         /,
         user_id: str,
+        filters: MemoryFilter | None = None,
         *,
         project_id: str | None = None,
         scopes: ScopeChoice = "all",
         limit: int = 30,
-        since: str | datetime | timedelta | None = None,
         include_superseded: bool = False,
-        **filters: Any,
+        **conditions: Unpack[FilterArgs],
     ) -> Plan[builtins.list[Memory]]:
         """Newest memories first (``GET /api/recent``)."""
         yield from self.acting_as(user_id)
@@ -245,9 +246,8 @@ class Calls:
             project_id=project_id,
             scopes=scopes,
             limit=limit,
-            since=since,
             include_superseded=include_superseded or None,
-            **filters,
+            **_where(filters, conditions, superseded=False),
         )
         answer = yield Call("GET", "/api/recent", params=params, user_id=user_id)
         return [_memory(m) for m in answer.json()["memories"]]
@@ -263,18 +263,24 @@ class Calls:
         self,
         /,
         user_id: str,
+        filters: MemoryFilter | None = None,
         *,
         project_id: str | None = None,
         scopes: ScopeChoice = "all",
         limit: int = 50,
         offset: int = 0,
         order: Literal["created_desc", "created_asc", "importance_desc"] = "created_desc",
-        **filters: Any,
+        **conditions: Unpack[FilterArgs],
     ) -> Plan[builtins.list[Memory]]:
         """A page of memories, newest first by default (``GET /api/memories``)."""
         yield from self.acting_as(user_id)
         params = _params(
-            project_id=project_id, scopes=scopes, limit=limit, offset=offset, order=order, **filters
+            project_id=project_id,
+            scopes=scopes,
+            limit=limit,
+            offset=offset,
+            order=order,
+            **_where(filters, conditions),
         )
         answer = yield Call("GET", "/api/memories", params=params, user_id=user_id)
         return [_memory(m) for m in answer.json()["memories"]]
@@ -283,14 +289,15 @@ class Calls:
         self,
         /,
         user_id: str,
+        filters: MemoryFilter | None = None,
         *,
         project_id: str | None = None,
         scopes: ScopeChoice = "all",
-        **filters: Any,
+        **conditions: Unpack[FilterArgs],
     ) -> Plan[int]:
         """How many memories meet the filters (``GET /api/memories/count``)."""
         yield from self.acting_as(user_id)
-        params = _params(project_id=project_id, scopes=scopes, **filters)
+        params = _params(project_id=project_id, scopes=scopes, **_where(filters, conditions))
         answer = yield Call("GET", "/api/memories/count", params=params, user_id=user_id)
         return int(answer.json()["count"])
 
@@ -302,6 +309,25 @@ class Calls:
         path = f"/api/memories/{_segment(memory_id)}/history"
         answer = yield Call("GET", path, params=_params(project_id=project_id), user_id=user_id)
         return [HistoryEvent.model_validate(e) for e in answer.json()["events"]]
+
+    def events(
+        self,
+        user_id: str,
+        *,
+        after: int = 0,
+        limit: int = 100,
+        types: Collection[EventType] | None = None,
+    ) -> Plan[builtins.list[Event]]:
+        """Changes the caller may see (their private memory and the projects they are a
+        member of), numbered above ``after``, oldest first, at most ``limit``; only those of
+        ``types`` when given (``GET /api/events/list``; the live stream is
+        ``GET /api/events``)."""
+        yield from self.acting_as(user_id)
+        answer = yield Call(
+            "GET", "/api/events/list", params=_params(after=after, limit=limit), user_id=user_id
+        )
+        found = [Event.model_validate(e) for e in answer.json()["events"]]
+        return found if types is None else [e for e in found if e.type in types]
 
     # -- changing -------------------------------------------------------------------------
 

@@ -4,7 +4,6 @@ blocking httpx."""
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
@@ -12,7 +11,6 @@ import httpx
 
 from memorybank.client.base import ClientBase, named_after
 from memorybank.client.calls import Call, Calls, Params, Plan
-from memorybank.model import Caller
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -122,6 +120,7 @@ class Client(ClientBase):
     list = _blocking(Calls.list)
     count = _blocking(Calls.count)
     history = _blocking(Calls.history)
+    events = _blocking(Calls.events)
     update = _blocking(Calls.update)
     restore = _blocking(Calls.restore)
     delete = _blocking(Calls.delete)
@@ -132,15 +131,6 @@ class Client(ClientBase):
     auto_recall = _blocking(Calls.auto_recall)
     tool_definitions = _blocking(Calls.tool_definitions)
     call_tool = _blocking(Calls.call_tool)
-
-    def context_for(self, caller: Caller, message: str, budget_tokens: int = 500) -> str:
-        """Deprecated (removed in the next release): :meth:`auto_recall`."""
-        warnings.warn(
-            "Client.context_for is deprecated: use Client.auto_recall",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.auto_recall(caller, message, budget_tokens)
 
 
 __all__ = ["Client"]

@@ -13,18 +13,14 @@ from __future__ import annotations
 import builtins
 import functools
 import threading
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 import numpy as np
 from pydantic import ValidationError as PydanticValidationError
 
 from memorybank.core.events import read_events
-from memorybank.core.prompt import auto_recall
-from memorybank.core.reindex import ProgressFn
 from memorybank.core.reinforcement import Reinforcements
 from memorybank.core.rewrite import (
     Changes,
@@ -39,35 +35,29 @@ from memorybank.core.rewrite import (
 from memorybank.core.search import Pool
 from memorybank.core.settle import save_judge
 from memorybank.core.usage import Usage
-from memorybank.core.writes import HeavyWrites, storing
+from memorybank.core.writes import WriteBudget
 from memorybank.errors import EmbeddingModelMismatch, NotFound, ValidationError
 from memorybank.model import (
-    Caller,
     Category,
-    Domain,
     Event,
     EventKind,
-    ForgetAction,
-    ForgetPlan,
     HistoryEvent,
     Memory,
     MemoryFilter,
-    Ring,
     Role,
+    SaveFields,
     SaveInput,
     SaveResult,
     Scope,
     ScopeChoice,
     ScopeSet,
     SearchHit,
-    Source,
     utcnow,
 )
-from memorybank.model.stored import PlanOutcome
-from memorybank.providers.embedders.base import Embedder, Vectors
+from memorybank.providers.embedders.base import Embedder, ProgressFn, Vectors
 from memorybank.providers.embedders.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryVectorCache
 from memorybank.providers.judges import judge_for
-from memorybank.rules.filtering import memory_filter
+from memorybank.rules.filtering import FilterArgs, where
 from memorybank.rules.inputs import check_query
 from memorybank.rules.intake import (
     is_conversation,
@@ -76,7 +66,7 @@ from memorybank.rules.intake import (
     save_result,
 )
 from memorybank.rules.limits import RateLimiter
-from memorybank.rules.permissions import Action, adding, allowed, require, require_org_admin
+from memorybank.rules.permissions import Action, adding, allowed, require
 from memorybank.rules.policy import (
     PolicySettings,
 )
@@ -136,11 +126,9 @@ class MemoryBank:
         self.usage = Usage(usage_sink(store))
         self._probes: ThreadPoolExecutor | None = None
         self._probe_lock = threading.Lock()
-        self.write_limiter: RateLimiter | None = None
-        self.set_write_limit(write_rate_per_minute)
+        self.writes = WriteBudget(write_rate_per_minute)  # the limits of writes, one place
         # Reads adapters start (searches, memory blocks), per user: the server sets it.
         self.read_limiter: RateLimiter | None = None
-        self.heavy_writes = HeavyWrites()  # big batches embed one at a time (issue 27)
         if check_model:
             self._check_model()
 
@@ -153,24 +141,10 @@ class MemoryBank:
             self._judge = judge_for(self.llm)
         return self._judge
 
-    def set_write_limit(self, per_minute: int | None) -> None:
-        """Allow each user ``per_minute`` writes in any minute from now on (``None``: no
-        limit); the writes already counted stay counted."""
-        if per_minute is None:
-            self.write_limiter = None
-        elif self.write_limiter is None:
-            self.write_limiter = RateLimiter(per_minute)
-        else:
-            self.write_limiter.per_minute = per_minute
-
     def count_write(self, user_id: str, cost: int = 1) -> None:
         """Charge ``cost`` units of ``user_id``'s write limit for a write started through an
-        adapter: every adapter spends the same budget (:mod:`memorybank.core.writes`).
-        :class:`~memorybank.errors.RateLimited`, with ``retry_after``, when the last minute
-        cannot hold them; the bank's own methods never count, so the host application itself
-        is not limited."""
-        if self.write_limiter is not None:
-            self.write_limiter.hit(user_id, cost)
+        adapter (:meth:`WriteBudget.count <memorybank.core.writes.WriteBudget.count>`)."""
+        self.writes.count(user_id, cost)
 
     def count_read(self, user_id: str, cost: int = 1) -> None:
         """Charge ``cost`` units of ``user_id``'s read limit (``read_limiter``, when set) for a
@@ -225,59 +199,41 @@ class MemoryBank:
         projects = (project_id,) if project_id is not None and scopes != "user" else ()
         return ScopeSet(user_id=user_id, include_private=scopes != "project", project_ids=projects)
 
-    @staticmethod
-    def _filters(**filters: Any) -> MemoryFilter:
-        """The :class:`MemoryFilter` of search/list keyword filters."""
-        return memory_filter(**filters)
-
     # -- saving -----------------------------------------------------------------------------
 
     def save(
         self,
         user_id: str,
-        content: str,
+        content: str | SaveInput,
         category: Category | str | None = None,
         *,
         project_id: str | None = None,
-        reasoning: str | None = None,
-        tags: Sequence[str] = (),
-        metadata: Mapping[str, Any] | None = None,
-        importance: int | None = None,
-        source: Source | str = Source.AI,
-        ring: Ring | str = Ring.SEMANTIC,
-        domain: Domain | str | None = None,
-        occurred_at: datetime | None = None,
-        session_id: str | None = None,
-        created_by: str | None = None,
         role: Role | None = None,
         on_conflict: OnConflict = "auto",
+        **fields: Unpack[SaveFields],
     ) -> SaveResult:
         """Validate, rephrase to the third person, embed, check for duplicates, score
-        importance and store one fact. ``role`` is the caller's role in ``project_id``
-        (see :mod:`memorybank.rules.permissions`; ``None``: the host application). The stored
-        facts it surely replaces are superseded by it and listed in ``replaced``; those it only
-        may update or contradict are kept and listed in ``conflicts`` (``on_conflict``: see
-        :meth:`save_many`).
+        importance and store one fact: ``content`` as a :class:`SaveInput`, or its text with
+        the item's other fields as keywords (``tags=``, ``importance=`` …
+        :class:`~memorybank.model.SaveFields`). ``role`` is the caller's role in
+        ``project_id`` (see :mod:`memorybank.rules.permissions`; ``None``: the host
+        application). The stored facts it surely replaces are superseded by it and listed in
+        ``replaced``; those it only may update or contradict are kept and listed in
+        ``conflicts`` (``on_conflict``: see :meth:`save_many`).
 
         >>> bank.save("u1", "I prefer TypeScript", "preference").content
         'User prefers TypeScript'
         >>> bank.save("u1", "I prefer dark mode").category  # None: inferred from the text
         <Category.PREFERENCE: 'preference'>
+        >>> bank.save("u1", SaveInput(content="I like tea", importance=7)).importance
+        7
         """
-        item = {
-            "content": content,
-            "category": category,
-            "reasoning": reasoning,
-            "tags": tags,
-            "metadata": metadata,
-            "importance": importance,
-            "source": source,
-            "ring": ring,
-            "domain": domain,
-            "occurred_at": occurred_at,
-            "session_id": session_id,
-            "created_by": created_by,
-        }
+        if isinstance(content, SaveInput):
+            if category is not None or fields:
+                raise ValidationError("pass a SaveInput or its fields as keywords, not both")
+            item: SaveInput | dict[str, Any] = content
+        else:
+            item = {"content": content, "category": category, **fields}
         return self.save_many(
             user_id, [item], project_id=project_id, role=role, on_conflict=on_conflict
         )[0]
@@ -382,7 +338,7 @@ class MemoryBank:
         return [o.memory for o in outcomes]
 
     def _embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> Vectors:
-        with storing(self.write_limiter, self.heavy_writes, len(texts)):  # charged, queued
+        with self.writes.storing(len(texts)):  # charged, queued
             if progress is None or len(texts) <= 256:
                 vectors = self.embedder.embed(texts)
             else:
@@ -399,29 +355,25 @@ class MemoryBank:
         self,
         user_id: str,
         query: str,
+        filters: MemoryFilter | None = None,
         *,
         project_id: str | None = None,
         scopes: ScopeChoice = "all",
         limit: int = 10,
-        category: Category | str | Sequence[str] | None = None,
-        tags: Sequence[str] | None = None,
-        ring: Ring | str | Sequence[str] | None = None,
-        domain: Domain | str | Sequence[str] | None = None,
-        min_importance: int | None = None,
-        since: str | datetime | timedelta | None = None,
-        until: datetime | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        session_id: str | None = None,
-        source: Source | str | Sequence[str] | None = None,
         include_superseded: bool = False,
         min_relevance: float = 0.0,
+        **conditions: Unpack[FilterArgs],
     ) -> list[SearchHit]:
         """Hybrid search (vectors + BM25, weighted by importance and recency), best first;
-        only hits whose calibrated ``relevance`` is at least ``min_relevance``.
+        only hits whose calibrated ``relevance`` is at least ``min_relevance``. The memories
+        searched meet ``filters`` (a :class:`MemoryFilter`) or the keyword ``conditions``
+        (``category=``, ``since="7d"`` … :class:`~memorybank.rules.filtering.FilterArgs`).
 
         >>> _ = bank.save("u1", "User prefers TypeScript", "preference")
         >>> [h.memory.content for h in bank.search("u1", "programming language")]
         ['User prefers TypeScript']
+        >>> bank.search("u1", "programming language", category="identity")
+        []
         """
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query is empty: say what to look for", field="query")
@@ -429,35 +381,11 @@ class MemoryBank:
         if not 1 <= limit <= 1000:
             raise ValidationError(f"limit {limit} must be between 1 and 1000", field="limit")
         scope_set = self.scope_set(user_id, project_id, scopes)
-        filters = self._filters(
-            category=category,
-            tags=tags,
-            ring=ring,
-            domain=domain,
-            min_importance=min_importance,
-            since=since,
-            until=until,
-            metadata=metadata,
-            session_id=session_id,
-            source=source,
-            superseded=None if include_superseded else False,
-        )
-        found = self.pool().ranked(scope_set, query, limit, filters, utcnow(), min_relevance)
+        chosen = where(filters, conditions, superseded=None if include_superseded else False)
+        found = self._pool().ranked(scope_set, query, limit, chosen, utcnow(), min_relevance)
         self.reinforcements.note(found)
-        self.usage.searched(user_id, hits=len(found))  # recall hit rate: searches that found any
+        self.usage.searched(user_id, hits=len(found))  # search hit rate: searches that found any
         return found
-
-    def context_for(self, caller: Caller, message: str, budget_tokens: int = 500) -> str:
-        """Deprecated: auto-recall is :func:`memorybank.core.prompt.auto_recall` (``bank``
-        first); this older name answers the same, with a ``DeprecationWarning``, until the next
-        release."""
-        warnings.warn(
-            "MemoryBank.context_for is deprecated: use "
-            "memorybank.core.prompt.auto_recall(bank, caller, message, budget_tokens)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return auto_recall(self, caller, message, budget_tokens)
 
     def _latest_turn(self, user_id: str, project_id: str | None) -> Memory | None:
         """The newest conversation turn of one scope (where an implicit session continues)."""
@@ -467,7 +395,7 @@ class MemoryBank:
         )
         return turns[0] if turns else None
 
-    def pool(self) -> Pool:
+    def _pool(self) -> Pool:
         """Where :meth:`search` looks: its candidates and their evidence."""
         vector_of = functools.partial(self.query_cache.vector, self.embedder)
         return Pool(self.store, vector_of, self.retrieval, self._probe_pool, self.judge)
@@ -475,22 +403,23 @@ class MemoryBank:
     def recent(
         self,
         user_id: str,
+        filters: MemoryFilter | None = None,
         *,
         project_id: str | None = None,
         scopes: ScopeChoice = "all",
         limit: int = 30,
-        since: str | datetime | timedelta | None = None,
         include_superseded: bool = False,
-        **filters: Any,
+        **conditions: Unpack[FilterArgs],
     ) -> list[Memory]:
-        """Newest memories first, optionally only those since ``24h``/``7d``/``30d``/``90d``.
-        Memories replaced by newer ones are left out unless ``include_superseded``."""
+        """Newest memories first, optionally only those ``since="24h"``/``7d``/``30d``/``90d``
+        (or meeting any other of :meth:`search`'s filters). Memories replaced by newer ones
+        are left out unless ``include_superseded``."""
         if not 1 <= limit <= 500:
             raise ValidationError(f"limit {limit} must be between 1 and 500", field="limit")
         superseded = None if include_superseded else False
         return self.store.list_memories(
             self.scope_set(user_id, project_id, scopes),
-            self._filters(since=since, superseded=superseded, **filters),
+            where(filters, conditions, superseded=superseded),
             limit=limit,
         )
 
@@ -504,15 +433,17 @@ class MemoryBank:
     def list(
         self,
         user_id: str,
+        filters: MemoryFilter | None = None,
         *,
         project_id: str | None = None,
         scopes: ScopeChoice = "all",
         limit: int = 50,
         offset: int = 0,
         order: Order = "created_desc",
-        **filters: Any,
+        **conditions: Unpack[FilterArgs],
     ) -> builtins.list[Memory]:
-        """Memories in the caller's scopes, newest first by default, a page at a time."""
+        """Memories in the caller's scopes meeting ``filters`` or ``conditions`` (as
+        :meth:`search` takes them), newest first by default, a page at a time."""
         # The stores bind offset as a 64-bit integer: a larger one is the caller's mistake.
         if not 1 <= limit <= 10_000 or not 0 <= offset < 2**63:
             raise ValidationError("limit must be 1–10000 and offset 0 to 2^63-1", field="limit")
@@ -520,7 +451,7 @@ class MemoryBank:
             raise ValidationError(f"unknown order {order!r}", field="order")
         return self.store.list_memories(
             self.scope_set(user_id, project_id, scopes),
-            self._filters(**filters),
+            where(filters, conditions),
             limit=limit,
             offset=offset,
             order=order,
@@ -529,14 +460,15 @@ class MemoryBank:
     def count(
         self,
         user_id: str,
+        filters: MemoryFilter | None = None,
         *,
         project_id: str | None = None,
         scopes: ScopeChoice = "all",
-        **filters: Any,
+        **conditions: Unpack[FilterArgs],
     ) -> int:
         """How many memories the caller has (in the chosen scopes, meeting the filters)."""
         return self.store.count(
-            self.scope_set(user_id, project_id, scopes), self._filters(**filters)
+            self.scope_set(user_id, project_id, scopes), where(filters, conditions)
         )
 
     def history(
@@ -699,107 +631,9 @@ class MemoryBank:
             return old
         return unsupersede(self.store, old, actor or user_id)
 
-    # -- forget plans (seed 003's two-step forgetting; memorybank.services.forget) ---------
-
-    def save_forget_plan(self, plan: ForgetPlan) -> None:
-        """Store a new forget plan; it changes nothing until executed."""
-        self.scope_set(plan.user_id, plan.project_id)
-        self.store.save_forget_plan(plan)
-
-    def forget_plan(self, plan_id: str) -> ForgetPlan | None:
-        """The plan with this id, whoever owns it (callers check the owner)."""
-        return self.store.get_forget_plan(plan_id)
-
-    def earlier_texts(
-        self,
-        user_id: str,
-        terms: Sequence[str],
-        *,
-        project_id: str | None = None,
-        min_terms: int = 1,
-        limit: int = 50,
-    ) -> builtins.list[tuple[Memory, builtins.list[str]]]:
-        """The caller's memories whose history holds an earlier text containing ``min_terms``
-        of ``terms`` (lower-case substrings), with all their earlier texts
-        (:meth:`Store.earlier_texts`); a forget preview's way to old versions."""
-        scopes = self.scope_set(user_id, project_id)
-        return self.store.earlier_texts(scopes, list(terms), min_terms, limit)
-
-    def execute_forget_plan(
-        self,
-        plan: ForgetPlan,
-        user_id: str,
-        *,
-        project_id: str | None = None,
-        now: datetime | None = None,
-        role: Role | None = None,
-    ) -> PlanOutcome:
-        """Apply ``plan`` for ``user_id`` (in ``project_id``) in one transaction: every
-        delete, rewrite and history redaction, or nothing. The store refuses a plan that is
-        not the caller's, or no longer usable, or whose memories changed since it was made."""
-        require(role, Action.CHANGE, project_id)
-        now = now or utcnow()
-        scopes = self.scope_set(user_id, project_id)
-        changed: builtins.list[Memory] = []
-        for step in plan.steps:
-            if step.action != ForgetAction.REWRITE or not step.rewrite:
-                continue
-            current = self.store.get(step.memory_id, scopes)
-            if current is not None:  # one already gone is reported as missing by the store
-                update = {"content": step.rewrite, "updated_at": now}
-                update["embedding_model"] = self.embedder.model_id
-                changed.append(current.model_copy(update=update))
-        replacements: dict[str, tuple[Memory, Vectors]] = {}
-        if changed:
-            vectors = self.embedder.embed([m.content for m in changed])
-            replacements = {m.id: (m, vectors[i]) for i, m in enumerate(changed)}
-        return self.store.execute_forget_plan(
-            plan.id, user_id, project_id, replacements, now, user_id
-        )
-
-    def cancel_forget_plan(
-        self, plan_id: str, user_id: str, project_id: str | None, now: datetime
-    ) -> ForgetPlan:
-        """Cancel a pending plan of this user; it can no longer be executed."""
-        return self.store.cancel_forget_plan(plan_id, user_id, project_id, now)
-
-    # -- orgs (seed 003's orgWide) -----------------------------------------------------------
-
-    def add_org_member(self, org_id: str, user_id: str) -> None:
-        """Record that ``user_id`` belongs to ``org_id`` (again changes nothing)."""
-        self.store.add_org_member(_required(org_id, "org_id"), _required(user_id, "user_id"))
-
-    def remove_org_member(self, org_id: str, user_id: str) -> bool:
-        """Remove ``user_id`` from ``org_id``; whether they were a member."""
-        return self.store.remove_org_member(
-            _required(org_id, "org_id"), _required(user_id, "user_id")
-        )
-
-    def org_users(self, org_id: str) -> builtins.list[str]:
-        """The members of ``org_id``, sorted.
-
-        >>> bank.add_org_member("acme", "alice")
-        >>> bank.org_users("acme")
-        ['alice']
-        """
-        return self.store.org_users(_required(org_id, "org_id"))
-
-    def org_readers(self, caller: Caller, argument: str = "orgWide") -> builtins.list[str]:
-        """Whose private memory an org-wide read by ``caller`` covers: the members of the
-        org ``caller`` administers, and the caller. Anyone but an org admin gets
-        :class:`~memorybank.PermissionDenied` (``argument`` names the option in messages)."""
-        org = require_org_admin(caller, argument)
-        return sorted({*self.org_users(org), caller.user_id})
-
     def stats(self) -> dict[str, int | str]:
         """Store counts plus the embedding model."""
         return {**self.store.stats(), "embedding_model": self.embedder.model_id}
-
-
-def _required(value: str, field: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValidationError(f"{field} is required", field=field)
-    return value
 
 
 __all__ = ["MemoryBank", "OnConflict"]

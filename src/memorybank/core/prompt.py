@@ -13,9 +13,9 @@
 * :func:`get_context` — seed 003's ``get_context`` block: "## User Context" with identity,
   preferences, current focus, relationships and how-to sections, then ``_N memories_``.
 
-The block lives in the core, beside the bank, because it is what the bank hands the model:
-``MemoryBank.context_for``, its older name for :func:`auto_recall`, keeps answering (with a
-``DeprecationWarning``) for one release, and the core never imports a service.
+The block lives in the core, beside the bank, because it is what the bank hands the model and
+the core never imports a service; the bank itself does not import this module (it reads the
+bank, so the bank cannot import it without a cycle).
 
 All read through the public :class:`~memorybank.MemoryBank` API (and the stored vectors of
 the memories a block shows, ``bank.store.vectors_of``, to put an older fact a newer one may

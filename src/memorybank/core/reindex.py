@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from memorybank.providers.embedders.base import Embedder
+from memorybank.providers.embedders.base import Embedder, ProgressFn
 from memorybank.stores.base import Store
 
 if TYPE_CHECKING:
     from memorybank.core.bank import MemoryBank
-
-#: Called with (done, total) as a long job advances.
-ProgressFn = Callable[[int, int], None]
 
 
 def reindex_all(

@@ -1,5 +1,5 @@
 """Counters of how memory is used, for the success metrics of seed 002 §8
-(:mod:`memorybank.services.insights`): searches and how many found something (the recall hit rate),
+(:mod:`memorybank.services.insights`): searches and how many found something (the search hit rate),
 saves refused as duplicates and conflicts surfaced, and the size of the memory block put
 into system prompts.
 

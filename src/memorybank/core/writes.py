@@ -32,12 +32,9 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from memorybank.rules.limits import RateLimiter
-
-if TYPE_CHECKING:
-    from memorybank.core.bank import MemoryBank
 
 
 @dataclass
@@ -66,19 +63,27 @@ def charging(limiter: RateLimiter | None, user_id: str, paid: int) -> Iterator[N
         _current.reset(token)
 
 
+class Budgeted(Protocol):
+    """What has a :class:`WriteBudget`: a bank (``bank.writes``)."""
+
+    @property
+    def writes(self) -> WriteBudget: ...
+
+
 def writing(
-    bank: MemoryBank, user_id: str, *, paid: int | None = None
+    bank: Budgeted, user_id: str, *, paid: int | None = None
 ) -> AbstractContextManager[None]:
     """A write ``user_id`` starts through an adapter on ``bank``, charged by what it stores:
     one unit for the request (now, unless ``paid`` says how many units
-    :meth:`~memorybank.MemoryBank.count_write` already took for it), which covers its first
-    record, and one more for each further record the bank stores inside
+    :meth:`WriteBudget.count` already took for it), which covers its first record, and one
+    more for each further record the bank stores inside
     (:meth:`~memorybank.MemoryBank.save_many`, each chunk of a conversation turn;
     :meth:`~memorybank.MemoryBank.save_records`). :class:`~memorybank.errors.RateLimited`
     when the request, or later a batch, does not fit; a refused batch stores nothing."""
+    budget = bank.writes
     if paid is None:
-        bank.count_write(user_id)
-    return charging(bank.write_limiter, user_id, 1 if paid is None else paid)
+        budget.count(user_id)
+    return charging(budget.limiter, user_id, 1 if paid is None else paid)
 
 
 def charge_records(limiter: RateLimiter | None, records: int) -> None:
@@ -145,14 +150,59 @@ class HeavyWrites:
             self._slots.release()
 
 
-@contextmanager
-def storing(limiter: RateLimiter | None, heavy: HeavyWrites, records: int) -> Iterator[None]:
-    """Around the embedding of ``records`` records a bank is about to store: charge the write
-    in progress for them first (:func:`charge_records`), then run as a heavy write when they
-    are many (:class:`HeavyWrites`)."""
-    charge_records(limiter, records)
-    with heavy.running(records):
-        yield
+class WriteBudget:
+    """One bank's write limits, in one place: the per-user limit of writes the adapters start
+    (``per_minute`` units a minute, ``None`` for none; :meth:`count`, :func:`writing`) and the
+    queue heavy writes wait in (``heavy``, :class:`HeavyWrites`). The bank's own methods are
+    never counted, so the host application itself is not limited.
+
+    >>> budget = WriteBudget(per_minute=2)
+    >>> budget.count("ann", 2)
+    >>> budget.count("ann")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    memorybank.errors.RateLimited: too many memory writes: at most 2 items a minute ...
+    >>> WriteBudget().count("ann", 500)  # no limit
+    """
+
+    def __init__(self, per_minute: int | None = None) -> None:
+        self.limiter: RateLimiter | None = None
+        self.heavy = HeavyWrites()  # big batches embed one at a time (issue 27)
+        self.set_limit(per_minute)
+
+    def set_limit(self, per_minute: int | None) -> None:
+        """Allow each user ``per_minute`` units in any minute from now on (``None``: no
+        limit); the writes already counted stay counted."""
+        if per_minute is None:
+            self.limiter = None
+        elif self.limiter is None:
+            self.limiter = RateLimiter(per_minute)
+        else:
+            self.limiter.per_minute = per_minute
+
+    def count(self, user_id: str, cost: int = 1) -> None:
+        """Charge ``cost`` units of ``user_id``'s limit for a write started through an
+        adapter (every adapter spends the same budget).
+        :class:`~memorybank.errors.RateLimited`, with ``retry_after``, when the last minute
+        cannot hold them."""
+        if self.limiter is not None:
+            self.limiter.hit(user_id, cost)
+
+    @contextmanager
+    def storing(self, records: int) -> Iterator[None]:
+        """Around the embedding of ``records`` records the bank is about to store: charge
+        the write in progress for them first (:func:`charge_records`), then run as a heavy
+        write when they are many (:class:`HeavyWrites`)."""
+        charge_records(self.limiter, records)
+        with self.heavy.running(records):
+            yield
 
 
-__all__ = ["HEAVY_RECORDS", "HeavyWrites", "charge_records", "charging", "storing", "writing"]
+__all__ = [
+    "HEAVY_RECORDS",
+    "Budgeted",
+    "HeavyWrites",
+    "WriteBudget",
+    "charge_records",
+    "charging",
+    "writing",
+]

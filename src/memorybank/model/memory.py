@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 from ulid import ULID
@@ -571,6 +571,23 @@ class SaveInput(BaseModel):
     created_at: StoredTime | None = None
 
 
+class SaveFields(TypedDict, total=False):
+    """A :class:`SaveInput`'s fields beside its content and category, as the keywords of
+    :meth:`MemoryBank.save <memorybank.MemoryBank.save>` (which builds the item from them)."""
+
+    reasoning: str | None
+    tags: Sequence[str]
+    metadata: Mapping[str, Any] | None
+    importance: int | None
+    source: Source | str
+    ring: Ring | str
+    domain: Domain | str | None
+    occurred_at: datetime | None
+    session_id: str | None
+    created_by: str | None
+    created_at: datetime | None
+
+
 __all__ = [
     "Caller",
     "Category",
@@ -592,6 +609,7 @@ __all__ = [
     "PlanStatus",
     "Ring",
     "Role",
+    "SaveFields",
     "SaveInput",
     "SaveResult",
     "Scope",

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from enum import Enum
-from typing import Any
+from typing import Any, TypedDict
 
 from memorybank.errors import ValidationError
 from memorybank.model import Category, Domain, MemoryFilter, Ring, Source, utcnow
@@ -155,6 +155,24 @@ def _metadata(conditions: Mapping[str, Any]) -> dict[str, Any]:
     return dict(conditions)
 
 
+class FilterArgs(TypedDict, total=False):
+    """The keyword filters of search, list, recent and count, as :func:`memory_filter` takes
+    them (a list matches any of its values; ``since`` may be ``"7d"``); each adapter either
+    passes these or builds the :class:`~memorybank.model.MemoryFilter` itself."""
+
+    category: Category | str | Sequence[str] | None
+    tags: Sequence[str] | None
+    ring: Ring | str | Sequence[str] | None
+    domain: Domain | str | Sequence[str] | None
+    min_importance: int | None
+    since: str | datetime | timedelta | None
+    until: datetime | None
+    metadata: Mapping[str, Any] | None
+    session_id: str | None
+    source: Source | str | Sequence[str] | None
+    superseded: bool | None
+
+
 def memory_filter(
     *,
     category: Any = None,
@@ -186,4 +204,24 @@ def memory_filter(
     )
 
 
-__all__ = ["SINCE_MAX", "memory_filter", "parse_since"]
+def where(given: MemoryFilter | None, filters: FilterArgs, **fixed: bool | None) -> MemoryFilter:
+    """The filter of a call that takes a :class:`~memorybank.model.MemoryFilter` or keyword
+    filters (never both: which would win is unclear), with ``fixed`` fields (a search's
+    ``superseded``) set over it.
+
+    >>> where(None, {"category": "preference"}, superseded=False).superseded
+    False
+    >>> where(MemoryFilter(min_importance=5), {"tags": ["x"]})
+    Traceback (most recent call last):
+    ...
+    memorybank.errors.ValidationError: pass a MemoryFilter or keyword filters (tags), not both
+    """
+    if given is not None and filters:
+        raise ValidationError(
+            f"pass a MemoryFilter or keyword filters ({', '.join(filters)}), not both"
+        )
+    found = given if given is not None else memory_filter(**filters)
+    return found.model_copy(update=fixed) if fixed else found
+
+
+__all__ = ["SINCE_MAX", "FilterArgs", "memory_filter", "parse_since", "where"]

@@ -24,11 +24,9 @@ them, so every backend ranks the same candidates the same way.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -44,14 +42,6 @@ MIN_TEXT_SCORE = 1e-3
 DENSE_SCALE_SPAN = 0.3
 
 
-#: Former names of settings, read until the next release: ``{former: current}``.
-_FORMER_NAMES = {
-    "context_weight": "neighbour_weight",
-    "context_window": "neighbour_window",
-    "context_candidates": "neighbour_candidates",
-}
-
-
 class RetrievalSettings(BaseModel):
     """Weights and sizes of hybrid retrieval (defaults measured on LoCoMo, see
     ``docs/retrieval.md``).
@@ -61,7 +51,9 @@ class RetrievalSettings(BaseModel):
     (0.7, 50)
     """
 
-    model_config = ConfigDict(frozen=True)
+    # An unknown name (a typo, or the context_* names the neighbour settings had before
+    # 0.1.0) is an error that names it, never a setting silently left at its default.
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     relevance_weight: float = Field(default=0.60, ge=0)
     importance_weight: float = Field(default=0.25, ge=0)
@@ -89,27 +81,6 @@ class RetrievalSettings(BaseModel):
     candidates: int = Field(default=50, ge=1)
     # How many of the best fused hits the judge reads against the query (0: none).
     rerank: int = Field(default=8, ge=0, le=50)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _former_names(cls, data: Any) -> Any:
-        # The session-neighbour settings were called context_*; those names are read, with a
-        # warning, until the next release (a MEMORYBANK_RETRIEVAL written for them still works).
-        if not isinstance(data, Mapping):
-            return data
-        former = [name for name in _FORMER_NAMES if name in data]
-        if not former:
-            return data
-        warnings.warn(
-            f"RetrievalSettings: {', '.join(former)} is deprecated, use "
-            + ", ".join(_FORMER_NAMES[name] for name in former),
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        renamed = dict(data)
-        for name in former:
-            renamed.setdefault(_FORMER_NAMES[name], renamed.pop(name))
-        return renamed
 
     @model_validator(mode="after")
     def _some_weight(self) -> RetrievalSettings:
@@ -296,7 +267,7 @@ def _base_relevance(
         fused.text_score = 0.0 if t is None else t
 
 
-def _add_context(
+def _add_neighbours(
     merged: dict[str, Evidence], neighbours: Neighbours, settings: RetrievalSettings
 ) -> None:
     """Propagate relevance along conversations: each memory gains a share of the best base
@@ -373,7 +344,7 @@ def gather(
             fused = merged[hit.id] = Evidence(hit)
         fused.text = hit.score
     _base_relevance(merged, settings, bool(vector_hits), bool(text_hits))
-    _add_context(merged, neighbours or {}, settings)
+    _add_neighbours(merged, neighbours or {}, settings)
     if query and settings.speaker_weight:
         _add_speaker(merged, query, settings)
     if query and settings.time_weight:

@@ -306,7 +306,7 @@ def create_app(
     app.state.settings = settings
     app.state.execution = execution
     app.state.inline_searches = execution.inline
-    bank.set_write_limit(settings.ai_write_rate_per_minute)  # one limiter: REST, tools, MCP
+    bank.writes.set_limit(settings.ai_write_rate_per_minute)  # one limiter: REST, tools, MCP
     bank.read_limiter = RateLimiter(
         settings.read_rate_per_minute,
         setting=READ_SETTING,

@@ -38,7 +38,7 @@ from cryptography.fernet import Fernet, InvalidToken
 from pydantic import SecretStr
 
 from memorybank.errors import ConfigurationError, NotFound, ValidationError
-from memorybank.model import utcnow
+from memorybank.model import Caller, utcnow
 from memorybank.model.accounts import (
     ORG_ROLES,
     PROVIDER_KINDS,
@@ -54,6 +54,7 @@ from memorybank.model.accounts import (
     User,
 )
 from memorybank.providers.netguard import AddressPolicy, url_problem
+from memorybank.rules.permissions import require_org_admin
 from memorybank.stores.accounts_sql import sql_accounts
 
 if TYPE_CHECKING:
@@ -272,7 +273,7 @@ class Accounts:
         return self.store.get_project(project_id)
 
     def add_org_member(self, org_id: str, user_id: str, role: str = "member") -> None:
-        """Put the user in the org (the same table :meth:`MemoryBank.org_users` reads)."""
+        """Put the user in the org (the same table :func:`org_users` reads)."""
         _check_id(org_id, "org_id")
         if role not in ORG_ROLES:
             raise ValidationError(f"org role {role!r} is not admin or member", field="org_role")
@@ -423,6 +424,47 @@ class Accounts:
             ) from None
 
 
+# -- org membership as the bank's store keeps it (seed 003's orgWide) -------------------------
+#
+# An org admin's org-wide read covers the private memory of the org's members. Who they are is
+# kept in the bank's store (``org_members``, the table :meth:`Accounts.add_org_member` also
+# writes with a role), so a bank without a server's accounts can still have orgs.
+
+
+def _required(value: str, field: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(f"{field} is required", field=field)
+    return value
+
+
+def join_org(bank: MemoryBank, org_id: str, user_id: str) -> None:
+    """Record that ``user_id`` belongs to ``org_id`` (again changes nothing)."""
+    bank.store.add_org_member(_required(org_id, "org_id"), _required(user_id, "user_id"))
+
+
+def leave_org(bank: MemoryBank, org_id: str, user_id: str) -> bool:
+    """Remove ``user_id`` from ``org_id``; whether they were a member."""
+    return bank.store.remove_org_member(_required(org_id, "org_id"), _required(user_id, "user_id"))
+
+
+def org_users(bank: MemoryBank, org_id: str) -> list[str]:
+    """The members of ``org_id``, sorted.
+
+    >>> join_org(bank, "acme", "alice")
+    >>> org_users(bank, "acme")
+    ['alice']
+    """
+    return bank.store.org_users(_required(org_id, "org_id"))
+
+
+def org_readers(bank: MemoryBank, caller: Caller, argument: str = "orgWide") -> list[str]:
+    """Whose private memory an org-wide read by ``caller`` covers: the members of the org
+    ``caller`` administers, and the caller. Anyone but an org admin gets
+    :class:`~memorybank.PermissionDenied` (``argument`` names the option in messages)."""
+    org = require_org_admin(caller, argument)
+    return sorted({*org_users(bank, org), caller.user_id})
+
+
 # ProviderKind, ProviderSettings, Role and Thread are memorybank.model.accounts' records, listed
 # here only while server/ still imports them from this module.
 __all__ = [
@@ -436,4 +478,8 @@ __all__ = [
     "hash_key",
     "KeySettings",
     "load_master_key",
+    "join_org",
+    "leave_org",
+    "org_readers",
+    "org_users",
 ]

@@ -31,8 +31,9 @@ Who decides:
 
 Candidates are the best search matches, superseded memories included, and the memories whose
 history holds a matching earlier text (an old version that an update replaced): the store
-finds those (:meth:`MemoryBank.earlier_texts`, one indexed query over the scopes' UPDATE
-events counting substrings of the request's stems, at least two when the request has two)
+finds those (:meth:`~memorybank.stores.base.Store.earlier_texts`, one indexed query over the
+scopes' UPDATE events counting substrings of the request's stems, at least two when the
+request has two)
 and the same rule judges each earlier text, with or without an LLM (the LLM sees current texts
 only). A KEEP whose earlier text matches becomes REDACT; FORGET and REWRITE take the old texts
 with them anyway.
@@ -92,8 +93,10 @@ from memorybank.model import (
     SearchHit,
     utcnow,
 )
+from memorybank.providers.embedders.base import Vectors
 from memorybank.providers.llm.client import JSONCompleter, complete_model
 from memorybank.rules.intake import is_conversation
+from memorybank.rules.permissions import Action, require
 from memorybank.rules.policy import their_person, to_third_person, validate_memory
 from memorybank.rules.query import query_terms, word_spans
 from memorybank.rules.render import sanitize_memory_text
@@ -210,7 +213,8 @@ def forget_preview(
         created_at=now,
         expires_at=now + PLAN_TTL,
     )
-    bank.save_forget_plan(plan)
+    bank.scope_set(plan.user_id, plan.project_id)  # the ids are checked before it is stored
+    bank.store.save_forget_plan(plan)
     return ForgetPreview(plan=plan, query=query, summary=summary, items=items, warnings=warnings)
 
 
@@ -222,10 +226,37 @@ def forget_confirm(
     executed one, or when a planned memory changed since the preview (nothing is applied)."""
     now = now or utcnow()
     plan = _own_plan(bank, caller, plan_id, now)
-    outcome = bank.execute_forget_plan(
-        plan, caller.user_id, project_id=caller.project_id, now=now, role=caller.role
+    require(caller.role, Action.CHANGE, caller.project_id)
+    outcome = bank.store.execute_forget_plan(
+        plan.id,
+        caller.user_id,
+        caller.project_id,
+        _rewritten(bank, plan, caller, now),
+        now,
+        caller.user_id,
     )
     return ForgetResult(plan_id=plan.id, **asdict(outcome))
+
+
+def _rewritten(
+    bank: MemoryBank, plan: ForgetPlan, caller: Caller, now: datetime
+) -> dict[str, tuple[Memory, Vectors]]:
+    """The plan's REWRITE steps as the memories they leave, with their new vectors, for the
+    store to apply in the transaction that deletes the rest (every step, or nothing)."""
+    scopes = bank.scope_set(caller.user_id, caller.project_id)
+    changed: list[Memory] = []
+    for step in plan.steps:
+        if step.action != ForgetAction.REWRITE or not step.rewrite:
+            continue
+        current = bank.store.get(step.memory_id, scopes)
+        if current is not None:  # one already gone is reported as missing by the store
+            update = {"content": step.rewrite, "updated_at": now}
+            update["embedding_model"] = bank.embedder.model_id
+            changed.append(current.model_copy(update=update))
+    if not changed:
+        return {}
+    vectors = bank.embedder.embed([m.content for m in changed])
+    return {m.id: (m, vectors[i]) for i, m in enumerate(changed)}
 
 
 def forget_cancel(
@@ -234,7 +265,12 @@ def forget_cancel(
     """Cancel a pending plan of the caller's; it can no longer be confirmed."""
     now = now or utcnow()
     _own_plan(bank, caller, plan_id, now)
-    return bank.cancel_forget_plan(plan_id, caller.user_id, caller.project_id, now)
+    return bank.store.cancel_forget_plan(plan_id, caller.user_id, caller.project_id, now)
+
+
+def find_plan(bank: MemoryBank, plan_id: str) -> ForgetPlan | None:
+    """The stored plan with this id, whoever owns it (callers check the owner)."""
+    return bank.store.get_forget_plan(plan_id)
 
 
 def _own_plan(bank: MemoryBank, caller: Caller, plan_id: str, now: datetime) -> ForgetPlan:
@@ -244,7 +280,7 @@ def _own_plan(bank: MemoryBank, caller: Caller, plan_id: str, now: datetime) -> 
             f"planId {plan_id!r} is not a forget plan id: use the fp_… id from forget_preview",
             field="planId",
         )
-    plan = bank.forget_plan(plan_id)
+    plan = find_plan(bank, plan_id)
     if plan is None:
         raise NotFound(f"no forget plan {plan_id!r} for this user")
     plan.check_usable(caller.user_id, caller.project_id, now)
@@ -381,13 +417,12 @@ def _with_history(
     REWRITE already take the old texts with them)."""
     if not wanted:
         return items
-    found = bank.earlier_texts(
-        caller.user_id,
+    found = bank.store.earlier_texts(
+        bank.scope_set(caller.user_id, caller.project_id),
         # One per stem, repeats kept: two stems with one substring must still count twice.
         [_substring(stem) for stem in wanted],
-        project_id=caller.project_id,
-        min_terms=min(MIN_SHARED_WORDS, len(wanted)),
-        limit=limit,
+        min(MIN_SHARED_WORDS, len(wanted)),
+        limit,
     )
     position = {item.memory.id: n for n, item in enumerate(items)}
     out = list(items)
@@ -607,6 +642,7 @@ __all__ = [
     "ForgetPreview",
     "ForgetResult",
     "PreviewItem",
+    "find_plan",
     "forget_cancel",
     "forget_confirm",
     "forget_preview",

@@ -15,11 +15,11 @@ What each figure means:
   system prompts memorybank built (target under 500), and its share of those prompts
   (the host's conversation is not seen; the seed's target for all context is 5 %).
 * **duplicates refused, conflicts surfaced** — decided where a save is decided (issue 10).
-* **recall hit rate** — the share of searches (and so recalls, which search) that returned at
+* **search hit rate** — the share of searches (and so recalls, which search) that returned at
   least one memory (issue 11).
 
 >>> metrics = success_metrics(bank)
->>> metrics.window_days, metrics.recall.searches >= 0
+>>> metrics.window_days, metrics.search_hits.searches >= 0
 (30, True)
 """
 
@@ -99,7 +99,7 @@ class SaveOutcomes(BaseModel):
     conflicts_surfaced: int
 
 
-class Recall(BaseModel):
+class SearchHits(BaseModel):
     searches: int
     searches_with_hits: int
     hit_rate: float | None
@@ -117,7 +117,7 @@ class SuccessMetrics(BaseModel):
     retention: Retention
     tokens: TokenUse
     saves: SaveOutcomes
-    recall: Recall
+    search_hits: SearchHits
 
 
 def _ratio(part: float, whole: float) -> float | None:
@@ -241,7 +241,7 @@ def success_metrics(
             duplicates_refused=usage["duplicates_refused"],
             conflicts_surfaced=usage["conflicts_surfaced"],
         ),
-        recall=Recall(
+        search_hits=SearchHits(
             searches=usage["searches"],
             searches_with_hits=usage["searches_with_hits"],
             hit_rate=_ratio(usage["searches_with_hits"], usage["searches"]),
@@ -252,7 +252,7 @@ def success_metrics(
 __all__ = [
     "Adoption",
     "Distribution",
-    "Recall",
+    "SearchHits",
     "Retention",
     "SaveOutcomes",
     "SuccessMetrics",

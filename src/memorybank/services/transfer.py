@@ -29,7 +29,7 @@ from memorybank.rules.portability import export_json, export_markdown, parse_exp
 
 if TYPE_CHECKING:
     from memorybank.core.bank import MemoryBank
-    from memorybank.core.reindex import ProgressFn
+    from memorybank.providers.embedders.base import ProgressFn
 
 _ALL = 1_000_000_000
 

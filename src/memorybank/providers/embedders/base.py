@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -11,6 +11,8 @@ import numpy.typing as npt
 from memorybank.errors import ValidationError
 
 Vectors = npt.NDArray[np.float32]
+#: Called with (done, total) as a long embedding job (a big batch, a reindex) advances.
+ProgressFn = Callable[[int, int], None]
 
 
 @runtime_checkable

@@ -1,15 +1,14 @@
 """Auto-recall over HTTP: ``POST /api/auto-recall`` renders the memory block for the user's
 current message (:func:`memorybank.core.prompt.auto_recall`), for an app to put in its
 system prompt before each answer. It answers ``{"prompt", "tokens"}`` as ``GET /api/prompt``
-does. ``POST /api/context`` is its deprecated former path (answering ``{"context", "tokens"}``),
-kept for one release."""
+does."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from fastapi import APIRouter
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from memorybank.core.bank import MemoryBank
 from memorybank.core.prompt import auto_recall, system_prompt
@@ -24,13 +23,6 @@ from memorybank.server.schemas import QUERY_MAX, Id, PromptBlock, RequestBody
 from memorybank.services.accounts import Accounts
 
 router = APIRouter(tags=["tools"])
-
-
-class RecalledContext(BaseModel):
-    """The answer of the deprecated ``POST /api/context``: the block, and its size in tokens."""
-
-    context: str
-    tokens: int
 
 
 class AutoRecallRequest(RequestBody):
@@ -70,14 +62,4 @@ def auto_recall_block(
     return {"prompt": text, "tokens": count_tokens(text)}
 
 
-@router.post("/api/context", responses=documented(RecalledContext, 404, 429), deprecated=True)
-@searching
-def recall_context(
-    body: AutoRecallRequest, principal: PrincipalDep, bank: BankDep, accounts: AccountsDep
-) -> dict[str, Any]:
-    """Deprecated: ``POST /api/auto-recall``, answering the block as ``context``."""
-    text = recalled_block(body, principal, bank, accounts)
-    return {"context": text, "tokens": count_tokens(text)}
-
-
-__all__ = ["AutoRecallRequest", "RecalledContext", "recalled_block", "router"]
+__all__ = ["AutoRecallRequest", "recalled_block", "router"]

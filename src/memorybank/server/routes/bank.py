@@ -12,7 +12,7 @@ from fastapi import APIRouter, Query
 from memorybank.core.bank import MemoryBank
 from memorybank.core.writes import writing
 from memorybank.errors import PermissionDenied
-from memorybank.model import SaveInput
+from memorybank.model import MemoryFilter, SaveInput
 from memorybank.rules.permissions import Action
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
 from memorybank.server.error_responses import WRITE_ERRORS
@@ -47,21 +47,21 @@ def memory_page(
     scopes: Scopes,
     limit: int,
     offset: int,
-    filters: dict[str, Any],
+    filters: MemoryFilter,
     order: Order = "created_desc",
 ) -> dict[str, Any]:
     """A page of the memories in ``scopes`` that meet ``filters``, and how many do in all,
     as :class:`MemoryList`."""
     memories = bank.list(
         user_id,
+        filters,
         project_id=project_id,
         scopes=scopes,
         limit=limit,
         offset=offset,
         order=order,
-        **filters,
     )
-    total = bank.count(user_id, project_id=project_id, scopes=scopes, **filters)
+    total = bank.count(user_id, filters, project_id=project_id, scopes=scopes)
     return memory_list_json(memories, bank, total)
 
 
@@ -131,7 +131,7 @@ def list_memories(
     """A page of the caller's memories in the chosen scopes, with the total count."""
     authorize(accounts, principal, Action.VIEW, project_id)
     if superseded is not None:
-        filters = {**filters, "superseded": superseded}
+        filters = filters.model_copy(update={"superseded": superseded})
     return memory_page(
         bank, principal.user_id, project_id, scopes, limit, offset, filters, order=order
     )
@@ -151,8 +151,8 @@ def count_memories(
     """How many memories the caller has in the chosen scopes, meeting the filters."""
     authorize(accounts, principal, Action.VIEW, project_id)
     if superseded is not None:
-        filters = {**filters, "superseded": superseded}
-    return {"count": bank.count(principal.user_id, project_id=project_id, scopes=scopes, **filters)}
+        filters = filters.model_copy(update={"superseded": superseded})
+    return {"count": bank.count(principal.user_id, filters, project_id=project_id, scopes=scopes)}
 
 
 __all__ = ["router"]

@@ -14,7 +14,13 @@ from memorybank.server.openapi import documented
 from memorybank.server.principals import Action, Principal, authorize
 from memorybank.server.schemas import Cancelled, ForgetDone, ForgetPreview, ForgetRequest
 from memorybank.services.accounts import Accounts
-from memorybank.services.forget import forget_cancel, forget_confirm, forget_preview, render_preview
+from memorybank.services.forget import (
+    find_plan,
+    forget_cancel,
+    forget_confirm,
+    forget_preview,
+    render_preview,
+)
 from memorybank.tools import Caller
 
 router = APIRouter(tags=["forget"])
@@ -65,7 +71,7 @@ def plan_context(
     same 404 for a plan that does not exist, another user's, and one in a project the caller
     has left (never named); 403 for a member lacking the role."""
     missing = NotFound(f"no forget plan {plan_id!r} for this user")  # the library's words
-    plan = bank.forget_plan(plan_id) if plan_id.startswith("fp_") else None
+    plan = find_plan(bank, plan_id) if plan_id.startswith("fp_") else None
     if plan is None or plan.user_id != principal.user_id:
         raise missing
     try:

@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from memorybank.core.bank import MemoryBank
 from memorybank.errors import NotFound
 from memorybank.model import Source
+from memorybank.rules.filtering import memory_filter
 from memorybank.server.deps import (
     AccountsDep,
     BankDep,
@@ -135,9 +136,7 @@ def list_scope(
             include_superseded=include_superseded,
         )
         return memory_list_json([h.memory for h in hits], bank, len(hits))
-    filters: dict[str, Any] = {} if category is None else {"category": category}
-    if not include_superseded:
-        filters["superseded"] = False
+    filters = memory_filter(category=category, superseded=None if include_superseded else False)
     return memory_page(bank, principal.user_id, project_id, scopes, limit, offset, filters)
 
 
@@ -303,7 +302,7 @@ def clear_project_memory(
     return clear_scope(bank, confirmations, principal, project_id, body, role)
 
 
-# -- clearing a scope (ours, not seed 002's): the old /api/memory/… paths for one release -----
+# -- clearing a scope (ours, not seed 002's) ---------------------------------------------------
 
 _CLEAR_ANSWERS = ClearToken | Cleared
 for _path, _clear, _name, _codes in (
@@ -314,8 +313,6 @@ for _path, _clear, _name, _codes in (
         "clear_project_memory",
         (404,),
     ),
-    ("/api/memory/user/clear", clear_private_memory, "clear_user_memory", ()),
-    ("/api/memory/drive/{project_id}/clear", clear_project_memory, "clear_drive_memory", (404,)),
 ):
     router.add_api_route(
         _path,
@@ -323,7 +320,6 @@ for _path, _clear, _name, _codes in (
         methods=["POST"],
         name=_name,
         responses=documented(_CLEAR_ANSWERS, *_codes, *WRITE_ERRORS),  # type: ignore[arg-type]
-        deprecated=_path.startswith("/api/memory/"),
     )
 
 

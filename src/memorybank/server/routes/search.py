@@ -9,7 +9,8 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query
 
 from memorybank.errors import ValidationError
-from memorybank.model import Domain, Ring, Source
+from memorybank.model import Domain, MemoryFilter, Ring, Source
+from memorybank.rules.filtering import memory_filter
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, caller_of
 from memorybank.server.execution import reading, searching
 from memorybank.server.openapi import documented
@@ -25,6 +26,7 @@ from memorybank.server.schemas import (
     SinceParam,
     memory_list_json,
 )
+from memorybank.services.accounts import org_readers
 
 router = APIRouter(tags=["search"])
 
@@ -43,26 +45,25 @@ async def search_filters(
         str | None,
         Query(max_length=QUERY_MAX, description='JSON object the metadata must hold: {"k": "v"}'),
     ] = None,
-) -> dict[str, Any]:
-    """The optional conditions of a search or a listing, as
-    :meth:`~memorybank.MemoryBank.search` takes them (only those given; a list matches any
-    of its values). Async: it computes nothing, so it needs no thread."""
+) -> MemoryFilter:
+    """The optional conditions of a search or a listing: the :class:`MemoryFilter` the
+    bank's search, list, recent and count take (a list matches any of its values). Async: it
+    computes nothing, so it needs no thread."""
     for name, values in (("category", category), ("tags", tags)):
         if values and any(len(value) > TAG_MAX for value in values):
             raise ValidationError(f"{name}: at most {TAG_MAX} characters each", field=name)
-    given = {
-        "category": category or None,
-        "tags": tags or None,
-        "ring": ring or None,
-        "domain": domain or None,
-        "source": source or None,
-        "min_importance": min_importance,
-        "since": since,
-        "until": until,
-        "session_id": session_id,
-        "metadata": None if metadata is None else metadata_condition(metadata),
-    }
-    return {key: value for key, value in given.items() if value is not None}
+    return memory_filter(
+        category=category or None,
+        tags=tags or None,
+        ring=ring or None,
+        domain=domain or None,
+        source=source or None,
+        min_importance=min_importance,
+        since=since,
+        until=until,
+        session_id=session_id,
+        metadata=None if metadata is None else metadata_condition(metadata),
+    )
 
 
 def metadata_condition(text: str) -> dict[str, Any]:
@@ -79,7 +80,7 @@ def metadata_condition(text: str) -> dict[str, Any]:
 
 
 #: The optional conditions of a search or a listing.
-SearchFilters = Annotated[dict[str, Any], Depends(search_filters)]
+SearchFilters = Annotated[MemoryFilter, Depends(search_filters)]
 
 
 @router.get("/api/search", responses=documented(SearchResults, 403, 404))
@@ -102,18 +103,18 @@ def search_memories(
     Each hit has the memory, its score and the parts of the score."""
     authorize(accounts, principal, Action.VIEW, project_id)
     if org_wide:
-        users = bank.org_readers(caller_of(accounts, principal, None), "org_wide")
+        users = org_readers(bank, caller_of(accounts, principal, None), "org_wide")
         hits = [
             hit
             for user in users
             for hit in bank.search(
                 user,
                 q,
+                filters,
                 scopes="user",
                 limit=limit,
                 include_superseded=include_superseded,
                 min_relevance=min_relevance,
-                **filters,
             )
         ]
         hits = sorted(hits, key=lambda h: h.score, reverse=True)[:limit]
@@ -121,12 +122,12 @@ def search_memories(
         hits = bank.search(
             principal.user_id,
             q,
+            filters,
             project_id=project_id,
             scopes=scopes,
             limit=limit,
             include_superseded=include_superseded,
             min_relevance=min_relevance,
-            **filters,
         )
     return {"hits": [h.model_dump(mode="json") for h in hits]}
 
@@ -148,11 +149,11 @@ def recent_memories(
     authorize(accounts, principal, Action.VIEW, project_id)
     memories = bank.recent(
         principal.user_id,
+        filters,
         project_id=project_id,
         scopes=scopes,
         limit=limit,
         include_superseded=include_superseded,
-        **filters,
     )
     return memory_list_json(memories, bank, len(memories))
 

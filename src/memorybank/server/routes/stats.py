@@ -12,6 +12,7 @@ from memorybank.errors import PermissionDenied
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
 from memorybank.server.error_responses import errors
 from memorybank.server.principals import org_admin_of
+from memorybank.services.accounts import org_users
 from memorybank.services.insights import SuccessMetrics, success_metrics
 from memorybank.stores.webhooks_sql import sql_webhooks
 
@@ -25,7 +26,7 @@ def metrics(
     accounts: AccountsDep,
     window_days: Annotated[int, Query(ge=1, le=365)] = 30,
 ) -> SuccessMetrics:
-    """Adoption, retention, token cost, save outcomes and recall hit rate over the last
+    """Adoption, retention, token cost, save outcomes and search hit rate over the last
     ``window_days`` days: for an org admin, of their org's members and projects; in local
     mode, of the whole database. Anyone else gets 403."""
     found = metrics_for(bank, accounts, principal, window_days)
@@ -45,7 +46,7 @@ def metrics_for(
         return None
     return success_metrics(
         bank,
-        users=bank.org_users(org),
+        users=org_users(bank, org),
         projects=sql_webhooks(bank.store).org_projects(org),
         org_id=org,
         window_days=window_days,

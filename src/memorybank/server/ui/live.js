@@ -249,7 +249,7 @@
       kpi("Memory block", avg + (t.block_tokens_p95 !== null ? " · p95 ≤ " + t.block_tokens_p95 : ""), "< 500",
         t.block_tokens_avg === null ? null : t.block_tokens_avg < t.target_block_tokens),
       kpi("Block share of prompt", pct(t.block_share_of_prompt)),
-      kpi("Recall hit rate", pct(m.recall.hit_rate) + " of " + m.recall.searches),
+      kpi("Search hit rate", pct(m.search_hits.hit_rate) + " of " + m.search_hits.searches),
       kpi("Duplicates refused · conflicts", m.saves.duplicates_refused + " · " + m.saves.conflicts_surfaced));
     $("#insights-body").hidden = false;
     ui().setStatus(status, "");
@@ -270,7 +270,7 @@
     draw(Chart, "chart-saves", { type: "bar", data: {
       labels: ["saved", "duplicates refused", "conflicts", "searches", "with hits"],
       datasets: [{ label: "count", data: [m.saves.saves, m.saves.duplicates_refused, m.saves.conflicts_surfaced,
-        m.recall.searches, m.recall.searches_with_hits],
+        m.search_hits.searches, m.search_hits.searches_with_hits],
       backgroundColor: ["#2f5bd3", "#9a6700", "#b42318", "#6b21a8", "#13795b"] }] },
       options: { indexAxis: "y", scales: { x: { beginAtZero: true, ticks: { precision: 0 } } } } });
     document.body.dataset.insights = "1";

@@ -6,7 +6,8 @@ touches comes from the :class:`~memorybank.model.Caller`, never from the model.
 Writes go to the user's private scope (``log_decision``: the caller's project, if any, so a
 team shares its precedents); reads cover the private scope and the caller's project.
 
-``orgWide`` searches every member of ``caller.org_id`` (see :meth:`MemoryBank.add_org_member`)
+``orgWide`` searches every member of ``caller.org_id``
+(see :func:`memorybank.services.accounts.join_org`)
 and is refused unless ``caller.org_admin``. Each member is searched on their own and the results
 merged by score; relevance is relative within one member's results, so the merged order is close
 to, not exactly, what one search over everyone would give. Results then name their owner.
@@ -33,6 +34,7 @@ from pydantic import Field
 from memorybank.model import Caller, DecisionOutcome, Domain, Memory, Ring, SearchHit
 from memorybank.providers.json_schemas import Arguments
 from memorybank.rules.render import sanitize_memory_text
+from memorybank.services.accounts import org_readers
 from memorybank.services.conversations import remember_conversation, render_remembered
 from memorybank.services.decisions import (
     DecisionFilter,
@@ -284,7 +286,7 @@ def _across(
     if not org_wide:
         return one(caller.user_id, {"project_id": caller.project_id})
     found: list[Any] = []
-    for user_id in bank.org_readers(caller):
+    for user_id in org_readers(bank, caller):
         found += one(user_id, {"scopes": "user"})
     return found
 
