@@ -199,7 +199,7 @@ def test_infer_saves_the_facts_a_conversation_states(bank: MemoryBank) -> None:
     assert facts == ["User's name is Ana and they prefer window seats"]
     listed = m.get_all(filters={"user_id": "ana", "agent_id": "travel"})["results"]
     assert facts[0] in {r["memory"] for r in listed}  # facts carry the agent id
-    again = m.add("My name is Ana", user_id="ana")
+    again = m.add(said[0]["content"], user_id="ana")
     assert again == {"results": []}  # known already: nothing changed, as mem0 answers
 
 

@@ -61,6 +61,9 @@ _PAGE = 10_000
 
 Messages = str | Mapping[str, Any] | Sequence[Mapping[str, Any]]
 
+#: mem0's default ``threshold`` of ``search``: here a calibrated relevance (0–1), not a cosine.
+MEM0_MIN_SCORE = 0.1
+
 
 class Memory:
     """mem0's ``Memory`` over ``bank`` (default: :func:`memorybank.open`, closed with this
@@ -227,7 +230,7 @@ class Memory:
         *,
         top_k: int = 20,
         filters: Mapping[str, Any] | None = None,
-        threshold: float = 0.1,
+        threshold: float | None = None,
         **ids: Any,
     ) -> dict[str, Any]:
         """The best matches for ``query`` among the memories of the ids in ``filters``,
@@ -237,6 +240,7 @@ class Memory:
         if rerank:
             raise ValidationError("rerank: memorybank ranks once; drop rerank", field="rerank")
         owner, conditions, top_k = _query(filters, ids, top_k, "search")
+        threshold = MEM0_MIN_SCORE if threshold is None else threshold
         if not 0 <= threshold <= 1:
             raise ValidationError(f"threshold {threshold} must be 0–1", field="threshold")
         hits = self.bank.search(
@@ -398,7 +402,7 @@ class AsyncMemory:
         *,
         top_k: int = 20,
         filters: Mapping[str, Any] | None = None,
-        threshold: float = 0.1,
+        threshold: float | None = None,
         **ids: Any,
     ) -> dict[str, Any]:
         """:meth:`Memory.search`."""
