@@ -23,7 +23,7 @@ from memorybank.rules.verdicts import (
 
 def test_a_sure_duplicate_is_refused_and_a_weaker_one_only_reported() -> None:
     assert verdict(PairScores(0.99, 0.005, 0.005), "a b", "a c").relation is Relation.DUPLICATE
-    weak = verdict(PairScores(THRESHOLDS.duplicate - 0.2, 0.1, 0.1), "a b", "a c")
+    weak = verdict(PairScores(0.3, 0.1, 0.6), "a b", "a c")
     assert weak.relation is Relation.DISTINCT
 
 

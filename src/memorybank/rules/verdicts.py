@@ -102,11 +102,15 @@ class Thresholds:
     new fact, so only the surest are (chosen on SICK train, which the judge never saw: 1.4 %
     of its contradictions and 2.6 % of its neutral pairs refused at 0.98, with the polarity
     rule below; 0.8 refused 77 % and 19 %)."""
-    sure: float = 0.85
+    sure: float = 0.99
     """The update probability from which a save retires the stored fact unasked."""
     conflict: float = 0.35
     """The update probability from which a pair is reported as a conflict (may update), and
     shown together in the block (:func:`same_slot`)."""
+    slot: float = 0.6
+    """The probability of duplicate and update together (the same slot of the same person)
+    from which a pair that is not refused is reported and shown together all the same: a
+    near-copy kept for its number or its "not" is a change to show, not another fact."""
 
 
 #: The thresholds of every decision.
@@ -116,6 +120,14 @@ _NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
 #: Words that deny what a sentence says (English grammar's negators): a fact and its denial
 #: are never one fact, however alike they read. The one lexicon of the judge's decisions.
 _DENIAL = re.compile(r"\b(?:not|no|never|nobody|nothing|none|neither|nor)\b|n't\b", re.I)
+
+
+#: A word written with a capital inside a sentence: a name (a person, a place, a product).
+_NAME = re.compile(r"(?<=\s)[A-Z][\w'’-]*")
+
+
+def _names(text: str) -> set[str]:
+    return {name.rstrip("'’s") for name in _NAME.findall(text)}
 
 
 def _denies(text: str) -> bool:
@@ -128,18 +140,23 @@ def _numbers(text: str) -> set[str]:
 
 def verdict(scores: PairScores, new: str, old: str) -> Verdict:
     """The relation of fact ``new`` to the stored ``old`` from the judge's ``scores``. A new
-    fact carrying a number the stored one lacks, or denying what the other does not (or the
-    other way round), is never refused: a digit or a "not" is information no rewording adds.
+    fact carrying a number or a name the stored one lacks, or denying what the other does not
+    (or the other way round), is never refused: a digit, a name or a "not" is information no
+    rewording adds.
 
     >>> verdict(PairScores(0.1, 0.1, 0.8), "User likes tea", "User likes coffee").relation
     <Relation.DISTINCT: 'distinct'>
     """
     if " ".join(new.lower().split()) == " ".join(old.lower().split()):
         return Verdict(Relation.DUPLICATE, "says the same")
-    refusable = _numbers(new) <= _numbers(old) and _denies(new) == _denies(old)
+    refusable = (
+        _numbers(new) <= _numbers(old)
+        and _names(new) <= _names(old)
+        and _denies(new) == _denies(old)
+    )
     if scores.duplicate >= THRESHOLDS.duplicate and refusable:
         return Verdict(Relation.DUPLICATE, f"says nothing new (p={scores.duplicate:.2f})")
-    if scores.update >= THRESHOLDS.conflict or scores.duplicate >= THRESHOLDS.duplicate:
+    if same_slot(scores):
         return Verdict(Relation.CONFLICT, f"may update it (p={scores.update:.2f})")
     return Verdict(Relation.DISTINCT)
 
@@ -167,7 +184,9 @@ def same_slot(scores: PairScores) -> bool:
     >>> same_slot(PairScores(0.1, 0.6, 0.3)), same_slot(PairScores(0.1, 0.1, 0.8))
     (True, False)
     """
-    return scores.update >= THRESHOLDS.conflict
+    return (
+        scores.update >= THRESHOLDS.conflict or scores.update + scores.duplicate >= THRESHOLDS.slot
+    )
 
 
 def unsure(scores: PairScores) -> bool:
