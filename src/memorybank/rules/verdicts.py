@@ -102,7 +102,7 @@ class Thresholds:
     new fact, so only the surest are (chosen on SICK train, which the judge never saw: 1.4 %
     of its contradictions and 2.6 % of its neutral pairs refused at 0.98, with the polarity
     rule below; 0.8 refused 77 % and 19 %)."""
-    sure: float = 0.99
+    sure: float = 0.85
     """The update probability from which a save retires the stored fact unasked."""
     conflict: float = 0.35
     """The update probability from which a pair is reported as a conflict (may update), and
