@@ -38,8 +38,9 @@ from memorybank.core import consolidate as consolidation
 from memorybank.core.consolidate import MAX_PAGE_FACTS, PAGE_FACTS
 from memorybank.model import Category, Memory, MemoryFilter, Scope, ScopeSet
 from memorybank.providers.embedders.base import Vectors
+from memorybank.providers.judges.local import default_judge
 from memorybank.rules.intake import is_conversation
-from memorybank.rules.verdicts import THRESHOLDS, Relation, judge, specificity
+from memorybank.rules.verdicts import THRESHOLDS, Relation, specificity, verdict
 from memorybank.stores.sqlite import SQLiteStore
 
 __all__ = ["ConsolidateReport", "Measurement", "near_duplicates", "run_consolidate_bench"]
@@ -210,12 +211,13 @@ def all_pairs(store: SQLiteStore, scope: Scope) -> tuple[int, int, int]:
         if keeper in placed:
             continue
         placed.add(keeper)
-        for other, similarity in similar[keeper]:
+        for other, _similarity in similar[keeper]:
             if other in placed:
                 continue
             pairs += 1
-            verdict = judge(memories[other].content, memories[keeper].content, similarity)
-            if verdict.relation is Relation.DUPLICATE:
+            new, old = memories[other].content, memories[keeper].content
+            score = default_judge().score([(old, new)])[0]
+            if verdict(score, new, old).relation is Relation.DUPLICATE:
                 placed.add(other)
                 merged += 1
     return len(memories), pairs, merged

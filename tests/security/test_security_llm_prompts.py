@@ -19,10 +19,9 @@ import pytest
 from chat_server import ChatServer, running_chat_server
 from client_helpers import served
 from memorybank import MemoryBank
-from memorybank.core.settle import settle_with
 from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.providers.judges import LLMJudge, default_judge
 from memorybank.providers.llm import ChatClient
-from memorybank.rules.verdicts import Relation, Verdict
 from memorybank.stores.sqlite import SQLiteStore
 
 HOSTILE = (
@@ -96,10 +95,10 @@ def test_the_forget_planner_sees_stored_text_as_one_line_each(
 
 def test_settling_a_pair_shows_both_texts_as_one_line_each(chat: ChatServer) -> None:
     chat.reply({"relation": "distinct", "why": "different drinks"})
-    rules = Verdict(Relation.DISTINCT, "")
     with ChatClient(chat.base_url, "test-model", backoff=0.01, max_retries=0) as llm:
-        verdict = settle_with(llm, "User drinks black coffee", HOSTILE, rules)
-    assert verdict.relation is Relation.DISTINCT
+        judge = LLMJudge(llm, default_judge(), ask=lambda scores: True)
+        [scores] = judge.score([(HOSTILE, "User drinks black coffee")])
+    assert scores.distinct > 0.5
     lines = chat.last_user_message().splitlines()
     assert lines[0] == f"STORED: {' '.join(HOSTILE.split())}", lines
     assert lines[1] == "NEW: User drinks black coffee"

@@ -5,12 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from chat_server import ChatServer, Raw, running_chat_server
+from conftest import SharedEmbedder
 from memorybank import MemoryBank
+from memorybank.core.prompt import auto_recall
 from memorybank.errors import ValidationError
 from memorybank.model import Caller, Category, Domain, EventKind, Ring, Source
 from memorybank.providers.llm import ChatClient
@@ -21,6 +24,7 @@ from memorybank.services.conversations import (
     remember_conversation,
     render_remembered,
 )
+from memorybank.stores.sqlite import SQLiteStore
 
 CALLER = Caller(user_id="ana", thread_id="thread-1")
 SEED_MESSAGES = [
@@ -104,6 +108,7 @@ def test_every_turn_is_kept_as_an_episodic_conversation_memory(bank: MemoryBank)
     assert turns[0].metadata == {
         "channel": "tui",
         "role": "user",
+        "message_index": 0,
         "time": said.isoformat(),
         "conversation_context": "Work schedule",
     }
@@ -130,27 +135,28 @@ def test_explicit_statements_become_third_person_facts(bank: MemoryBank) -> None
     )
     result = remember_conversation(bank, CALLER, [{"role": "user", "content": text}])
     stored = {m.content: m.category for m in result.stored}
-    assert stored == {
-        "User's name is Ana.": Category.IDENTITY,
-        "User works at TechCorp as a Senior Engineer!": Category.IDENTITY,
-        "User's dentist is Dr. Lee.": Category.CONTEXT,
-        "User is a vegetarian.": Category.IDENTITY,
-    }
+    assert (
+        stored.items()
+        >= {
+            "User's name is Ana": Category.IDENTITY,
+            "User works at TechCorp as a Senior Engineer": Category.IDENTITY,
+            "User's dentist is Dr. Lee": Category.CONTEXT,
+            "User is a vegetarian": Category.IDENTITY,
+        }.items()
+    )
+    assert "Hi there" not in " ".join(stored)
     # An explicit request to remember raises importance (seed 000: +2).
     dentist = next(m for m in result.stored if "dentist" in m.content)
     assert dentist.importance == 5 + 2 + 1
 
 
-def test_statements_the_policy_rejects_are_reported(bank: MemoryBank) -> None:
-    result = remember_conversation(
-        bank, CALLER, [{"role": "user", "content": "Remember that we ship on Fridays."}]
-    )
-    assert result.stored == []
-    assert len(result.rejected) == 1
-    assert result.rejected[0].content == "Remember that we ship on Fridays."
-    assert "first person" in result.rejected[0].reason
-    text = render_remembered(result)
-    assert text.startswith("Stored 0 memories\nIDs: (none)\nRejected: Remember that we ship")
+def test_first_person_plural_is_rephrased_with_the_user_named(bank: MemoryBank) -> None:
+    said = [
+        {"role": "user", "content": "My partner and I love this city."},
+        {"role": "user", "content": "Remember that we moved to Leeds last year."},
+    ]
+    result = remember_conversation(bank, CALLER, said)
+    assert "User and their partner moved to Leeds last year" in [m.content for m in result.stored]
 
 
 def test_duplicates_are_skipped_with_the_existing_id(bank: MemoryBank) -> None:
@@ -352,3 +358,68 @@ def test_a_statement_to_remember_gets_the_category_the_bank_infers() -> None:
     assert explicit_statements(turns) == [
         ("Remember that my sister Ana lives in Madrid.", Category.RELATIONSHIP)
     ]
+
+
+# -- facts said in passing (no LLM) ---------------------------------------------------------
+
+PASSING = [
+    {"role": "user", "content": "hi! can you help me plan meals for next week?"},
+    {"role": "assistant", "content": "Of course! How many people are you cooking for?"},
+    {"role": "user", "content": "me and my partner. I'm vegetarian, she eats fish though"},
+    {"role": "assistant", "content": "Great. What's your weekly budget?"},
+    {
+        "role": "user",
+        "content": "about £60. we moved to Leeds last year and the big Aldi is near us",
+    },
+    {"role": "assistant", "content": "What if you batch cooked on Sundays?"},
+    {"role": "user", "content": "what if we did two curries?"},
+    {"role": "user", "content": "oh and I'm vegetarian"},
+]
+
+
+def test_facts_said_in_passing_are_kept_through_the_save_path(bank: MemoryBank) -> None:
+    said = datetime(2024, 3, 12, 9, tzinfo=UTC)
+    messages = [{**m, "time": said} for m in PASSING]
+    result = remember_conversation(bank, CALLER, messages)
+    stored = [m.content for m in result.stored]
+    assert "User is vegetarian" in stored
+    assert any(f.startswith("User and their partner moved to Leeds last year") for f in stored)
+    # Nothing the assistant said, and no question or request, became a fact.
+    assert not any("cooking for" in f or "batch" in f or "curries" in f for f in stored)
+    passed = [p.content for p in result.passed_over]
+    assert "can you help me plan meals for next week?" in passed
+    # Said twice: stored once, the second judged a duplicate by the save.
+    assert stored.count("User is vegetarian") == 1
+    assert any("User is vegetarian" in s.content and s.existing_id for s in result.skipped)
+    # Each fact names the message (and the stored turn) it came from, and when it was said.
+    fact = next(m for m in result.stored if m.content == "User is vegetarian")
+    assert fact.metadata["from_message"] == 2
+    assert fact.metadata["from_memory"] == result.conversation_ids[2]
+    assert fact.occurred_at == said
+
+
+def test_the_relevant_section_holds_no_assistant_turn(bank: MemoryBank) -> None:
+    remember_conversation(bank, CALLER, PASSING)
+    for question in ("How many people am I cooking for?", "What should we batch cook on Sundays?"):
+        block = auto_recall(bank, CALLER, question, 500)
+        for line in block.splitlines():
+            assert "How many people are you cooking for" not in line
+            assert "batch cooked on Sundays" not in line
+
+
+class _OtherEmbedder(SharedEmbedder):
+    """Vectors the fact model was not trained on (another model's name)."""
+
+    @property
+    def model_id(self) -> str:
+        return "another-model"
+
+
+def test_another_embedder_keeps_explicit_statements_only(tmp_path: Path) -> None:
+    other = _OtherEmbedder()
+    with MemoryBank(SQLiteStore(tmp_path / "o.db", dimension=other.dimension), other) as own:
+        result = remember_conversation(own, CALLER, PASSING)
+    # "I'm vegetarian" is explicit; "we moved to Leeds" needs the model.
+    assert all(m.content.startswith("User is vegetarian") for m in result.stored)
+    assert result.stored and result.passed_over == []
+    assert "stored explicit statements only" in result.warnings[0]

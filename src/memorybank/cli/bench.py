@@ -307,35 +307,123 @@ def bench_consolidate(
     _show_report(console, report, json_out, notes=[Text(n) for n in report.notes()])
 
 
-@bench_app.command("train-pair-model")
+@bench_app.command("train-judge")
 @handles_errors
-def bench_train_pair_model(
-    pairs: Annotated[
-        Path, typer.Option("--pairs", help="Development fact pairs (JSON lines: a, b, label).")
+def bench_train_judge(
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Write the model here (default: the shipped src/memorybank/_model/judge)."
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of data, order and weights.")] = 0,
+    epochs: Annotated[
+        float, typer.Option("--epochs", min=0.01, help="Passes over the data.")
+    ] = 1.0,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=10, help="Train on the first N examples only (a smoke run)."),
+    ] = None,
+    json_out: JsonOutOption = None,
+) -> None:
+    """Train the judge (cross-encoder from all-MiniLM-L6-v2, int8 ONNX) on generated facts,
+    SICK train, LoCoMo dev and the development pairs; needs the [train] extra."""
+    with bench_installed():
+        from memorybank_bench.train_judge import OUT, TrainConfig, train
+
+    console = stdout()
+    config = TrainConfig(seed=seed, epochs=epochs, limit=limit, out=out or OUT)
+    summary = train(config)
+    console.print(
+        f"trained on {summary['examples']} examples in {summary['train_seconds']} s · "
+        f"held-out pair accuracy {summary['held_out_pair_accuracy']} · wrote {config.out}"
+    )
+    if json_out is not None:
+        json_out.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        console.print(f"Wrote {json_out}.")
+
+
+@bench_app.command("conversations")
+@handles_errors
+def bench_conversations(
+    chats: Annotated[
+        Path,
+        typer.Argument(
+            help="Chats (JSON lines: messages, facts [{fact, question, expect}]), e.g. "
+            "benchmarks/data/conversations_own.jsonl."
+        ),
     ],
+    locomo: Annotated[
+        Path | None,
+        typer.Option(
+            "--locomo",
+            help="Also LoCoMo through remember (locomo_dev.json): evidence of questions about "
+            "the user in the block.",
+        ),
+    ] = None,
+    limit_conversations: Annotated[
+        int | None,
+        typer.Option("--limit-conversations", min=1, help="Only the first N LoCoMo conversations."),
+    ] = None,
+    json_out: JsonOutOption = None,
+) -> None:
+    """Chats remembered without an LLM: facts kept, in the block, first line right, invented."""
+    with bench_installed():
+        from memorybank_bench.conversations import run_conversations
+        from memorybank_bench.conversations_locomo import run_locomo_conversations
+
+    console = stdout()
+    report = run_conversations(chats, console=console)
+    notes = [Text(f"miss: {m}") for m in report.misses]
+    if locomo is not None:
+        with console.status("remembering LoCoMo"):
+            found = run_locomo_conversations(locomo, limit_conversations=limit_conversations)
+        notes.append(
+            Text(
+                f"LoCoMo through remember: {found.conversations} conversations, "
+                f"{found.questions} questions about the user, evidence in the block "
+                f"{found.in_block}/{found.evidence} ({found.share:.3f}), "
+                f"{found.facts_stored} facts stored"
+            )
+        )
+    _show_report(console, report, json_out, notes=notes)
+
+
+@bench_app.command("train-extractor")
+@handles_errors
+def bench_train_extractor(
+    chats: Annotated[
+        list[Path],
+        typer.Option(
+            "--chats", help="Chats to train on (JSON lines, as bench conversations reads)."
+        ),
+    ],
+    locomo: Annotated[
+        Path | None,
+        typer.Option("--locomo", help="Also train on LoCoMo's observations (locomo_dev.json)."),
+    ] = None,
+    score: Annotated[
+        list[Path] | None,
+        typer.Option("--score", help="Chats only scored, never trained on (the shared dev chats)."),
+    ] = None,
     out: Annotated[
         Path | None,
         typer.Option(
             "--out",
-            help="Write the weights here (the shipped file: src/memorybank/rules/pair_model.json).",
+            help="Write the weights here (the shipped file: src/memorybank/rules/keep_model.json).",
         ),
     ] = None,
-    sick: Annotated[
-        Path | None,
-        typer.Option(
-            "--sick",
-            help="SICK folder or file: also print the cross-validation table "
-            "(SICK is only scored, never trained on).",
-        ),
-    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the threshold's folds.")] = 0,
     json_out: JsonOutOption = None,
 ) -> None:
-    """Train the duplicate judge's pair model (deterministic) and cross-validate it."""
+    """Train the model that keeps facts said in passing (seeded) and cross-validate it."""
     with bench_installed():
-        from memorybank_bench.train_pair_model import run_training
+        from memorybank_bench.train_extractor import run_training
 
     console = stdout()
-    document = run_training(pairs, out, sick=sick, console=console)
+    document = run_training(
+        chats, out, locomo=locomo, score=score or [], seed=seed, console=console
+    )
     console.print(f"threshold {document['threshold']} · trained on {document['trained_on']}")
     if json_out is not None:
         json_out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")

@@ -33,7 +33,7 @@ from memorybank.core.rewrite import (
     unsupersede,
 )
 from memorybank.core.search import Pool
-from memorybank.core.settle import settled_judge
+from memorybank.core.settle import save_judge
 from memorybank.core.usage import Usage
 from memorybank.core.writes import WriteBudget
 from memorybank.errors import EmbeddingModelMismatch, NotFound, ValidationError
@@ -56,13 +56,13 @@ from memorybank.model import (
 )
 from memorybank.providers.embedders.base import Embedder, ProgressFn, Vectors
 from memorybank.providers.embedders.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryVectorCache
+from memorybank.providers.judges import judge_for
 from memorybank.rules.filtering import FilterArgs, where
 from memorybank.rules.inputs import check_query
 from memorybank.rules.intake import (
     is_conversation,
     prepare,
     replaces_any,
-    replaces_pair,
     save_result,
 )
 from memorybank.rules.limits import RateLimiter
@@ -73,7 +73,7 @@ from memorybank.rules.policy import (
 from memorybank.rules.pydantic_errors import pydantic_message
 from memorybank.rules.ranking import RetrievalSettings
 from memorybank.rules.sessions import assign_sessions
-from memorybank.rules.verdicts import THRESHOLDS
+from memorybank.rules.verdicts import THRESHOLDS, Judge
 from memorybank.stores.base import Order, Replaces, Store
 from memorybank.stores.insights_sql import usage_sink
 
@@ -112,10 +112,12 @@ class MemoryBank:
         check_model: bool = True,
         query_cache_size: int = DEFAULT_QUERY_CACHE_SIZE,
         write_rate_per_minute: int | None = None,
+        judge: Judge | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.llm = llm
+        self._judge = judge
         self.policy = policy or PolicySettings()
         self.retrieval = retrieval or RetrievalSettings()
         self.query_cache = QueryVectorCache(query_cache_size)
@@ -129,6 +131,15 @@ class MemoryBank:
         self.read_limiter: RateLimiter | None = None
         if check_model:
             self._check_model()
+
+    @property
+    def judge(self) -> Judge:
+        """What decides duplicates, updates and distinct facts on every path, and reads
+        relevance: the one given, else the shipped model (loaded on first use), with the
+        bank's LLM settling the pairs it is unsure of when there is one."""
+        if self._judge is None:
+            self._judge = judge_for(self.llm)
+        return self._judge
 
     def count_write(self, user_id: str, cost: int = 1) -> None:
         """Charge ``cost`` units of ``user_id``'s write limit for a write started through an
@@ -240,10 +251,11 @@ class MemoryBank:
         """Save a batch: one embedding batch, one transaction. Any invalid item raises a
         :class:`ValidationError` naming its index, and nothing is stored. A stored fact lists
         the stored facts of its scope it may update or contradict (``conflicts``, as
-        :func:`memorybank.rules.verdicts.judge` finds them; a duplicate is refused).
+        :attr:`judge` finds them, :func:`memorybank.rules.verdicts.verdict` decides; a duplicate
+        is refused).
         ``on_conflict`` says which the new fact supersedes in the same transaction (kept in
         history, out of search and the prompt, :meth:`restore`-able; ``replaced``, the rest
-        ``conflicts``): ``"auto"`` those it surely replaces (``verdicts.replaces``; none if
+        ``conflicts``): ``"auto"`` those it surely replaces (``verdicts.surely_replaces``; none if
         ``role`` may not change facts), ``"supersede"`` all, ``"keep"`` none.
 
         Conversation items (``ring="episodic"``, ``source="conversation"``) are stored as said:
@@ -269,22 +281,24 @@ class MemoryBank:
         prepared = [(m, c, r) for m, (_, c, r) in zip(turns, prepared, strict=True)]
         for action in {adding(memory.source) for memory, _, _ in prepared}:
             require(role, action, project_id)
-        replaces: Replaces | None = None
         if on_conflict == "supersede":
             require(role, Action.CHANGE, project_id)
-            replaces = replaces_any
-        elif on_conflict == "auto" and (project_id is None or allowed(role, Action.CHANGE)):
-            replaces = replaces_pair
         if not prepared:
             return []
         vectors = self._embed([m.content for m, _, _ in prepared], progress)
         memories, checks = [m for m, _, _ in prepared], [check for _, check, _ in prepared]
+        judge, sure = save_judge(self.store, self.judge, memories, vectors, checks)
+        replaces: Replaces | None = None
+        if on_conflict == "supersede":
+            replaces = replaces_any
+        elif on_conflict == "auto" and (project_id is None or allowed(role, Action.CHANGE)):
+            replaces = sure
         outcomes = self.store.insert(
             memories,
             vectors,
             dedup=checks,
             actor=user_id,
-            judge=settled_judge(self.store, self.llm, memories, vectors, checks, self.embedder),
+            judge=judge,
             candidate_floor=THRESHOLDS.candidate,
             candidates=THRESHOLDS.candidates,
             replaces=replaces,
@@ -384,7 +398,7 @@ class MemoryBank:
     def _pool(self) -> Pool:
         """Where :meth:`search` looks: its candidates and their evidence."""
         vector_of = functools.partial(self.query_cache.vector, self.embedder)
-        return Pool(self.store, vector_of, self.retrieval, self._probe_pool)
+        return Pool(self.store, vector_of, self.retrieval, self._probe_pool, self.judge)
 
     def recent(
         self,
@@ -507,7 +521,9 @@ class MemoryBank:
                 else None
             )
             same = (
-                None if vector is None else already_said(self.store, old, changed.content, vector)
+                None
+                if vector is None
+                else already_said(self.store, self.judge, old, changed.content, vector)
             )
             if same is not None and not is_conversation(old.ring, old.source):
                 return merge_into(self.store, old, same, by)

@@ -57,7 +57,14 @@ from memorybank.model import (
 from memorybank.model.stored import from_us, to_us
 from memorybank.rules.intake import is_conversation
 from memorybank.rules.permissions import Action, require, retires_by_save
-from memorybank.rules.verdicts import THRESHOLDS, Relation, Verdict, judge, replaces, specificity
+from memorybank.rules.verdicts import (
+    THRESHOLDS,
+    Judge,
+    Relation,
+    specificity,
+    surely_replaces,
+    verdict,
+)
 from memorybank.stores.base import Store
 
 if TYPE_CHECKING:
@@ -303,13 +310,6 @@ def _load(store: Store, scope: Scope) -> _Facts:
 # -- judging, within a budget ------------------------------------------------------------------
 
 
-def _verdict(new: str, old: str, similarity: float) -> Verdict:
-    """The one place consolidation asks :mod:`memorybank.rules.verdicts` about a pair:
-    ``new`` (a later fact) against ``old`` (an earlier, kept one it may be merged into).
-    A DUPLICATE merges; every other verdict leaves both."""
-    return judge(new, old, similarity)
-
-
 @dataclass
 class _Page:
     """What one page of a pass did: facts ``start`` to ``end`` examined, and the facts each
@@ -330,8 +330,9 @@ class _Pass:
     """One pass over a scope's facts, page by page; which facts are still kept is carried
     from page to page (facts before the first page are taken as kept)."""
 
-    def __init__(self, facts: _Facts) -> None:
+    def __init__(self, facts: _Facts, judge: Judge) -> None:
         self.facts = facts
+        self.judge = judge
         self.kept = np.ones(len(facts), dtype=bool)
 
     def page(self, start: int, budget: Budget) -> _Page:
@@ -379,9 +380,11 @@ class _Pass:
             near = near[np.argpartition(-row[near], most - 1)[:most]]
         near = near[np.argsort(-row[near], kind="stable")]
         contents = self.facts.contents
-        for judged, earlier in enumerate(near.tolist(), start=1):
-            verdict = _verdict(contents[index], contents[earlier], float(row[earlier]))
-            if verdict.relation is Relation.DUPLICATE:
+        # The one judge every path asks, one batch for the fact's neighbours: a later fact
+        # against each earlier, kept one it may be merged into.
+        scores = self.judge.score([(contents[e], contents[index]) for e in near.tolist()])
+        for judged, (earlier, score) in enumerate(zip(near.tolist(), scores, strict=True), 1):
+            if verdict(score, contents[index], contents[earlier]).relation is Relation.DUPLICATE:
                 self.kept[index] = False
                 done.joined.setdefault(earlier, []).append(index)
                 return judged
@@ -422,7 +425,8 @@ def _supersessions(store: Store, scope: Scope, judging: _Pass, page: _Page) -> l
         olders = [(older, sim) for older, sim in olders if kept[older] and older not in replaced]
         if not kept[newer] or not olders:
             continue
-        sure = replaces(texts[newer], [(texts[older], sim) for older, sim in olders])
+        pairs = [(texts[older], texts[newer]) for older, _ in olders]
+        sure = surely_replaces(judging.judge.score(pairs))
         for (older, _), surely in zip(olders, sure, strict=True):
             if surely:
                 replaced[older] = newer
@@ -509,6 +513,7 @@ def run(
     actor: str | None = None,
     cursor: str | None = None,
     budget: Budget | None = None,
+    judge: Judge | None = None,
     roles: RoleOf | None = None,
 ) -> Consolidation:
     """Find (and unless ``dry_run``, apply) the merges of one page of one scope: the user's
@@ -529,7 +534,7 @@ def run(
     scope = Scope(user_id=user_id, project_id=project_id)
     facts = _load(store, scope)
     start = facts.start_after(cursor)
-    judging = _Pass(facts)
+    judging = _Pass(facts, judge or _shipped())
     page = judging.page(start, budget or Budget())
     merges = _merges(store, scope, facts, page)
     newer = _supersessions(store, scope, judging, page)
@@ -565,6 +570,7 @@ def run_all(
     role: Role | None = None,
     actor: str | None = None,
     budget: Budget | None = None,
+    judge: Judge | None = None,
     roles: RoleOf | None = None,
 ) -> Consolidation:
     """Every page of one scope in this process: the facts are read once, each page is
@@ -576,7 +582,7 @@ def run_all(
         require(role, Action.CHANGE, project_id)
     scope = Scope(user_id=user_id, project_id=project_id)
     facts = _load(store, scope)
-    judging = _Pass(facts)
+    judging = _Pass(facts, judge or _shipped())
     found: dict[str, Merge] = {}
     proposed: dict[str, Merge] = {}
     newer: list[Supersession] = []
@@ -652,6 +658,7 @@ def consolidate(
         role=role,
         cursor=cursor,
         budget=budget,
+        judge=bank.judge,
         roles=roles,
     )
 
@@ -667,7 +674,16 @@ def consolidate_all(
 ) -> Consolidation:
     """Merge all of one scope's duplicates in ``bank``, page by page (:func:`run_all`)."""
     bank.scope_set(user_id, project_id)
-    return run_all(bank.store, user_id, project_id, dry_run=dry_run, role=role, roles=roles)
+    return run_all(
+        bank.store, user_id, project_id, dry_run=dry_run, role=role, roles=roles, judge=bank.judge
+    )
+
+
+def _shipped() -> Judge:
+    """The shipped judge, for a run given only a store (the scheduled tidy-up)."""
+    from memorybank.providers.judges.local import default_judge
+
+    return default_judge()
 
 
 def run_scheduled(

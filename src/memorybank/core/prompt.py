@@ -35,7 +35,8 @@ import numpy as np
 
 from memorybank.model import Caller, Category, Memory, Ring, SearchHit, utcnow
 from memorybank.providers.embedders.base import normalise
-from memorybank.rules.earlier import WINDOW, earlier_notes, placed
+from memorybank.rules.earlier import WINDOW, earlier_notes, pairs_to_judge, placed
+from memorybank.rules.quoted import facts_then_quotes
 from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
 from memorybank.rules.render import (
     CLOSE_TAG,
@@ -58,8 +59,10 @@ from memorybank.rules.render import (
     fill,
     lines_of,
     parse_focus,
+    section,
 )
 from memorybank.rules.tokens import Encoding, count_tokens, truncate_to_tokens
+from memorybank.rules.verdicts import THRESHOLDS, same_slot
 
 if TYPE_CHECKING:
     from memorybank.core.bank import MemoryBank
@@ -202,6 +205,7 @@ def _sections(
         else _fetch(bank, caller.user_id, project_id=caller.project_id, scopes="project")
     )
     relevant = [] if message is None else _relevant(bank, caller, message, min_relevance)
+    relevant = facts_then_quotes(relevant)  # turns only as dated quotes of the user
     shown = {m.id for m in relevant}
     about = [m for m in about if m.id not in shown]
     workspace = [m for m in workspace if m.id not in shown]
@@ -211,10 +215,10 @@ def _sections(
     notes = _earlier_notes(bank, [m for group in groups for m in group])
     relevant, changed, about, workspace = placed(groups, notes)
     return [
-        Section("## Relevant To This Message\n", lines_of(relevant, notes)),
-        Section("## Recently Changed\n", lines_of(changed, notes)),
-        Section("## About This User\n", lines_of(about, notes)),
-        Section("## About This Workspace\n", lines_of(workspace, notes)),
+        section("## Relevant To This Message\n", relevant, notes),
+        section("## Recently Changed\n", changed, notes),
+        section("## About This User\n", about, notes),
+        section("## About This Workspace\n", workspace, notes),
     ]
 
 
@@ -234,8 +238,9 @@ def _recently_changed(bank: MemoryBank, caller: Caller) -> list[Memory]:
 
 
 def _earlier_notes(bank: MemoryBank, memories: Sequence[Memory]) -> dict[str, list[Memory]]:
-    """The older memories each of ``memories`` may update (:mod:`memorybank.rules.earlier`),
-    measured with their stored vectors (one read; a memory without one is left alone)."""
+    """The older memories each of ``memories`` may update (:mod:`memorybank.rules.earlier`):
+    the pairs near enough by their stored vectors (one read) asked of the bank's judge in one
+    batch (answers are cached, so the next message's block asks the model nothing new)."""
     window = memories[:WINDOW]
     if len(window) < 2:
         return {}
@@ -246,7 +251,12 @@ def _earlier_notes(bank: MemoryBank, memories: Sequence[Memory]) -> dict[str, li
     have = [m for m in window if m.id in stored and stored[m.id].shape == shape]
     matrix = normalise(np.stack([stored[m.id] for m in have]))
     similarity = matrix @ matrix.T
-    return earlier_notes(have, lambda i, j: float(similarity[i, j]))
+    near = [(i, j) for i, j in pairs_to_judge(have) if similarity[i, j] >= THRESHOLDS.reconcile]
+    if not near:
+        return {}
+    scores = bank.judge.score([(have[j].content, have[i].content) for i, j in near])
+    updates = {pair for pair, score in zip(near, scores, strict=True) if same_slot(score)}
+    return earlier_notes(have, lambda i, j: (i, j) in updates)
 
 
 def _by_importance(memories: Sequence[Memory]) -> list[Memory]:

@@ -29,7 +29,7 @@ from memorybank.providers.embedders.base import Vectors
 from memorybank.rules.intake import is_conversation
 from memorybank.rules.policy import PolicySettings, to_third_person, validate_memory, validate_turn
 from memorybank.rules.render import FACT_SOURCES
-from memorybank.rules.verdicts import THRESHOLDS, Relation, is_candidate, judge
+from memorybank.rules.verdicts import THRESHOLDS, Judge, Relation, is_candidate, verdict
 from memorybank.stores.base import Store
 
 
@@ -76,21 +76,25 @@ def edited(old: Memory, changes: Changes, policy: PolicySettings, model_id: str)
     )
 
 
-def already_said(store: Store, memory: Memory, content: str, vector: Vectors) -> Memory | None:
+def already_said(
+    store: Store, judge: Judge, memory: Memory, content: str, vector: Vectors
+) -> Memory | None:
     """The current fact of ``memory``'s scope, other than ``memory``, that already says
-    ``content`` (the verdict calls ``content`` a duplicate of it), nearest first; else None.
-    Conversation turns are not facts: a fact is never merged into what was said."""
+    ``content`` (``judge`` calls ``content`` a duplicate of it, as a save would), nearest
+    first; else None. Conversation turns are not facts: a fact is never merged into what was
+    said."""
     current_facts = MemoryFilter(superseded=False, source=FACT_SOURCES)
     nearest = store.vector_search(
         ScopeSet.of(memory.scope), vector, THRESHOLDS.candidates, current_facts
     )
-    for candidate in nearest:
-        other = candidate.memory
-        if other.id == memory.id or other.scope != memory.scope:
-            continue
-        if not is_candidate(candidate.score):
-            continue
-        if judge(content, other.content, candidate.score).relation is Relation.DUPLICATE:
+    others = [
+        c.memory
+        for c in nearest
+        if c.memory.id != memory.id and c.memory.scope == memory.scope and is_candidate(c.score)
+    ]
+    scores = judge.score([(other.content, content) for other in others]) if others else []
+    for other, score in zip(others, scores, strict=True):
+        if verdict(score, content, other.content).relation is Relation.DUPLICATE:
             return other
     return None
 

@@ -17,13 +17,23 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from datetime import datetime
 
+import numpy as np
+
 from memorybank.errors import ValidationError
 from memorybank.model import MemoryFilter, ScopeSet, SearchHit
 from memorybank.model.stored import Candidate
-from memorybank.providers.embedders.base import Vectors
+from memorybank.providers.embedders.base import Vectors, normalise
 from memorybank.rules.query import neutral_query, speakers_named
-from memorybank.rules.ranking import Evidence, Neighbours, RetrievalSettings, fuse, gather
+from memorybank.rules.ranking import (
+    Evidence,
+    Neighbours,
+    RetrievalSettings,
+    fuse,
+    gather,
+    reranked,
+)
 from memorybank.rules.third_person import question_in_third_person
+from memorybank.rules.verdicts import THRESHOLDS, Judge, same_slot
 from memorybank.stores.base import Store
 
 #: The query vector of a text (from the bank's query cache).
@@ -96,6 +106,7 @@ class Pool:
     vector_of: VectorOf
     settings: RetrievalSettings
     probes: Callable[[], Executor]
+    judge: Judge | None = None
 
     def collect(
         self, scope_set: ScopeSet, query: str, k: int, filters: MemoryFilter
@@ -144,19 +155,24 @@ class Pool:
                 f"min_relevance {min_relevance} must be between 0 and 1", field="min_relevance"
             )
         k = self.settings.candidates
+        depth = self.settings.rerank if self.judge is not None else 0
 
         def rank(size: int, n: int) -> list[SearchHit]:
             vector_hits, text_hits, around = self.collect(scope_set, query, size, filters)
-            return fuse(
+            fused = fuse(
                 vector_hits,
                 text_hits,
                 self.settings,
                 now,
-                n,
+                max(n, depth),
                 query=query,
                 neighbours=around,
-                min_relevance=min_relevance,
+                # the judge may raise a hit's relevance: cut after it has read them
+                min_relevance=0.0 if depth else min_relevance,
             )
+            if depth:
+                fused = self._reread(query, fused[:depth]) + fused[depth:]
+            return [h for h in fused if h.relevance >= min_relevance][:n]
 
         hits = rank(k, limit)
         if len(hits) >= limit or limit <= k:
@@ -164,6 +180,44 @@ class Pool:
         seen = {h.memory.id for h in hits}
         wider = rank(limit * 3, limit * 3)
         return [*hits, *(h for h in wider if h.memory.id not in seen)][:limit]
+
+    def _reread(self, query: str, top: list[SearchHit]) -> list[SearchHit]:
+        """The best fused hits as the judge reads them against ``query``, a fact that a
+        newer one among them may update placed after it (:func:`reranked`)."""
+        if not top or self.judge is None:
+            return top
+        read = self.judge.relevance(query, [h.memory.content for h in top])
+        return reranked(top, read, self._newer_of(top))
+
+    def _newer_of(self, top: Sequence[SearchHit]) -> dict[int, int]:
+        """Position of each older fact among ``top`` → the newest one that may update it."""
+        assert self.judge is not None
+        stored = self.store.vectors_of([h.memory.id for h in top])
+        have = [i for i, h in enumerate(top) if h.memory.id in stored]
+        if len(have) < 2 or len({stored[top[i].memory.id].shape for i in have}) != 1:
+            return {}
+        matrix = normalise(np.stack([stored[top[i].memory.id] for i in have]))
+        similarity = matrix @ matrix.T
+        pairs = []
+        for a, i in enumerate(have):
+            for b, j in enumerate(have):
+                new, old = top[i].memory, top[j].memory
+                if similarity[a, b] < THRESHOLDS.reconcile or old.updated_at >= new.updated_at:
+                    continue
+                if old.scope == new.scope and (old.created_by or "") == (new.created_by or ""):
+                    pairs.append((j, i))
+        if not pairs:
+            return {}
+        scores = self.judge.score(
+            [(top[j].memory.content, top[i].memory.content) for j, i in pairs]
+        )
+        newer_of: dict[int, int] = {}
+        for (j, i), score in zip(pairs, scores, strict=True):
+            if same_slot(score) and (
+                j not in newer_of or top[i].memory.updated_at > top[newer_of[j]].memory.updated_at
+            ):
+                newer_of[j] = i
+        return newer_of
 
 
 __all__ = ["Pool", "VectorOf", "find", "neighbours"]

@@ -36,7 +36,6 @@ from memorybank.rules.policy import (
     validate_memory,
     validate_turn,
 )
-from memorybank.rules.verdicts import Verdict, judge, replaces
 
 #: The importance of a conversation turn saved without one.
 CONVERSATION_IMPORTANCE = 5
@@ -172,18 +171,6 @@ def stored(memory: Memory, rephrased: bool = False) -> SaveResult:
     )
 
 
-def judge_pair(new: Memory, old: Memory, similarity: float) -> Verdict:
-    """:func:`memorybank.rules.verdicts.judge` on two memories' texts, without word vectors
-    (a save gives the store :func:`memorybank.core.settle.settled_judge`, which has them)."""
-    return judge(new.content, old.content, similarity)
-
-
-def replaces_pair(new: Memory, olds: Sequence[tuple[Memory, float]]) -> list[bool]:
-    """:func:`memorybank.rules.verdicts.replaces` on memories' texts: which stored facts the
-    judge called conflicts a save with ``on_conflict="auto"`` supersedes."""
-    return replaces(new.content, [(old.content, similarity) for old, similarity in olds])
-
-
 def replaces_any(new: Memory, olds: Sequence[tuple[Memory, float]]) -> list[bool]:
     """``on_conflict="supersede"``: a new fact replaces every stored one it may conflict with."""
     return [True] * len(olds)
@@ -272,9 +259,7 @@ __all__ = [
     "chunk_text",
     "imported",
     "is_conversation",
-    "judge_pair",
     "replaces_any",
-    "replaces_pair",
     "prepare",
     "save_result",
     "skipped",

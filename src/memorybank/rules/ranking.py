@@ -79,6 +79,8 @@ class RetrievalSettings(BaseModel):
     importance_half_life_days: float | None = Field(default=180.0, gt=0)
     # How many candidates each signal contributes before fusion, at least.
     candidates: int = Field(default=50, ge=1)
+    # How many of the best fused hits the judge reads against the query (0: none).
+    rerank: int = Field(default=0, ge=0, le=50)
 
     @model_validator(mode="after")
     def _some_weight(self) -> RetrievalSettings:
@@ -139,6 +141,38 @@ CALIBRATION = Calibration(bias=-9.7, evidence=2.14, share=4.73, cosine=5.82, bm2
 #: observation-style facts, 99% over a session's few facts) and of 4% (0.5%, 4%) of those
 #: asked of another user (``docs/retrieval.md``).
 RECALL_MIN_RELEVANCE = 0.15
+
+
+def reranked(
+    hits: Sequence[SearchHit],
+    read: Sequence[float],
+    newer_of: Mapping[int, int] | None = None,
+) -> list[SearchHit]:
+    """``hits`` with the first ``len(read)`` re-ordered by the judge: each one's relevance
+    becomes the mean of its fused relevance and the judge's (``read``: the probability that
+    it bears on the query, words the query and fact do not share included: "language" /
+    "prefers Python"), and a fact that a newer one among them may update goes right after
+    it (``newer_of``: position of the older → position of the newer), so the current value
+    comes first and the earlier one stays beside it. The rest keep their place.
+
+    >>> from memorybank.model import Memory
+    >>> hit = lambda text, r: SearchHit(memory=Memory(user_id="u", content=text,
+    ...     category="context"), score=r, relevance=r, importance=0.5, recency=1.0)
+    >>> a, b = hit("User's friend lives in Toronto", 0.063), hit("User lives in Rotterdam", 0.061)
+    >>> [h.memory.content for h in reranked([a, b], [0.1, 0.9])]
+    ['User lives in Rotterdam', "User's friend lives in Toronto"]
+    """
+    n = len(read)
+    top = [
+        hit.model_copy(update={"relevance": (hit.relevance + float(p)) / 2})
+        for hit, p in zip(hits[:n], read, strict=True)
+    ]
+    order = sorted(range(n), key=lambda i: -top[i].relevance)
+    for older, newer in (newer_of or {}).items():
+        if older in order and newer in order and order.index(older) < order.index(newer):
+            order.remove(newer)
+            order.insert(order.index(older), newer)
+    return [top[i] for i in order] + list(hits[n:])
 
 
 @dataclass(slots=True)

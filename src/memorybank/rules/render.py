@@ -29,7 +29,7 @@ from memorybank.errors import ValidationError
 from memorybank.model import Domain, Memory, Ring, Source
 from memorybank.rules.tokens import Encoding, count_tokens
 
-EARLIER_NOTE = "(may update an earlier note: {})"
+EARLIER_NOTE = "  - earlier, may be outdated: {}"
 """How a memory line carries the older memories it may update (:mod:`memorybank.rules.earlier`):
 the newer fact leads, so a model reads which is current, and the older one is still there in
 case both hold."""
@@ -177,14 +177,16 @@ _sanitized = functools.lru_cache(maxsize=16_384)(sanitize_memory_text)
 _line_tokens = functools.lru_cache(maxsize=16_384)(count_tokens)
 
 
-def _line(memory: Memory, earlier: Sequence[Memory] = ()) -> str | None:
+def _line(memory: Memory) -> str | None:
     text = _sanitized(memory.content)
-    if not text:
-        return None
-    notes = [note for note in (_sanitized(m.content) for m in earlier) if note]
-    if notes:
-        return f"- {text} {EARLIER_NOTE.format('; '.join(notes))}\n"
-    return f"- {text}\n"
+    return f"- {text}\n" if text else None
+
+
+def _notes(earlier: Sequence[Memory]) -> list[str]:
+    # A note is a line of its own under its fact: stored text is always one line (the
+    # sanitiser folds line breaks), so no stored text can pose as a note.
+    notes = (_sanitized(m.content) for m in earlier)
+    return [EARLIER_NOTE.format(note) + "\n" for note in notes if note]
 
 
 # --------------------------------------------------------------------------------------------
@@ -199,6 +201,19 @@ class Section:
     header: str
     lines: list[str]
     kept: list[bool] = field(default_factory=list)
+    #: Which lines belong to the line before them (an earlier note under its fact): such a
+    #: line is shown only with the line it belongs to, which is shown without it if both
+    #: do not fit.
+    follows: list[bool] = field(default_factory=list)
+
+    def takes(self, n: int) -> bool:
+        """Whether line ``n`` may be kept now (a note only after its kept fact)."""
+        if n < len(self.follows) and self.follows[n]:
+            head = n - 1
+            while head > 0 and self.follows[head]:
+                head -= 1
+            return self.kept[head] and all(self.kept[head:n])
+        return True
 
 
 def render(prefix: str, sections: Sequence[Section], suffix: str, empty: str = "") -> str:
@@ -244,7 +259,7 @@ def fill(
     for index in priority:
         for n in range(len(sections[index].lines)):
             cost = estimate(index, n)
-            if used + cost <= budget:
+            if used + cost <= budget and sections[index].takes(n):
                 sections[index].kept[n] = True
                 used += cost
             else:
@@ -262,7 +277,7 @@ def fill(
     failed = budget + 1  # the smallest estimate seen not to fit; larger ones are not tried
     for index, n in skipped:
         cost = estimate(index, n)
-        if cost >= failed or cost > budget - exact + _SLACK:
+        if cost >= failed or cost > budget - exact + _SLACK or not sections[index].takes(n):
             continue
         sections[index].kept[n] = True
         candidate = render(prefix, sections, suffix, empty)
@@ -285,16 +300,39 @@ def lines_of(
     memories: Sequence[Memory], earlier: Mapping[str, Sequence[Memory]] | None = None
 ) -> list[str]:
     """One bullet line per memory; a memory with ``earlier`` notes (older memories it may
-    update, :mod:`memorybank.rules.earlier`) carries them on its line.
+    update, :mod:`memorybank.rules.earlier`) has them on lines of their own under it.
 
     >>> old = Memory(user_id="u", content="User has 2 monitors", category="context")
     >>> new = Memory(user_id="u", content="User has 3 monitors", category="context")
     >>> lines_of([new], {new.id: [old]})
-    ['- User has 3 monitors (may update an earlier note: User has 2 monitors)\\n']
+    ['- User has 3 monitors\\n', '  - earlier, may be outdated: User has 2 monitors\\n']
     """
+    return [line for line, _ in lines_and_notes(memories, earlier)]
+
+
+def lines_and_notes(
+    memories: Sequence[Memory], earlier: Mapping[str, Sequence[Memory]] | None = None
+) -> list[tuple[str, bool]]:
+    """:func:`lines_of` with, for each line, whether it is a note of the line before it."""
     notes = earlier or {}
-    lines = (_line(memory, notes.get(memory.id, ())) for memory in memories)
-    return [line for line in lines if line is not None]
+    out: list[tuple[str, bool]] = []
+    for memory in memories:
+        line = _line(memory)
+        if line is None:
+            continue
+        out.append((line, False))
+        out += [(note, True) for note in _notes(notes.get(memory.id, ()))]
+    return out
+
+
+def section(
+    header: str,
+    memories: Sequence[Memory],
+    earlier: Mapping[str, Sequence[Memory]] | None = None,
+) -> Section:
+    """A :class:`Section` of ``memories``' lines, each earlier note bound to its fact."""
+    pairs = lines_and_notes(memories, earlier)
+    return Section(header, [line for line, _ in pairs], follows=[f for _, f in pairs])
 
 
 # --------------------------------------------------------------------------------------------
@@ -347,7 +385,9 @@ __all__ = [
     "Section",
     "check_budget",
     "fill",
+    "lines_and_notes",
     "lines_of",
+    "section",
     "parse_focus",
     "render",
     "sanitize_memory_text",

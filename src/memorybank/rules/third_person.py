@@ -520,10 +520,72 @@ def question_in_third_person(question: str) -> str:
     return "".join(out) + question[cursor:]
 
 
+# "we'd", "we're": the plural verb stays as it is, only the pronoun is named.
+_PLURAL_CONTRACTION_RE = re.compile(r"['’](re|ve|d|ll)\b", re.IGNORECASE)
+_PLURAL_VERBS = {"re": "are", "ve": "have", "d": "would", "ll": "will"}
+
+
+def _said_edit(text: str, token: _Token, group: str) -> list[_Edit]:
+    """How one pronoun of something the user said names its person: the user ("User",
+    "User's") or the user with the people they speak for (``group``)."""
+    lower = token.word.lower()
+    if token.word == "I":
+        head = _rephrase_i_head(text, token)
+        return head.edits if isinstance(head, _Head) else [(token.start, token.end, "User")]
+    if lower in ("we", "us"):
+        contraction = _PLURAL_CONTRACTION_RE.match(text, token.end)
+        if lower == "we" and contraction is not None:
+            verb = _PLURAL_VERBS[contraction.group(1).lower()]
+            return [(token.start, contraction.end(), f"User and {group} {verb}")]
+        return [(token.start, token.end, f"User and {group}")]
+    if lower in ("our", "ours"):
+        named = "User's" if group == "others" else f"User and {group}'s"
+        return [(token.start, token.end, named)]
+    singular = {"my": "User's", "mine": "User's", "me": "User", "myself": "User"}.get(lower)
+    return [(token.start, token.end, singular or "themselves")]
+
+
+def said_in_third_person(sentence: str, group: str = "others") -> str:
+    """Something the user said in passing, in the third person, never refused: each
+    first-person pronoun names its person ("I'm on the varsity" → "User is on the varsity",
+    "help my lola" → "help User's lola"), and the first person plural names the user with
+    ``group``, the people they speak for ("their partner"; "others" when no one is known).
+    A lone lower-case "i" is the pronoun (chat is often typed so). A sentence
+    :func:`to_third_person` rephrases without a plural pronoun is rephrased as it does.
+
+    >>> said_in_third_person("we moved to Leeds last year", "their partner")
+    'User and their partner moved to Leeds last year'
+    >>> said_in_third_person("training until 5:30, i'm on the volleyball varsity")
+    'Training until 5:30, User is on the volleyball varsity'
+    >>> said_in_third_person("Our budget is about £300", "their partner")
+    "User and their partner's budget is about £300"
+    >>> said_in_third_person("I prefer tea for my mornings")
+    'User prefers tea for their mornings'
+    """
+    text = _LOWER_I_RE.sub("I", sentence.strip())
+    tokens = _pronoun_tokens(text)
+    if not any(t.word.lower() in _PLURAL_PRONOUNS for t in tokens):
+        try:
+            return to_third_person(text).text
+        except ValidationError:
+            pass
+    edits = [edit for token in tokens for edit in _said_edit(text, token, group)]
+    pieces: list[str] = []
+    cursor = 0
+    for a, b, replacement in sorted(edits):
+        if a < cursor:
+            continue  # a contraction already consumed
+        pieces += [text[cursor:a], replacement]
+        cursor = b
+    out = "".join(pieces) + text[cursor:]
+    return out[:1].upper() + out[1:]
+
+
 __all__ = [
     "ThirdPersonResult",
     "is_first_person",
     "question_in_third_person",
+    "said_in_third_person",
     "strip_lead_in",
     "to_third_person",
 ]

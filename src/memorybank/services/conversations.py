@@ -5,9 +5,15 @@
    find it.
 2. Facts about the user are distilled from it:
 
-   * without an LLM, only explicit statements in the user's own messages count ("remember
-     that …", "don't forget …", "my name is …", "I prefer …", "I am …", "I work …"); they are
-     rephrased in the third person by the policy and saved;
+   * without an LLM, the lasting statements in the user's own messages, said in passing or
+     not ("we moved to Leeds last year", "my husband Emeka does the books"): a learned model
+     over the bank's embedder's vectors picks them (:mod:`memorybank.services.in_passing`,
+     :mod:`memorybank.rules.keep_model`), never questions, requests, hypotheticals or small
+     talk; each is rephrased in the third person ("we" named: "User and their partner …"),
+     dated when it dates itself, linked to its message (``metadata.from_memory``,
+     ``from_message``, ``said``) and saved through ``bank.save``, whose judge refuses a fact
+     said twice or already known. With an embedder the model was not trained for, only
+     explicit statements count ("remember that …", "my name is …", "I prefer …");
    * with an LLM, the model extracts third-person facts with category and importance (its
      JSON is validated, and a bad answer is retried once with the error), then each fact is
      reconciled with the closest stored memories: ADD, UPDATE (merge into the old one),
@@ -16,7 +22,8 @@
      closest is near enough; every fact saved meets the save's duplicate judge.
 
 No fact is dropped silently: :class:`RememberResult` lists what was stored, updated,
-superseded, skipped (with why) and rejected by the policy (with why).
+superseded, skipped (with why), rejected by the policy (with why) and, without an LLM, the
+pieces of the user's messages passed over as not lasting facts (with the model's probability).
 
 Facts about the user are personal, so they go to the user's private scope even when the
 caller names a project; a superseding fact goes where the fact it replaces lives.
@@ -55,10 +62,11 @@ from memorybank.model import (
 from memorybank.model.times import StoredTime
 from memorybank.providers.llm.client import JSONCompleter, complete_model
 from memorybank.rules.permissions import Action, allowed, require
-from memorybank.rules.policy import infer_category, strip_lead_in
 from memorybank.rules.pydantic_errors import reason
 from memorybank.rules.render import sanitize_memory_text as _line
+from memorybank.rules.said import confirms, explicit_category
 from memorybank.rules.verdicts import THRESHOLDS, needs_reconciling
+from memorybank.services.in_passing import model_fits, weigh
 
 if TYPE_CHECKING:
     from memorybank.core.bank import MemoryBank
@@ -109,6 +117,8 @@ class RememberResult(BaseModel):
     superseded: list[Superseded] = Field(default_factory=list)
     skipped: list[NotStored] = Field(default_factory=list)
     rejected: list[NotStored] = Field(default_factory=list)
+    # Pieces of the user's messages judged not to be lasting facts (no LLM), with why.
+    passed_over: list[NotStored] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     # Stored facts a new one may update or contradict (see SaveResult.conflicts).
     conflicts: list[Conflict] = Field(default_factory=list)
@@ -124,7 +134,7 @@ def remember_conversation(
 ) -> RememberResult:
     """Store the conversation's turns and the facts it states (see the module docs).
 
-    ``llm`` defaults to ``bank.llm``; without either, explicit statements only.
+    ``llm`` defaults to ``bank.llm``; without either, the learned extraction (module docs).
 
     >>> caller = Caller(user_id="ana")
     >>> said = [{"role": "user", "content": "My name is Ana"}]
@@ -133,20 +143,18 @@ def remember_conversation(
     """
     turns = _parse_messages(messages)
     result = RememberResult()
-    result.conversation_ids = _store_turns(bank, caller, turns, context)
+    result.conversation_ids, turn_ids = _store_turns(bank, caller, turns, context)
     llm = llm if llm is not None else bank.llm
     if llm is None:
-        for sentence, category in explicit_statements(turns):
-            _add(bank, caller, result, sentence, category, Source.USER)
+        _keep_said(bank, caller, result, turns, turn_ids)
         return result
     try:
         facts = _extract(llm, turns, context)
     except ProviderError as exc:
         result.warnings.append(
-            f"fact extraction by the LLM failed ({exc}); stored explicit statements only"
+            f"fact extraction by the LLM failed ({exc}); kept what the user said without it"
         )
-        for sentence, category in explicit_statements(turns):
-            _add(bank, caller, result, sentence, category, Source.USER)
+        _keep_said(bank, caller, result, turns, turn_ids)
         return result
     for fact in facts:
         _reconcile(bank, caller, llm, result, fact)
@@ -173,17 +181,25 @@ def _parse_messages(messages: Sequence[Message | Mapping[str, Any]]) -> list[Mes
 
 def _store_turns(
     bank: MemoryBank, caller: Caller, turns: Sequence[Message], context: str | None
-) -> list[str]:
-    """Each non-empty message as an episodic conversation memory (chunked by the bank)."""
+) -> tuple[list[str], list[str | None]]:
+    """Each non-empty message as an episodic conversation memory (chunked by the bank): the
+    stored ids, and the id of each message (its first chunk; ``None`` for an empty one).
+    An assistant message the user's next one confirms ("yes, exactly") is marked
+    ``confirmed``: only such an answer of the assistant may reach a later block
+    (:mod:`memorybank.rules.quoted`)."""
     items = []
-    for turn in turns:
+    for index, turn in enumerate(turns):
         if not turn.content.strip():
             continue
-        metadata: dict[str, Any] = {**turn.metadata, "role": turn.role}
+        metadata: dict[str, Any] = {**turn.metadata, "role": turn.role, "message_index": index}
         if turn.time is not None:
             metadata["time"] = turn.time.isoformat()
         if context:
             metadata["conversation_context"] = context
+        following = turns[index + 1] if index + 1 < len(turns) else None
+        if turn.role == "assistant" and following is not None and following.role == "user":
+            if confirms(following.content):
+                metadata["confirmed"] = True
         items.append(
             SaveInput(
                 content=turn.content,
@@ -197,30 +213,63 @@ def _store_turns(
             )
         )
     saved = bank.save_many(caller.user_id, items)
-    return [r.memory_id for r in saved if r.memory_id is not None]
+    ids: list[str | None] = [None] * len(turns)
+    # A long message is stored as several chunks: its first one stands for it.
+    for outcome in saved:
+        said = outcome.memory.metadata.get("message_index") if outcome.memory else None
+        if isinstance(said, int) and ids[said] is None:
+            ids[said] = outcome.memory_id
+    return [r.memory_id for r in saved if r.memory_id is not None], ids
+
+
+def _keep_said(
+    bank: MemoryBank,
+    caller: Caller,
+    result: RememberResult,
+    turns: Sequence[Message],
+    turn_ids: Sequence[str | None],
+) -> None:
+    """Without an LLM: the facts the user stated in passing (:mod:`.in_passing`), each saved
+    through ``bank.save`` (so a fact said twice, or already known, is judged a duplicate there
+    and reported as skipped), linked to the message it came from; the pieces not kept are
+    listed in ``result.passed_over``. With an embedder the shipped model was not trained for,
+    only explicit statements count, and the result says so."""
+    if not model_fits(bank):
+        result.warnings.append(
+            f"the embedder {bank.embedder.model_id!r} is not the one the fact model was "
+            "trained on; stored explicit statements only"
+        )
+        for sentence, category in explicit_statements(turns):
+            _add(bank, caller, result, sentence, category, Source.USER)
+        return
+    kept, passed = weigh(bank, turns)
+    for said in kept:
+        turn = turns[said.message]
+        link: dict[str, Any] = {"from_message": said.message, "said": said.piece}
+        if turn_ids[said.message] is not None:
+            link["from_memory"] = turn_ids[said.message]
+        _add(
+            bank,
+            caller,
+            result,
+            said.fact,
+            said.category,
+            Source.USER,
+            metadata=link,
+            occurred_at=turn.time,
+        )
+    result.passed_over += [
+        NotStored(
+            content=said.piece,
+            reason=f"not a lasting fact (question, request, small talk or passing remark; "
+            f"p={said.probability})",
+        )
+        for said in passed
+    ]
 
 
 # -- explicit statements (no LLM) -----------------------------------------------------------
 
-_EXPLICIT_RE = re.compile(
-    r"(?:(?:please|pls|oh|ok|okay|and|also|hey)[\s,]+)*"
-    r"(?:remember|don['’]?t\s+forget|do\s+not\s+forget)\b",
-    re.IGNORECASE,
-)
-# "I am sorry", "I'm not sure", "I'm going to …" describe the moment, not the user.
-_PASSING = (
-    r"(?!(?:not|just|so|sorry|glad|happy|sure|going|trying|looking|wondering|thinking|afraid"
-    r"|here|back|done|fine|ok|okay|good|great)\b)"
-)
-_STATEMENTS: list[tuple[re.Pattern[str], Category]] = [
-    (re.compile(r"my\s+name\s+is\b", re.IGNORECASE), Category.IDENTITY),
-    (
-        re.compile(r"I\s+(?:really\s+|strongly\s+|usually\s+|generally\s+)?prefer\b"),
-        Category.PREFERENCE,
-    ),
-    (re.compile(r"I(?:\s+am|['’]m)\s+" + _PASSING), Category.IDENTITY),
-    (re.compile(r"I\s+work\b"), Category.IDENTITY),
-]
 _SENTENCE_END_RE = re.compile(r"[.!?]+[\"')\]]*\s+|\n+")
 # A full stop after these is part of a name or phrase ("Dr. Lee"), not a sentence end.
 _ABBREVIATIONS = frozenset("dr mr mrs ms prof st jr sr mt vs etc e.g i.e inc ltd co no".split())
@@ -260,11 +309,7 @@ def explicit_statements(turns: Sequence[Message]) -> list[tuple[str, Category]]:
         if turn.role != "user":
             continue
         for sentence in _sentences(turn.content):
-            explicit = _EXPLICIT_RE.match(sentence) is not None
-            body = strip_lead_in(sentence) if explicit else sentence
-            category = next((c for p, c in _STATEMENTS if p.match(body)), None)
-            if category is None and explicit and body != sentence:
-                category = infer_category(body)  # as bank.save infers it
+            category = explicit_category(sentence)
             if category is not None:
                 found.append((sentence, category))
     return found
@@ -281,6 +326,8 @@ def _add(
     importance: int | None = None,
     domain: Domain | None = None,
     project_id: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    occurred_at: StoredTime | None = None,
 ) -> Memory | None:
     """Save one fact (the bank rephrases, validates and deduplicates it); record the
     outcome in ``result``. Returns the new memory, if one was stored."""
@@ -294,7 +341,8 @@ def _add(
             domain=domain,
             source=source,
             created_by=caller.user_id,
-            metadata=None if caller.thread_id is None else {"thread_id": caller.thread_id},
+            metadata=_with_thread(caller, metadata),
+            occurred_at=occurred_at,
             role=caller.role,
         )
     except (ValidationError, PermissionDenied, RateLimited) as exc:
@@ -323,6 +371,12 @@ def _add(
         for old in saved.replaced
     ]
     return saved.memory
+
+
+def _with_thread(caller: Caller, metadata: dict[str, Any] | None) -> dict[str, Any] | None:
+    if caller.thread_id is None:
+        return metadata
+    return {**(metadata or {}), "thread_id": caller.thread_id}
 
 
 # -- with an LLM ----------------------------------------------------------------------------
@@ -598,6 +652,8 @@ def render_remembered(result: RememberResult) -> str:
     for conflict in result.conflicts:
         if conflict.memory_id not in superseded:
             lines.append(f"May conflict with {conflict.memory_id}: {_line(conflict.content)}")
+    if result.passed_over:
+        lines.append(f"Passed over {len(result.passed_over)} pieces that are not lasting facts")
     lines += [f"Note: {_line(w)}" for w in result.warnings]
     return "\n".join(lines)
 

@@ -44,8 +44,9 @@ class Judgement(Protocol):
     def why(self) -> str: ...
 
 
-#: Decides how a new memory relates to a stored candidate, given their cosine similarity.
-Judge = Callable[[Memory, Memory, float], Judgement]
+#: Decides how a new memory relates to each stored candidate (with its cosine similarity),
+#: in one call: a judge reads the candidates of one memory as one batch.
+Judge = Callable[[Memory, Sequence[tuple[Memory, float]]], Sequence[Judgement]]
 
 #: Which of the stored memories the judge called conflicts (each with its cosine similarity)
 #: a new memory replaces: those are superseded by it in the insert's transaction.

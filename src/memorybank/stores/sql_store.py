@@ -198,10 +198,14 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
     ) -> InsertOutcome | tuple[Related, ...]:
         """The judge's decision on ``memory``: a refusal (the duplicate), else its conflicts."""
         conflicts: list[Related] = []
-        for other, similarity in self.index.lookalikes(txn, memory, vector, bound, floor, k):
-            if other.superseded_by is not None:
-                continue  # an outdated fact: saying it again is no duplicate, no conflict
-            verdict = judge(memory, other, similarity)
+        candidates = [
+            (other, similarity)
+            for other, similarity in self.index.lookalikes(txn, memory, vector, bound, floor, k)
+            # an outdated fact: saying it again is no duplicate, no conflict
+            if other.superseded_by is None
+        ]
+        verdicts = judge(memory, candidates) if candidates else []
+        for (other, similarity), verdict in zip(candidates, verdicts, strict=True):
             if verdict.relation == "duplicate":
                 return InsertOutcome(memory, False, other, similarity)
             if verdict.relation == "conflict":

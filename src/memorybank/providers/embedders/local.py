@@ -75,7 +75,8 @@ def verify_sha256(path: Path, expected: str) -> None:
         _verified.add(key)
 
 
-def _default_threads() -> int:
+def default_threads() -> int:
+    """The CPUs this process may run on (the default thread count of our models)."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
@@ -99,7 +100,7 @@ def _checked_threads(batch_size: int, max_length: int, intra_op_num_threads: int
         raise ConfigurationError(f"batch_size must be at least 1, got {batch_size}")
     if max_length < 2:
         raise ConfigurationError(f"max_length must be at least 2, got {max_length}")
-    threads = _default_threads() if intra_op_num_threads is None else intra_op_num_threads
+    threads = default_threads() if intra_op_num_threads is None else intra_op_num_threads
     if threads < 1:
         raise ConfigurationError(
             f"intra_op_num_threads must be at least 1, got {intra_op_num_threads}"
@@ -174,7 +175,8 @@ def _load_tokenizer(path: Path, max_length: int) -> tuple[Tokenizer, int]:
     return tokenizer, pad_id
 
 
-def _session_options(threads: int) -> ort.SessionOptions:
+def session_options(threads: int) -> ort.SessionOptions:
+    """onnxruntime options for a model of ours on the CPU (the judge's too)."""
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
@@ -188,7 +190,7 @@ def _session_options(threads: int) -> ort.SessionOptions:
 
 def _open_session(source: _ModelSource, threads: int) -> ort.InferenceSession:
     """An onnxruntime session on the CPU for ``source``'s model."""
-    options = _session_options(threads)
+    options = session_options(threads)
     try:
         try:
             return ort.InferenceSession(

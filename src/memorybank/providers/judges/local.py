@@ -1,0 +1,165 @@
+"""The shipped judge: a cross-encoder fine-tuned from all-MiniLM-L6-v2 (``memorybank bench
+train-judge``), int8 ONNX on onnxruntime, inside the package (``memorybank/_model/judge``).
+
+It reads a pair as one input (``[CLS] stored [SEP] new [SEP]``, or message and fact) and
+answers from two heads: the relation of two facts, and the relevance of a fact to a message.
+Answers are cached per pair (a user's next message, or the next save, asks many of the same
+pairs again); the cache is the process's, shared by every bank, and bounded.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import onnxruntime as ort
+from tokenizers import Encoding, Tokenizer
+
+from memorybank.errors import ConfigurationError, ProviderError
+from memorybank.providers.embedders.local import default_threads, session_options
+from memorybank.rules.verdicts import PairScores
+
+#: How many answers the process keeps (pairs and relevances; about 100 bytes each).
+CACHE_SIZE = 32_768
+#: Pairs per forward pass: more is padding for the longest pair of the batch.
+BATCH = 16
+
+
+def _files() -> tuple[Path, Path, Path]:
+    root = Path(str(importlib.resources.files("memorybank") / "_model"))
+    return root / "judge" / "model.onnx", root / "judge" / "judge.json", root / "tokenizer.json"
+
+
+class _Cache:
+    """A bounded least-recently-used map, safe across threads."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str, str]) -> Any:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: tuple[str, str, str], value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+
+class LocalJudge:
+    """The cross-encoder judge, on this machine's CPU, with no network.
+
+    >>> judge = default_judge()
+    >>> [s.update > 0.5 for s in judge.score([("User lives in Lisbon", "User moved to Porto")])]
+    [True]
+    """
+
+    def __init__(self, model_dir: Path | str | None = None, *, threads: int | None = None) -> None:
+        model, meta, tokenizer = _files()
+        if model_dir is not None:
+            model, meta = Path(model_dir) / "model.onnx", Path(model_dir) / "judge.json"
+        for path in (model, meta, tokenizer):
+            if not path.is_file():
+                raise ConfigurationError(
+                    f"the judge model is incomplete: {path} is missing; reinstall memorybank "
+                    "(or train it: memorybank bench train-judge)"
+                )
+        info = json.loads(meta.read_text(encoding="utf-8"))
+        self.labels: list[str] = list(info["labels"])
+        self.temperature = float(info.get("temperature", 1.0))
+        self._tokenizer = Tokenizer.from_file(str(tokenizer))
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(max_length=int(info.get("max_length", 64)))
+        try:
+            self._session = ort.InferenceSession(
+                str(model),
+                sess_options=session_options(threads or default_threads()),
+                providers=["CPUExecutionProvider"],
+            )
+        except Exception as exc:  # onnxruntime's exception types are not public API
+            raise ConfigurationError(f"cannot load the judge model {model}: {exc}") from exc
+        self._cache = _Cache(CACHE_SIZE)
+        self._key = str(model)
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> list[PairScores]:
+        """The scores of each (stored, new) pair of fact texts, in one batched pass for the
+        pairs not asked before."""
+        logits = self._answers("pair", pairs)
+        return [self._scores(row) for row in logits]
+
+    def relevance(self, message: str, texts: Sequence[str]) -> list[float]:
+        """How likely each fact text bears on ``message`` (0 to 1)."""
+        logits = self._answers("relevance", [(message, text) for text in texts])
+        return [float(1.0 / (1.0 + np.exp(-float(row)))) for row in logits]
+
+    def _scores(self, logits: npt.NDArray[np.float32]) -> PairScores:
+        z = logits.astype(np.float64) / self.temperature
+        p = np.exp(z - z.max())
+        p /= p.sum()
+        named = dict(zip(self.labels, p.tolist(), strict=True))
+        return PairScores(named["duplicate"], named["update"], named["distinct"])
+
+    def _answers(self, head: str, pairs: Sequence[tuple[str, str]]) -> list[Any]:
+        out: list[Any] = [self._cache.get((head, a, b)) for a, b in pairs]
+        missing = sorted({pairs[i] for i, value in enumerate(out) if value is None})
+        for start in range(0, len(missing), BATCH):
+            chunk = missing[start : start + BATCH]
+            pair, relevance = self._run(chunk)
+            for index, (a, b) in enumerate(chunk):
+                self._cache.put(("pair", a, b), pair[index])
+                self._cache.put(("relevance", a, b), relevance[index])
+        if missing:
+            out = [self._cache.get((head, a, b)) for a, b in pairs]
+        return out
+
+    def _run(self, pairs: Sequence[tuple[str, str]]) -> tuple[Any, Any]:
+        encodings: list[Encoding] = self._tokenizer.encode_batch(list(pairs))
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(pairs), width), dtype=np.int64)
+        mask = np.zeros((len(pairs), width), dtype=np.int64)
+        types = np.zeros((len(pairs), width), dtype=np.int64)
+        for row, encoding in enumerate(encodings):
+            n = len(encoding.ids)
+            ids[row, :n], mask[row, :n], types[row, :n] = (
+                encoding.ids,
+                encoding.attention_mask,
+                encoding.type_ids,
+            )
+        try:
+            pair, relevance = self._session.run(
+                ["pair", "relevance"],
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": types},
+            )
+        except Exception as exc:  # onnxruntime's exception types are not public API
+            raise ProviderError(f"the judge model failed: {exc}") from exc
+        return pair, relevance
+
+
+_default: LocalJudge | None = None
+_default_lock = threading.Lock()
+
+
+def default_judge() -> LocalJudge:
+    """The process's shipped judge, loaded once (about 25 MB; shared by every bank)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = LocalJudge()
+        return _default
+
+
+__all__ = ["BATCH", "CACHE_SIZE", "LocalJudge", "default_judge"]

@@ -1,0 +1,55 @@
+"""Training the judge end to end on a tiny slice (the full run is `memorybank bench
+train-judge`, never run in CI): the data of every source loads, the model trains, exports to
+int8 ONNX, and the runtime judge loads what was written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memorybank.providers.judges.local import LocalJudge
+from memorybank_bench.judge_data import SHARED, lifecycle_pairs, training_set
+from memorybank_bench.judge_slots import slot_pairs, slot_questions
+from memorybank_bench.train_judge import TrainConfig, split, train
+
+
+def test_generated_pairs_cover_every_relation_and_are_seeded() -> None:
+    pairs = slot_pairs(seed=5, count=600)
+    labels = {p.label for p in pairs}
+    assert labels == {"duplicate", "update", "distinct"}
+    assert slot_pairs(seed=5, count=600) == pairs
+    traps = [p for p in pairs if p.source.endswith("other-person")]
+    assert traps and all(p.label == "distinct" for p in traps)  # another person's same slot
+    questions = slot_questions(seed=5, count=50)
+    assert {q.label for q in questions} == {"relevant", "irrelevant"}
+
+
+def test_the_held_out_part_is_never_trained_on() -> None:
+    data = slot_pairs(seed=1, count=2000)
+    train_part, held = split(list(data), seed=1)
+    assert held and len(held) < len(data) / 10
+    assert len(train_part) + len(held) == len(data)
+
+
+@pytest.mark.skipif(not (SHARED / "sick").is_dir(), reason="../shared is absent")
+def test_every_source_loads_and_the_scored_sets_stay_out() -> None:
+    data = training_set(seed=0, slots=100, questions=50)
+    sources = {p.source.split(":")[0] for p in data}
+    assert {"slot", "phrases", "sick", "pairs_dev", "lifecycle_dev.jsonl", "locomo"} <= sources
+    scored = {p.b for p in lifecycle_pairs(SHARED / "facts" / "lifecycle_dev2.jsonl")}
+    assert not scored & {p.b for p in data}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (SHARED / "sick").is_dir(), reason="../shared is absent")
+def test_a_tiny_training_run_writes_a_judge_the_runtime_loads(tmp_path: Path) -> None:
+    summary = train(TrainConfig(limit=96, batch=16, slots=200, questions=50, out=tmp_path))
+    assert (tmp_path / "model.onnx").is_file()
+    assert json.loads((tmp_path / "judge.json").read_text(encoding="utf-8")) == summary
+    judge = LocalJudge(tmp_path)
+    [scores] = judge.score([("User lives in Lisbon", "User moved to Porto")])
+    assert abs(scores.duplicate + scores.update + scores.distinct - 1.0) < 1e-6
+    [relevance] = judge.relevance("Where do I live?", ["User lives in Lisbon"])
+    assert 0.0 <= relevance <= 1.0
