@@ -251,7 +251,7 @@ def _earlier_notes(bank: MemoryBank, memories: Sequence[Memory]) -> dict[str, li
     have = [m for m in window if m.id in stored and stored[m.id].shape == shape]
     matrix = normalise(np.stack([stored[m.id] for m in have]))
     similarity = matrix @ matrix.T
-    near = [(i, j) for i, j in pairs_to_judge(have) if similarity[i, j] >= THRESHOLDS.reconcile]
+    near = [(i, j) for i, j in pairs_to_judge(have) if similarity[i, j] >= THRESHOLDS.together]
     if not near:
         return {}
     scores = bank.judge.score([(have[j].content, have[i].content) for i, j in near])

@@ -202,7 +202,7 @@ class Pool:
         for a, i in enumerate(have):
             for b, j in enumerate(have):
                 new, old = top[i].memory, top[j].memory
-                if similarity[a, b] < THRESHOLDS.reconcile or old.updated_at >= new.updated_at:
+                if similarity[a, b] < THRESHOLDS.together or old.updated_at >= new.updated_at:
                     continue
                 if old.scope == new.scope and (old.created_by or "") == (new.created_by or ""):
                     pairs.append((j, i))

@@ -60,7 +60,9 @@ def save_judge(
         ]
 
     def replaces(new: Memory, olds: Sequence[tuple[Memory, float]]) -> list[bool]:
-        return surely_replaces(scored(new, [old for old, _ in olds]))
+        stored = [old for old, _ in olds]
+        pairs = [(old.content, new.content) for old in stored]
+        return surely_replaces(scored(new, stored), pairs)
 
     return decide, replaces
 

@@ -80,7 +80,7 @@ class RetrievalSettings(BaseModel):
     # How many candidates each signal contributes before fusion, at least.
     candidates: int = Field(default=50, ge=1)
     # How many of the best fused hits the judge reads against the query (0: none).
-    rerank: int = Field(default=0, ge=0, le=50)
+    rerank: int = Field(default=8, ge=0, le=50)
 
     @model_validator(mode="after")
     def _some_weight(self) -> RetrievalSettings:
