@@ -30,6 +30,7 @@ Similarity only chooses which stored facts are judged (:attr:`Thresholds.candida
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -147,12 +148,12 @@ def _numbers(text: str) -> set[str]:
 
 def _refusable(new: str, old: str) -> bool:
     """Whether ``new`` could be a rewording of ``old``: it brings no number or name ``old``
-    lacks, denies only what ``old`` denies, and ends on a word of ``old``."""
+    lacks, denies only what ``old`` denies, and swaps no value of ``old`` for another."""
     return (
         _numbers(new) <= _numbers(old)
         and _names(new) <= _names(old)
         and _denies(new) == _denies(old)
-        and not _ends_anew(new, old)
+        and not _swaps_a_value(new, old)
     )
 
 
@@ -160,12 +161,29 @@ def _words(text: str) -> list[str]:
     return [word.lower().removesuffix("'s") for word in _WORD.findall(text.replace("\u2019", "'"))]
 
 
-def _ends_anew(new: str, old: str) -> bool:
-    """Whether ``new`` ends on a word ``old`` lacks: an English fact ends on its value (where,
-    what, who: "… is green", "… prefers coffee"), and a rewording keeps the value while it
-    changes the verb ("likes" for "prefers")."""
-    words = _words(new)
-    return bool(words) and words[-1] not in _words(old)
+def _swaps_a_value(new: str, old: str) -> bool:
+    """Whether ``new`` puts another word where ``old`` had its value: one word swapped for
+    one past the first two (where the subject's verb stands: "User prefers" / "User likes"),
+    or a last word that no word of ``old`` shares a stem with. An English fact says its value
+    after the verb ("… keeps a *green* notebook", "… is *vegan*"), and a rewording changes
+    the verb or the wording around a value, not the value. The judge reads near copies as
+    duplicates whatever word differs, so this is decided from the words."""
+    before, after = _words(old), _words(new)
+    if not after:
+        return False
+    if not any(_stem(after[-1]) == _stem(word) for word in before):
+        return True
+    spans = difflib.SequenceMatcher(a=before, b=after, autojunk=False).get_opcodes()
+    return any(
+        tag == "replace" and i2 - i1 == 1 and j2 - j1 == 1 and j1 > 2
+        for tag, i1, i2, j1, j2 in spans
+    )
+
+
+def _stem(word: str) -> str:
+    """A word's first five letters: "diabetic" and "diabetes" share a stem, "green" and
+    "grey" do not."""
+    return word[:5]
 
 
 def verdict(scores: PairScores, new: str, old: str) -> Verdict:
@@ -195,7 +213,7 @@ def surely_replaces(
     (stored, new) texts of each pair: the one with the highest update probability, when that
     is at least :attr:`Thresholds.sure`. A new fact is about one slot, so it retires one fact
     at most; the others stay, reported. A near copy that carries a new value (a number, a
-    name, a "not", another last word) is the same slot changed: what the judge reads as a
+    name, a "not", another value) is the same slot changed: what the judge reads as a
     duplicate of it counts as an update (:func:`weighed`).
 
     >>> pairs = [("User lives in Rome", "User lives in Oslo")] * 2
@@ -215,7 +233,7 @@ def surely_replaces(
 
 def weighed(scores: PairScores, old: str, new: str) -> PairScores:
     """The judge's ``scores`` of (``old``, ``new``) as the decisions read them: when ``new``
-    carries what no rewording adds (a number, a name, a "not", another last word), it cannot
+    carries what no rewording adds (a number, a name, a "not", another value), it cannot
     be a duplicate, so the duplicate probability goes to update (the same slot, changed).
 
     >>> weighed(PairScores(0.75, 0.125, 0.125), "User is 30", "User is 31")
