@@ -234,12 +234,16 @@ def surely_replaces(
 def weighed(scores: PairScores, old: str, new: str) -> PairScores:
     """The judge's ``scores`` of (``old``, ``new``) as the decisions read them: when ``new``
     carries what no rewording adds (a number, a name, a "not", another value), it cannot
-    be a duplicate, so the duplicate probability goes to update (the same slot, changed).
+    be a duplicate: when the judge reads the pair as one (duplicate above update), that
+    probability goes to update (the same slot, changed). A pair read as a change keeps its
+    update probability: a little duplicate mass does not make a partial change sure.
 
     >>> weighed(PairScores(0.75, 0.125, 0.125), "User is 30", "User is 31")
     PairScores(duplicate=0.0, update=0.875, distinct=0.125)
+    >>> weighed(PairScores(0.125, 0.75, 0.125), "User is 30", "User is 31").update
+    0.75
     """
-    if _refusable(new, old):
+    if scores.duplicate < scores.update or _refusable(new, old):
         return scores
     return PairScores(0.0, scores.update + scores.duplicate, scores.distinct)
 
