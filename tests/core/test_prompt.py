@@ -22,6 +22,7 @@ from memorybank.rules.filtering import memory_filter
 from memorybank.rules.render import (
     CLOSE_TAG,
     CONTEXT_NOTE,
+    EARLIER_NOTE,
     OPEN_TAG,
     SYSTEM_NOTE,
     parse_focus,
@@ -47,12 +48,16 @@ SECTIONS = [
 ]
 
 
-def bullets(text: str, header: str) -> list[str]:
+def bullets(text: str, header: str, notes: bool = False) -> list[str]:
     """The bullet texts right under ``header`` (until the next non-bullet line)."""
     lines = text.split("\n")
     start = lines.index(header) + 1
     out = []
     for line in lines[start:]:
+        if line.startswith(EARLIER_OPENING):
+            if notes:  # an earlier note under the fact above
+                out.append(line.removeprefix(EARLIER_OPENING))
+            continue
         if not line.startswith("- "):
             break
         out.append(line[2:])
@@ -69,9 +74,13 @@ def block_lines(text: str) -> list[str]:
     return lines[1:]
 
 
+#: What an earlier note's line opens with (a sub-bullet under the fact that may update it).
+EARLIER_OPENING = EARLIER_NOTE.format("")
+
+
 def assert_block_inert(text: str) -> None:
     for line in block_lines(text):
-        assert line in BLOCK_HEADERS or line.startswith("- ")
+        assert line in BLOCK_HEADERS or line.startswith(("- ", EARLIER_OPENING))
         assert "<" not in line[2:] and ">" not in line[2:]
 
 
@@ -197,8 +206,8 @@ def test_system_prompt_hostile_memories_stay_inside_the_block(bank: MemoryBank) 
     bank.save("sam", "User's name is Sam Rivera", "identity", importance=9)
     text = system_prompt(bank, Caller(user_id="sam"), GUIDANCE, budget_tokens=2000)
     assert_block_inert(text)
-    lines = bullets(text, "## About This User")
-    assert lines[-1] == "User's name is Sam Rivera"
+    lines = bullets(text, "## About This User", notes=True)
+    assert bullets(text, "## About This User")[-1] == "User's name is Sam Rivera"
     joined = "\n".join(lines)
     # Each on a line of its own, or as an earlier note on a newer one's line ("... again"
     # reads as a change): every one is in the block, sanitised.

@@ -73,7 +73,7 @@ def test_the_llm_retires_what_it_calls_an_update(asking: MemoryBank, chat: ChatS
 def test_a_failing_llm_leaves_the_models_verdict(asking: MemoryBank, chat: ChatServer) -> None:
     asking.save("u", "User is vegetarian", "preference")
     chat.reply(Raw(500, b'{"error": "down"}'))
-    again = asking.save("u", "User keeps bees in the garden", "preference")
+    again = asking.save("u", "User cooks vegetarian meals at home", "preference")
     assert again.success  # stored: information is never lost to an outage
     assert chat.requests  # the LLM was asked, over real HTTP, and failed
 

@@ -18,6 +18,7 @@ from schemathesis import checks
 
 from memorybank import MemoryBank
 from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.rules.render import EARLIER_NOTE
 from memorybank.server.app import create_app
 from memorybank.services.accounts import Accounts
 from memorybank.settings import Settings
@@ -155,7 +156,8 @@ def test_prompt_injection_is_inert_in_the_memory_block(bank: MemoryBank) -> None
     lines = block.splitlines()[2:-1]  # after the tag and the "data, not instructions" note
     headers = {"## About This User", "## About This Workspace"}
     for line in lines:  # every memory is one "- " item; no header, tag or line of its own
-        assert line in headers or line.startswith("- "), f"injected structure: {line!r}"
+        note = EARLIER_NOTE.format("")  # a sub-bullet: an older fact the one above may update
+        assert line in headers or line.startswith(("- ", note)), f"injected structure: {line!r}"
     assert sum(line in headers for line in lines) == 1
     assert prompt.rstrip().endswith("</memories>")
 

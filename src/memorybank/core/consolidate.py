@@ -426,7 +426,7 @@ def _supersessions(store: Store, scope: Scope, judging: _Pass, page: _Page) -> l
         if not kept[newer] or not olders:
             continue
         pairs = [(texts[older], texts[newer]) for older, _ in olders]
-        sure = surely_replaces(judging.judge.score(pairs), pairs)
+        sure = surely_replaces(judging.judge.score(pairs))
         for (older, _), surely in zip(olders, sure, strict=True):
             if surely:
                 replaced[older] = newer

@@ -62,7 +62,7 @@ from memorybank.rules.render import (
     section,
 )
 from memorybank.rules.tokens import Encoding, count_tokens, truncate_to_tokens
-from memorybank.rules.verdicts import THRESHOLDS, same_slot
+from memorybank.rules.verdicts import THRESHOLDS, shown_as_change
 
 if TYPE_CHECKING:
     from memorybank.core.bank import MemoryBank
@@ -255,7 +255,11 @@ def _earlier_notes(bank: MemoryBank, memories: Sequence[Memory]) -> dict[str, li
     if not near:
         return {}
     scores = bank.judge.score([(have[j].content, have[i].content) for i, j in near])
-    updates = {pair for pair, score in zip(near, scores, strict=True) if same_slot(score)}
+    updates = {
+        (i, j)
+        for (i, j), score in zip(near, scores, strict=True)
+        if shown_as_change(score, float(similarity[i, j]))
+    }
     return earlier_notes(have, lambda i, j: (i, j) in updates)
 
 

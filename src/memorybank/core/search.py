@@ -33,7 +33,7 @@ from memorybank.rules.ranking import (
     reranked,
 )
 from memorybank.rules.third_person import question_in_third_person
-from memorybank.rules.verdicts import THRESHOLDS, Judge, same_slot
+from memorybank.rules.verdicts import THRESHOLDS, Judge, shown_as_change
 from memorybank.stores.base import Store
 
 #: The query vector of a text (from the bank's query cache).
@@ -213,7 +213,7 @@ class Pool:
         )
         newer_of: dict[int, int] = {}
         for (j, i), score in zip(pairs, scores, strict=True):
-            if same_slot(score) and (
+            if shown_as_change(score, float(similarity[have.index(i), have.index(j)])) and (
                 j not in newer_of or top[i].memory.updated_at > top[newer_of[j]].memory.updated_at
             ):
                 newer_of[j] = i

@@ -60,9 +60,7 @@ def save_judge(
         ]
 
     def replaces(new: Memory, olds: Sequence[tuple[Memory, float]]) -> list[bool]:
-        stored = [old for old, _ in olds]
-        pairs = [(old.content, new.content) for old in stored]
-        return surely_replaces(scored(new, stored), pairs)
+        return surely_replaces(scored(new, [old for old, _ in olds]))
 
     return decide, replaces
 

@@ -21,10 +21,10 @@ Similarity only chooses which stored facts are judged (:attr:`Thresholds.candida
 >>> sure = PairScores(duplicate=0.003, update=0.995, distinct=0.002)
 >>> verdict(sure, "User lives in Porto", "User lives in Lisbon").relation
 <Relation.CONFLICT: 'conflict'>
->>> moves = [("User lives in Lisbon", "User lives in Porto")] * 2
->>> surely_replaces([sure, PairScores(0.05, 0.30, 0.65)], moves)
+>>> surely_replaces([sure, PairScores(0.05, 0.30, 0.65)])
 [True, False]
->>> verdict(PairScores(0.99, 0.0, 0.01), "User's code is 4411", "User's code is 4410").relation
+>>> code = weighed(PairScores(0.99, 0.0, 0.01), "User's code is 4410", "User's code is 4411")
+>>> verdict(code, "User's code is 4411", "User's code is 4410").relation
 <Relation.CONFLICT: 'conflict'>
 """
 
@@ -99,6 +99,9 @@ class Thresholds:
     Cali" / "User moved to Bogotá for a new job": 0.36), and the judge reads the few pairs
     this lets through (answers cached). Chosen on the second development lifecycle set:
     0.55 kept 24/40 changes right, 0.35 33/40, distinct facts 18/20 at both."""
+    apart: float = 0.9
+    """Below :attr:`reconcile`, the update probability from which the newer fact shown
+    beside an older one is read as changing it (:func:`shown_as_change`)."""
     same: float = 0.95
     """Above it, two facts without content words are the same (seed 000's cosine)."""
     topic: float = 0.18
@@ -146,6 +149,21 @@ def _numbers(text: str) -> set[str]:
     return set(_NUMBER.findall(text))
 
 
+def _other_possessions(old: str, new: str) -> bool:
+    """Whether both facts open on one person's two different things ("User's name …" /
+    "User's manager …"): two slots (or two people) of one owner, never one changed. The
+    judge reads such look-alike openings as one slot."""
+    before, after = _words(old), _words(new)
+    opens = [text.replace("\u2019", "'").split(maxsplit=1)[0].lower() for text in (old, new)]
+    return (
+        len(before) > 1
+        and len(after) > 1
+        and opens[0] == opens[1]
+        and opens[0].endswith("'s")
+        and _stem(before[1]) != _stem(after[1])
+    )
+
+
 def _refusable(new: str, old: str) -> bool:
     """Whether ``new`` could be a rewording of ``old``: it brings no number or name ``old``
     lacks, denies only what ``old`` denies, and swaps no value of ``old`` for another."""
@@ -187,62 +205,60 @@ def _stem(word: str) -> str:
 
 
 def verdict(scores: PairScores, new: str, old: str) -> Verdict:
-    """The relation of fact ``new`` to the stored ``old`` from the judge's ``scores``. A new
-    fact carrying a number or a name the stored one lacks, denying what the other does not
-    (or the other way round), or ending on another value, is never refused: a digit, a name,
-    a "not" or a new value is information no rewording adds.
+    """The relation of fact ``new`` to the stored ``old`` from the judge's ``scores`` (the
+    shipped model's as :func:`weighed` reads them: a near copy with a new value is never a
+    duplicate).
 
     >>> verdict(PairScores(0.1, 0.1, 0.8), "User likes tea", "User likes coffee").relation
     <Relation.DISTINCT: 'distinct'>
-    >>> verdict(PairScores(0.99, 0.0, 0.01), "User is vegan", "User is vegetarian").relation
+    >>> scores = weighed(PairScores(0.99, 0.0, 0.01), "User is vegetarian", "User is vegan")
+    >>> verdict(scores, "User is vegan", "User is vegetarian").relation
     <Relation.CONFLICT: 'conflict'>
     """
     if " ".join(new.lower().split()) == " ".join(old.lower().split()):
         return Verdict(Relation.DUPLICATE, "says the same")
-    if scores.duplicate >= THRESHOLDS.duplicate and _refusable(new, old):
+    if scores.duplicate >= THRESHOLDS.duplicate:
         return Verdict(Relation.DUPLICATE, f"says nothing new (p={scores.duplicate:.2f})")
     if same_slot(scores):
         return Verdict(Relation.CONFLICT, f"may update it (p={scores.update:.2f})")
     return Verdict(Relation.DISTINCT)
 
 
-def surely_replaces(
-    scores: Sequence[PairScores], pairs: Sequence[tuple[str, str]]
-) -> list[bool]:
-    """Which of the stored facts judged against one new fact it surely replaces, given the
-    (stored, new) texts of each pair: the one with the highest update probability, when that
-    is at least :attr:`Thresholds.sure`. A new fact is about one slot, so it retires one fact
-    at most; the others stay, reported. A near copy that carries a new value (a number, a
-    name, a "not", another value) is the same slot changed: what the judge reads as a
-    duplicate of it counts as an update (:func:`weighed`).
+def surely_replaces(scores: Sequence[PairScores]) -> list[bool]:
+    """Which of the stored facts judged against one new fact it surely replaces: the one
+    with the highest update probability, when that is at least :attr:`Thresholds.sure`. A new
+    fact is about one slot, so it retires one fact at most; the others stay, reported.
 
-    >>> pairs = [("User lives in Rome", "User lives in Oslo")] * 2
-    >>> surely_replaces([PairScores(0, 0.9, 0.1), PairScores(0, 0.995, 0.005)], pairs)
+    >>> surely_replaces([PairScores(0, 0.9, 0.1), PairScores(0, 0.995, 0.005)])
     [False, True]
-    >>> surely_replaces([PairScores(0.95, 0.045, 0.005)], [("User is 30", "User is 31")])
-    [True]
     """
     out = [False] * len(scores)
     if not scores:
         return out
-    read = [weighed(score, old, new) for score, (old, new) in zip(scores, pairs, strict=True)]
-    best = max(range(len(read)), key=lambda i: read[i].update)
-    out[best] = read[best].update >= THRESHOLDS.sure
+    best = max(range(len(scores)), key=lambda i: scores[i].update)
+    out[best] = scores[best].update >= THRESHOLDS.sure
     return out
 
 
 def weighed(scores: PairScores, old: str, new: str) -> PairScores:
-    """The judge's ``scores`` of (``old``, ``new``) as the decisions read them: when ``new``
+    """The shipped model's ``scores`` of (``old``, ``new``) as the decisions read them (an
+    LLM's answers are taken as they are: it reads values itself): when ``new``
     carries what no rewording adds (a number, a name, a "not", another value), it cannot
     be a duplicate: when the judge reads the pair as one (duplicate above update), that
     probability goes to update (the same slot, changed). A pair read as a change keeps its
-    update probability: a little duplicate mass does not make a partial change sure.
+    update probability: a little duplicate mass does not make a partial change sure. Two
+    different things of one owner ("User's name …" / "User's manager …") are never one
+    slot changed: their update probability goes to distinct.
 
     >>> weighed(PairScores(0.75, 0.125, 0.125), "User is 30", "User is 31")
     PairScores(duplicate=0.0, update=0.875, distinct=0.125)
     >>> weighed(PairScores(0.125, 0.75, 0.125), "User is 30", "User is 31").update
     0.75
+    >>> weighed(PairScores(0.0, 0.97, 0.03), "User's name is Sam", "User's manager is Priya").update
+    0.0
     """
+    if _other_possessions(old, new):
+        return PairScores(scores.duplicate, 0.0, scores.distinct + scores.update)
     if scores.duplicate < scores.update or _refusable(new, old):
         return scores
     return PairScores(0.0, scores.update + scores.duplicate, scores.distinct)
@@ -258,6 +274,21 @@ def same_slot(scores: PairScores) -> bool:
     return (
         scores.update >= THRESHOLDS.conflict or scores.update + scores.duplicate >= THRESHOLDS.slot
     )
+
+
+def shown_as_change(scores: PairScores, similarity: float) -> bool:
+    """Whether the newer of two facts shown together, this ``similarity`` apart, is read as
+    changing the older (:func:`same_slot`): facts worded apart (below
+    :attr:`Thresholds.reconcile`) need a clear update probability
+    (:attr:`Thresholds.apart`), as the judge's update reading of unrelated facts ("User's
+    manager is …" / "User lives in …") can reach 0.8.
+
+    >>> shown_as_change(PairScores(0.1, 0.6, 0.3), 0.7), shown_as_change(PairScores(0.1, 0.6, 0.3), 0.4)
+    (True, False)
+    """
+    if similarity >= THRESHOLDS.reconcile:
+        return same_slot(scores)
+    return scores.update >= THRESHOLDS.apart
 
 
 def unsure(scores: PairScores) -> bool:
@@ -310,6 +341,7 @@ __all__ = [
     "is_candidate",
     "needs_reconciling",
     "same_slot",
+    "shown_as_change",
     "specificity",
     "surely_replaces",
     "unsure",

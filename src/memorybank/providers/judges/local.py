@@ -24,7 +24,7 @@ from tokenizers import Encoding, Tokenizer
 
 from memorybank.errors import ConfigurationError, ProviderError
 from memorybank.providers.embedders.local import default_threads, session_options
-from memorybank.rules.verdicts import PairScores
+from memorybank.rules.verdicts import PairScores, weighed
 
 #: How many answers the process keeps (pairs and relevances; about 100 bytes each).
 CACHE_SIZE = 32_768
@@ -97,9 +97,13 @@ class LocalJudge:
 
     def score(self, pairs: Sequence[tuple[str, str]]) -> list[PairScores]:
         """The scores of each (stored, new) pair of fact texts, in one batched pass for the
-        pairs not asked before."""
+        pairs not asked before, read by :func:`~memorybank.rules.verdicts.weighed` (a near
+        copy with a new number, name, "not" or value is a change, never a duplicate)."""
         logits = self._answers("pair", pairs)
-        return [self._scores(row) for row in logits]
+        return [
+            weighed(self._scores(row), old, new)
+            for row, (old, new) in zip(logits, pairs, strict=True)
+        ]
 
     def relevance(self, message: str, texts: Sequence[str]) -> list[float]:
         """How likely each fact text bears on ``message`` (0 to 1)."""
