@@ -23,6 +23,7 @@ from memorybank.errors import ValidationError
 from memorybank.model import MemoryFilter, ScopeSet, SearchHit
 from memorybank.model.stored import Candidate
 from memorybank.providers.embedders.base import Vectors, normalise
+from memorybank.rules.intake import is_conversation
 from memorybank.rules.query import neutral_query, speakers_named
 from memorybank.rules.ranking import (
     Evidence,
@@ -182,11 +183,21 @@ class Pool:
         return [*hits, *(h for h in wider if h.memory.id not in seen)][:limit]
 
     def _reread(self, query: str, top: list[SearchHit]) -> list[SearchHit]:
-        """The best fused hits as the judge reads them against ``query``, a fact that a
-        newer one among them may update placed after it (:func:`reranked`)."""
+        """The best fused hits as the judge reads them against ``query`` (facts only: it was
+        trained on facts, not chat turns), a fact that a newer one among them may update
+        placed after it (:func:`reranked`)."""
         if not top or self.judge is None:
             return top
-        read = self.judge.relevance(query, [h.memory.content for h in top])
+        # The judge reads facts; a conversation turn keeps its fused relevance.
+        facts = [
+            i for i, h in enumerate(top) if not is_conversation(h.memory.ring, h.memory.source)
+        ]
+        if not facts:
+            return top
+        judged = self.judge.relevance(query, [top[i].memory.content for i in facts])
+        read = [h.relevance for h in top]
+        for i, p in zip(facts, judged, strict=True):
+            read[i] = p
         return reranked(top, read, self._newer_of(top))
 
     def _newer_of(self, top: Sequence[SearchHit]) -> dict[int, int]:

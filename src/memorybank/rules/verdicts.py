@@ -164,6 +164,15 @@ def _other_possessions(old: str, new: str) -> bool:
     )
 
 
+def _someone_else(old: str, new: str) -> bool:
+    """Whether ``new`` names someone ``old`` does not in its opening three words, where an
+    English fact says whom it is about ("User's friend *Bella* lives nearby"): another
+    person's fact, never a change of the first one's. Further on a name is a value ("… lives
+    in *Porto*")."""
+    opening = " " + " ".join(new.split()[:3])
+    return bool(_names(opening) - _names(" " + old))
+
+
 def _refusable(new: str, old: str) -> bool:
     """Whether ``new`` could be a rewording of ``old``: it brings no number or name ``old``
     lacks, denies only what ``old`` denies, and swaps no value of ``old`` for another."""
@@ -248,7 +257,8 @@ def weighed(scores: PairScores, old: str, new: str) -> PairScores:
     probability goes to update (the same slot, changed). A pair read as a change keeps its
     update probability: a little duplicate mass does not make a partial change sure. Two
     different things of one owner ("User's name …" / "User's manager …") are never one
-    slot changed: their update probability goes to distinct.
+    slot changed, nor is a fact that opens on someone the older one does not name: their
+    probabilities go to distinct.
 
     >>> weighed(PairScores(0.75, 0.125, 0.125), "User is 30", "User is 31")
     PairScores(duplicate=0.0, update=0.875, distinct=0.125)
@@ -256,9 +266,11 @@ def weighed(scores: PairScores, old: str, new: str) -> PairScores:
     0.75
     >>> weighed(PairScores(0.0, 0.97, 0.03), "User's name is Sam", "User's manager is Priya").update
     0.0
+    >>> weighed(PairScores(0.9, 0.05, 0.05), "User's friend Aaron is 9", "User's friend Bella is 9")
+    PairScores(duplicate=0.0, update=0.0, distinct=1.0)
     """
-    if _other_possessions(old, new):
-        return PairScores(scores.duplicate, 0.0, scores.distinct + scores.update)
+    if _other_possessions(old, new) or _someone_else(old, new):
+        return PairScores(0.0, 0.0, scores.duplicate + scores.update + scores.distinct)
     if scores.duplicate < scores.update or _refusable(new, old):
         return scores
     return PairScores(0.0, scores.update + scores.duplicate, scores.distinct)
