@@ -21,9 +21,10 @@ TWO_YEARS = timedelta(days=730)
 
 def _bank(tmp_path: Path, embedder: LocalEmbedder, half_life: float | None) -> MemoryBank:
     # Recency weighted 0 and relevance almost 0 (both facts match the query), so the order
-    # below is importance (and its decay) alone.
+    # below is importance (and its decay) alone; the judge does not re-read (it would put the
+    # newer of the two teas first, as a fact that may update the older).
     retrieval = RetrievalSettings(
-        relevance_weight=0.01, recency_weight=0.0, importance_half_life_days=half_life
+        relevance_weight=0.01, recency_weight=0.0, importance_half_life_days=half_life, rerank=0
     )
     store = SQLiteStore(tmp_path / f"decay-{half_life}.db", dimension=embedder.dimension)
     return MemoryBank(store, embedder, retrieval=retrieval)

@@ -198,7 +198,7 @@ class Pool:
         read = [h.relevance for h in top]
         for i, p in zip(facts, judged, strict=True):
             read[i] = p
-        return reranked(top, read, self._newer_of(top))
+        return reranked(top, read, self.settings, self._newer_of(top))
 
     def _newer_of(self, top: Sequence[SearchHit]) -> dict[int, int]:
         """Position of each older fact among ``top`` → the newest one that may update it."""

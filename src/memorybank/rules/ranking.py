@@ -146,12 +146,13 @@ RECALL_MIN_RELEVANCE = 0.15
 def reranked(
     hits: Sequence[SearchHit],
     read: Sequence[float],
+    settings: RetrievalSettings,
     newer_of: Mapping[int, int] | None = None,
 ) -> list[SearchHit]:
     """``hits`` with the first ``len(read)`` re-ordered by the judge: each one's relevance
     becomes the mean of its fused relevance and the judge's (``read``: the probability that
     it bears on the query, words the query and fact do not share included: "language" /
-    "prefers Python"), and a fact that a newer one among them may update goes right after
+    "prefers Python") and its score is :func:`blend` of that, and a fact that a newer one among them may update goes right after
     it (``newer_of``: position of the older → position of the newer), so the current value
     comes first and the earlier one stays beside it. The rest keep their place.
 
@@ -159,20 +160,27 @@ def reranked(
     >>> hit = lambda text, r: SearchHit(memory=Memory(user_id="u", content=text,
     ...     category="context"), score=r, relevance=r, importance=0.5, recency=1.0)
     >>> a, b = hit("User's friend lives in Toronto", 0.063), hit("User lives in Rotterdam", 0.061)
-    >>> [h.memory.content for h in reranked([a, b], [0.1, 0.9])]
+    >>> [h.memory.content for h in reranked([a, b], [0.1, 0.9], RetrievalSettings())]
     ['User lives in Rotterdam', "User's friend lives in Toronto"]
     """
     n = len(read)
-    top = [
-        hit.model_copy(update={"relevance": (hit.relevance + float(p)) / 2})
-        for hit, p in zip(hits[:n], read, strict=True)
-    ]
-    order = sorted(range(n), key=lambda i: -top[i].relevance)
+    top = []
+    for hit, p in zip(hits[:n], read, strict=True):
+        relevance = (hit.relevance + float(p)) / 2
+        score = blend(relevance, hit.importance, hit.recency, settings)
+        top.append(hit.model_copy(update={"relevance": relevance, "score": score}))
+    order = sorted(range(n), key=lambda i: -top[i].score)
     for older, newer in (newer_of or {}).items():
         if older in order and newer in order and order.index(older) < order.index(newer):
             order.remove(newer)
             order.insert(order.index(older), newer)
-    return [top[i] for i in order] + list(hits[n:])
+    ordered = [top[i] for i in order]
+    # A newer fact placed before the one it may update takes that one's score: scores stay
+    # in the order shown, for callers that sort or page by them.
+    for k in range(len(ordered) - 2, -1, -1):
+        if ordered[k].score < ordered[k + 1].score:
+            ordered[k] = ordered[k].model_copy(update={"score": ordered[k + 1].score})
+    return ordered + list(hits[n:])
 
 
 @dataclass(slots=True)

@@ -28,8 +28,6 @@ from memorybank.rules.verdicts import PairScores, weighed
 
 #: How many answers the process keeps (pairs and relevances; about 100 bytes each).
 CACHE_SIZE = 32_768
-#: Pairs per forward pass: more is padding for the longest pair of the batch.
-BATCH = 16
 
 
 def _files() -> tuple[Path, Path, Path]:
@@ -120,8 +118,12 @@ class LocalJudge:
     def _answers(self, head: str, pairs: Sequence[tuple[str, str]]) -> list[Any]:
         out: list[Any] = [self._cache.get((head, a, b)) for a, b in pairs]
         missing = sorted({pairs[i] for i, value in enumerate(out) if value is None})
-        for start in range(0, len(missing), BATCH):
-            chunk = missing[start : start + BATCH]
+        # One pair per run: the int8 model quantises its activations over the whole input,
+        # so a pair batched with others scores differently from the same pair alone (0.85 /
+        # 0.96), and a verdict would depend on what else a path happened to ask. Alone, it
+        # is the same on every path, at about 1.5x the time of a batch of eight.
+        for one in missing:
+            chunk = [one]
             pair, relevance = self._run(chunk)
             for index, (a, b) in enumerate(chunk):
                 self._cache.put(("pair", a, b), pair[index])
@@ -166,4 +168,4 @@ def default_judge() -> LocalJudge:
         return _default
 
 
-__all__ = ["BATCH", "CACHE_SIZE", "LocalJudge", "default_judge"]
+__all__ = ["CACHE_SIZE", "LocalJudge", "default_judge"]
