@@ -17,13 +17,7 @@ import pytest
 from memorybank import MemoryBank
 from memorybank.providers.embedders.local import LocalEmbedder
 from memorybank.stores.sqlite import SQLiteStore
-
-
-class SharedEmbedder(LocalEmbedder):
-    """The session's one embedder; banks built in tests must not close it."""
-
-    def close(self) -> None:
-        pass
+from shared_embedder import SharedEmbedder
 
 
 @pytest.fixture(scope="session")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,8 @@ from memorybank_bench.judge_slots import TrainingPair, slot_pairs, slot_question
 from memorybank_bench.pair_gen import generate
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+#: The project's own benchmark data (``benchmarks/data``).
+OWN = Path(__file__).resolve().parents[1] / "data"
 _SICK_LABELS = {"ENTAILMENT": "duplicate", "CONTRADICTION": "update", "NEUTRAL": "distinct"}
 
 
@@ -128,15 +130,34 @@ def phrases(seed: int) -> list[TrainingPair]:
     return [TrainingPair(p.a, p.b, p.label, f"phrases:{p.family}") for p in generate(seed, 60)]
 
 
+#: The lifecycle sets the judge is scored on, never trained on.
+SCORED = (SHARED / "facts" / "lifecycle_dev2.jsonl", OWN / "lifecycle_own.jsonl")
+
+
+def scored_sentences(paths: Sequence[Path] = SCORED) -> set[str]:
+    """Every fact and question of the scored lifecycle sets (those that exist)."""
+    return {
+        text
+        for path in paths
+        if path.is_file()
+        for pair in lifecycle_pairs(path)
+        for text in (pair.a, pair.b)
+    }
+
+
 def training_set(seed: int = 0, slots: int = 12000, questions: int = 3500) -> list[TrainingPair]:
-    """Everything the shipped judge is trained on, shuffled (deterministic for ``seed``)."""
-    data = (
+    """Everything the shipped judge is trained on, shuffled (deterministic for ``seed``). A
+    pair that says a sentence of a scored set is left out: the generators build common
+    sentences ("User is 22 years old") that the scored sets happen to hold too."""
+    generated = (
         slot_pairs(seed, slots)
         + slot_questions(seed + 1, questions)
         + phrases(seed)
         + pairs_dev()
         + lifecycle_pairs(SHARED / "facts" / "lifecycle_dev.jsonl")
     )
+    scored = scored_sentences()
+    data = [pair for pair in generated if pair.a not in scored and pair.b not in scored]
     rng = random.Random(seed)
     rng.shuffle(data)
     return data
@@ -147,11 +168,14 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 __all__ = [
+    "OWN",
+    "SCORED",
     "SHARED",
     "lifecycle_pairs",
     "locomo",
     "pairs_dev",
     "phrases",
+    "scored_sentences",
     "sick",
     "training_set",
 ]

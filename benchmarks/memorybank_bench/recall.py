@@ -31,13 +31,16 @@ from rich.table import Table
 
 import memorybank
 from memorybank.core.prompt import auto_recall
-from memorybank.model import Caller
+from memorybank.model import Caller, MemoryFilter, ScopeSet, Source
+from memorybank.rules.quoted import facts_then_quotes
 from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
 from memorybank.rules.render import sanitize_memory_text
 from memorybank.rules.tokens import count_tokens
 from memorybank_bench.locomo import Conversation, ingest, load_conversations
 
 DEFAULT_BUDGET = 500
+#: More stored chunks than a LoCoMo conversation has turns (the longest has under 700).
+_MAX_TURNS = 100_000
 
 
 @dataclass(frozen=True)
@@ -106,9 +109,22 @@ class RecallReport:
         }
 
 
-def _lines(conversation: Conversation) -> dict[str, str]:
-    """Each turn's line as a memory block shows it."""
-    return {t.dia_id: f"- {sanitize_memory_text(t.content)}\n" for t in conversation.turns}
+def _lines(bank: memorybank.MemoryBank, conversation: Conversation) -> dict[str, list[str]]:
+    """Each turn's lines (one per stored chunk) as a memory block shows them: a stored turn
+    is quoted with the day it was said (:func:`memorybank.rules.quoted.facts_then_quotes`),
+    so the lines are read from the stored turns, as the block reads them."""
+    stored = bank.store.list_memories(
+        ScopeSet(user_id=conversation.sample_id),
+        MemoryFilter(source=(Source.CONVERSATION,)),
+        limit=_MAX_TURNS,
+    )
+    lines: dict[str, list[str]] = {}
+    for memory in stored:
+        dia_id = memory.metadata.get("dia_id")
+        for quote in facts_then_quotes([memory]):
+            if isinstance(dia_id, str):
+                lines.setdefault(dia_id, []).append(f"- {sanitize_memory_text(quote.content)}\n")
+    return lines
 
 
 def measure(
@@ -120,14 +136,16 @@ def measure(
     """Every scored question, of its own user and of the next conversation's."""
     recalls, complete, own_tokens, other_tokens, not_empty, seconds = [], [], [], [], [], []
     for index, conversation in enumerate(conversations):
-        lines = _lines(conversation)
+        lines = _lines(bank, conversation)
         other = Caller(user_id=conversations[(index + 1) % len(conversations)].sample_id)
         own = Caller(user_id=conversation.sample_id)
         for question in (q for q in conversation.questions if q.scored):
             started = time.perf_counter()
             block = auto_recall(bank, own, question.question, budget, min_relevance=min_relevance)
             seconds.append(time.perf_counter() - started)
-            found = [lines[e] in block for e in question.evidence if e in lines]
+            found = [
+                any(line in block for line in lines[e]) for e in question.evidence if e in lines
+            ]
             recalls.append(float(np.mean(found)) if found else 0.0)
             complete.append(float(bool(found) and all(found)))
             own_tokens.append(count_tokens(block))

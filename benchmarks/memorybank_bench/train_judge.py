@@ -17,6 +17,7 @@ import json
 import math
 import random
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -227,22 +228,33 @@ def _export(torch: Any, model: Any, tokenizer: Any, out: Path) -> None:
 
     enc = tokenizer(["User lives in Lisbon"], ["User moved to Porto"], return_tensors="pt")
     fp32 = out / "judge-fp32.onnx"
-    torch.onnx.export(
-        model,
-        (enc["input_ids"], enc["attention_mask"], enc["token_type_ids"]),
-        str(fp32),
-        input_names=["input_ids", "attention_mask", "token_type_ids"],
-        output_names=["pair", "relevance"],
-        dynamic_axes={
-            "input_ids": {0: "batch", 1: "sequence"},
-            "attention_mask": {0: "batch", 1: "sequence"},
-            "token_type_ids": {0: "batch", 1: "sequence"},
-            "pair": {0: "batch"},
-            "relevance": {0: "batch"},
-        },
-        opset_version=17,
-        dynamo=False,
-    )
+    # The TorchScript exporter on purpose: torch's newer one needs onnxscript, which the
+    # ``train`` extra does not install. Since torch 2.9 it and its internals warn that they
+    # are deprecated; tracing warns where transformers reads a shape as a Python value (the
+    # padding of the attention mask: none without a cache); and the exporter warns that the
+    # indexing inside BERT would be wrong for negative indices (it has none). Errors under the
+    # test suite's warning filter, silenced for this call only; the test scores the exported
+    # model on other batch sizes and lengths than the traced one.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        warnings.filterwarnings("ignore", category=UserWarning, module=r"torch\.onnx\.")
+        torch.onnx.export(
+            model,
+            (enc["input_ids"], enc["attention_mask"], enc["token_type_ids"]),
+            str(fp32),
+            input_names=["input_ids", "attention_mask", "token_type_ids"],
+            output_names=["pair", "relevance"],
+            dynamic_axes={
+                "input_ids": {0: "batch", 1: "sequence"},
+                "attention_mask": {0: "batch", 1: "sequence"},
+                "token_type_ids": {0: "batch", 1: "sequence"},
+                "pair": {0: "batch"},
+                "relevance": {0: "batch"},
+            },
+            opset_version=17,
+            dynamo=False,
+        )
     quantize_dynamic(str(fp32), str(out / "model.onnx"), weight_type=QuantType.QInt8)
     fp32.unlink()
 

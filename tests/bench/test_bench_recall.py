@@ -26,7 +26,7 @@ def test_run_recall(tmp_path: Path, embedder: LocalEmbedder) -> None:
     report = run_recall(_two(tmp_path), budget=200, cutoffs=(0.0, 0.15), console=_quiet())
     assert report.questions == 2 and [r.min_relevance for r in report.results] == [0.0, 0.15]
     everything, cut = report.results
-    assert everything.evidence_recall == 1.0  # 8 short turns fit in 200 tokens
+    assert everything.evidence_recall == 1.0  # each evidence turn is quoted in the block
     assert 0 < everything.own_tokens <= 200 and everything.other_not_empty == 1.0
     assert cut.other_tokens <= everything.other_tokens
     assert json.loads(json.dumps(report.as_dict()))["budget"] == 200

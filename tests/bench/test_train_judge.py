@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from memorybank.providers.judges.local import LocalJudge
-from memorybank_bench.judge_data import SHARED, lifecycle_pairs, training_set
+from memorybank_bench.judge_data import (
+    SHARED,
+    lifecycle_pairs,
+    locomo,
+    scored_sentences,
+    sick,
+    training_set,
+)
 from memorybank_bench.judge_slots import slot_pairs, slot_questions
 from memorybank_bench.train_judge import TrainConfig, split, train
 
@@ -37,9 +44,20 @@ def test_the_held_out_part_is_never_trained_on() -> None:
 def test_every_source_loads_and_the_scored_sets_stay_out() -> None:
     data = training_set(seed=0, slots=100, questions=50)
     sources = {p.source.split(":")[0] for p in data}
-    assert {"slot", "phrases", "sick", "pairs_dev", "lifecycle_dev.jsonl", "locomo"} <= sources
-    scored = {p.b for p in lifecycle_pairs(SHARED / "facts" / "lifecycle_dev2.jsonl")}
-    assert not scored & {p.b for p in data}
+    assert {"slot", "phrases", "pairs_dev", "lifecycle_dev.jsonl"} <= sources
+    # SICK and LoCoMo load, every relation and both tasks, as scoring sets only: their
+    # licences are for evaluation, so none of their pairs is trained on.
+    scoring = sick() + sick("SICK_trial.txt")
+    assert {p.label for p in scoring} == {"duplicate", "update", "distinct"}
+    observed = locomo(seed=0)
+    assert {p.task for p in observed} == {"pair", "relevance"}
+    assert not sources & {"sick", "locomo"}
+    assert not {(p.a, p.b) for p in data} & {(p.a, p.b) for p in scoring + observed}
+    # Nor is any sentence of the scored lifecycle sets, on either side of a pair.
+    dev2 = lifecycle_pairs(SHARED / "facts" / "lifecycle_dev2.jsonl")
+    scored = {p.b for p in dev2} | {p.a for p in dev2} | scored_sentences()
+    assert "User is 22 years old" in scored  # one the generators also write
+    assert not scored & ({p.b for p in data} | {p.a for p in data})
 
 
 @pytest.mark.slow
@@ -49,7 +67,18 @@ def test_a_tiny_training_run_writes_a_judge_the_runtime_loads(tmp_path: Path) ->
     assert (tmp_path / "model.onnx").is_file()
     assert json.loads((tmp_path / "judge.json").read_text(encoding="utf-8")) == summary
     judge = LocalJudge(tmp_path)
-    [scores] = judge.score([("User lives in Lisbon", "User moved to Porto")])
-    assert abs(scores.duplicate + scores.update + scores.distinct - 1.0) < 1e-6
-    [relevance] = judge.relevance("Where do I live?", ["User lives in Lisbon"])
-    assert 0.0 <= relevance <= 1.0
+    # Other batch sizes and lengths than the example it was exported from (dynamic axes).
+    pairs = [
+        ("User lives in Lisbon", "User moved to Porto"),
+        ("User's sister Maria works as a nurse in Porto", "User has a dog"),
+        ("User likes tea", "User likes coffee"),
+    ]
+    scored = judge.score(pairs)
+    assert len(scored) == 3
+    for scores in scored:
+        assert abs(scores.duplicate + scores.update + scores.distinct - 1.0) < 1e-6
+    # Alone, at its own length, too (a fresh judge: each keeps a cache of answers).
+    [alone] = LocalJudge(tmp_path).score(pairs[1:2])
+    assert abs(alone.duplicate + alone.update + alone.distinct - 1.0) < 1e-6
+    relevance = judge.relevance("Where do I live?", ["User lives in Lisbon", "User has a dog"])
+    assert len(relevance) == 2 and all(0.0 <= r <= 1.0 for r in relevance)

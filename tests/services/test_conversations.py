@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from chat_server import ChatServer, Raw, running_chat_server
-from conftest import SharedEmbedder
 from memorybank import MemoryBank
 from memorybank.core.prompt import auto_recall
 from memorybank.errors import ValidationError
@@ -25,6 +24,7 @@ from memorybank.services.conversations import (
     render_remembered,
 )
 from memorybank.stores.sqlite import SQLiteStore
+from shared_embedder import SharedEmbedder
 
 CALLER = Caller(user_id="ana", thread_id="thread-1")
 SEED_MESSAGES = [

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import inspect
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -190,16 +190,21 @@ class Said:
 
 
 class Judge:
-    """A judge for the contract: a verdict per stored text, and a log of what it was asked."""
+    """A judge for the contract: a verdict per stored text (by its last word), and a log of
+    what it was asked. The store calls it once per new memory with all that memory's
+    candidates (a batch, as the learned judge reads them) and takes one verdict per candidate.
+    """
 
     def __init__(self, default: Said = Said("distinct"), **verdicts: Said) -> None:
         self.default = default
         self.verdicts = verdicts
         self.asked: list[tuple[str, str, float]] = []
+        self.calls: list[str] = []
 
-    def __call__(self, new: Memory, old: Memory, similarity: float) -> Said:
-        self.asked.append((new.content, old.content, similarity))
-        return self.verdicts.get(old.content.split()[-1], self.default)
+    def __call__(self, new: Memory, candidates: Sequence[tuple[Memory, float]]) -> list[Said]:
+        self.calls.append(new.content)
+        self.asked.extend((new.content, old.content, sim) for old, sim in candidates)
+        return [self.verdicts.get(old.content.split()[-1], self.default) for old, _ in candidates]
 
 
 def judged(
@@ -230,6 +235,7 @@ def test_judge_sees_the_k_nearest_checked_facts_of_the_scope_above_the_floor(
     assert [old for _, old, _ in judge.asked] == ["fact near", "fact mid", "fact far"]
     sims = [sim for _, _, sim in judge.asked]
     assert sims == pytest.approx([0.995, 0.894, 0.707], abs=1e-3)
+    assert judge.calls == ["fact new"]  # one call with all its candidates
     judge = Judge()
     judged(store, [mem("alice", "fact again")], [vec(1)], judge, k=2)
     assert [old for _, old, _ in judge.asked] == ["fact new", "fact near"]  # k = 2
@@ -263,6 +269,52 @@ def test_judge_decides_duplicates_and_conflicts(store: Store) -> None:
         candidate_floor=0.5,
     )[0].inserted
     assert judge.asked == []
+
+
+def test_a_new_fact_with_no_candidate_is_not_judged(store: Store) -> None:
+    judge = Judge(default=Said("duplicate"))
+    out = judged(store, [mem("alice", "User plays chess")], [vec(0, 1)], judge)
+    assert out[0].inserted and judge.calls == []
+
+
+def test_the_conflicts_it_replaces_are_superseded_in_the_insert(store: Store) -> None:
+    """``replaces`` sees the conflicts (with their similarity) and picks those the new fact
+    retires: they are marked superseded by it with a SUPERSEDE event; the rest stay current."""
+    berlin, madrid = mem("alice", "User lives in Berlin"), mem("alice", "Marco lives in Madrid")
+    put(store, [berlin, madrid], [vec(1, 0.1), vec(1, 0.3)], Judge())
+    seen: list[list[tuple[str, float]]] = []
+
+    def replaces(new: Memory, conflicts: Sequence[tuple[Memory, float]]) -> list[bool]:
+        seen.append([(old.content, sim) for old, sim in conflicts])
+        return [old.content.endswith("Berlin") for old, _ in conflicts]
+
+    judge = Judge(Berlin=Said("conflict", "moved"), Madrid=Said("conflict", "a city"))
+    lisbon = mem("alice", "User lives in Lisbon")
+    out = store.insert(
+        [lisbon], np.stack([vec(1)]), dedup=[True], actor="t", judge=judge, replaces=replaces
+    )[0]
+    assert out.inserted
+    assert [(r.memory.id, r.why) for r in out.conflicts] == [(madrid.id, "a city")]
+    assert [(r.memory.id, r.why) for r in out.superseded] == [(berlin.id, "moved")]
+    assert out.superseded[0].memory.superseded_by == lisbon.id
+    assert [[text for text, _ in call] for call in seen] == [[berlin.content, madrid.content]]
+    assert seen[0][0][1] == pytest.approx(0.995, abs=1e-3)
+    stored = store.get(berlin.id, ALICE)
+    assert stored is not None and stored.superseded_by == lisbon.id
+    assert store.history(berlin.id, ALICE)[-1].kind == EventKind.SUPERSEDE
+    kept = store.get(madrid.id, ALICE)
+    assert kept is not None and kept.superseded_by is None
+    # Without conflicts ``replaces`` is not asked.
+    seen.clear()
+    store.insert(
+        [mem("alice", "User plays chess")],
+        np.stack([vec(0, 1)]),
+        dedup=[True],
+        actor="t",
+        judge=Judge(),
+        replaces=replaces,
+    )
+    assert seen == []
 
 
 def test_judged_batch_counts_earlier_items_and_skips_superseded_facts(store: Store) -> None:
