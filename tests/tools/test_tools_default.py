@@ -112,16 +112,16 @@ def test_remember_answers_replaced_and_replacing_a_replaced_fact_is_a_no_op(
     bank: MemoryBank,
 ) -> None:
     me = Caller(user_id="ula")
-    old = run(bank, "remember", me, fact="User lives in Oslo")
-    new = run(bank, "remember", me, fact="User moved to Bergen")
-    assert new["replaced"] == [{"id": old["id"], "fact": "User lives in Oslo"}]
+    old = run(bank, "remember", me, fact="User lives in Boston")
+    new = run(bank, "remember", me, fact="User moved to Chicago")
+    assert new["replaced"] == [{"id": old["id"], "fact": "User lives in Boston"}]
     # The model then does what the old guidance said: remember with the old id.
-    again = run(bank, "remember", me, fact="User moved to Bergen", id=old["id"])
+    again = run(bank, "remember", me, fact="User moved to Chicago", id=old["id"])
     assert again["success"] and again["id"] == new["id"] and again["fact"] == new["fact"]
     assert "already replaced" in again["note"]
-    assert [m.content for m in bank.list("ula", superseded=False)] == ["User moved to Bergen"]
+    assert [m.content for m in bank.list("ula", superseded=False)] == ["User moved to Chicago"]
     # A rewrite to what another fact already says merges the two: one fact is left.
     tea = run(bank, "remember", me, fact="User drinks black tea every morning")
-    merged = run(bank, "remember", me, fact="User moved to Bergen", id=tea["id"])
+    merged = run(bank, "remember", me, fact="User moved to Chicago", id=tea["id"])
     assert merged["id"] == new["id"] and merged["replaced"][0]["id"] == tea["id"]
-    assert [m.content for m in bank.list("ula", superseded=False)] == ["User moved to Bergen"]
+    assert [m.content for m in bank.list("ula", superseded=False)] == ["User moved to Chicago"]
