@@ -77,9 +77,31 @@ def test_recall_reads_private_and_project_memory(bank: MemoryBank) -> None:
     assert bank.count("uma", scopes="user") == 1
 
 
+#: Thirteen facts about sailing, each its own: the judge retires none of them when they are
+#: saved one after another. (Thirteen near copies, "User read book number 1 about sailing in
+#: 1991", "… number 2 … 1992", read to it as one fact changing: a save retired 6 of 13.)
+SAILING = [
+    "User sails a small dinghy on weekends",
+    "User's favourite sailing book is about ocean crossings",
+    "User learned to tie a bowline knot",
+    "User keeps a logbook of every sailing trip",
+    "User's sailing club meets on Thursdays",
+    "User wants to buy a book on celestial navigation",
+    "User crewed in a regatta last summer",
+    "User's brother gave them a sailing atlas",
+    "User reads sailing magazines on the train",
+    "User is saving up for a sailboat",
+    "User took a coastal skipper course",
+    "User collects old nautical charts",
+    "User's daughter is learning to sail",
+]
+
+
 def test_recall_returns_at_most_the_fixed_limit(bank: MemoryBank) -> None:
-    for i in range(RECALL_LIMIT + 3):
-        bank.save("uma", f"User read book number {i} about sailing in {1990 + i}", "context")
+    assert len(SAILING) == RECALL_LIMIT + 3
+    for fact in SAILING:
+        assert bank.save("uma", fact, "context").replaced == []
+    assert bank.count("uma", superseded=False) == len(SAILING)
     assert len(run(bank, "recall", query="sailing books")["facts"]) == RECALL_LIMIT
 
 
