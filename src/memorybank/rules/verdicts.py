@@ -188,9 +188,7 @@ def verdict(scores: PairScores, new: str, old: str) -> Verdict:
     return Verdict(Relation.DISTINCT)
 
 
-def surely_replaces(
-    scores: Sequence[PairScores], pairs: Sequence[tuple[str, str]]
-) -> list[bool]:
+def surely_replaces(scores: Sequence[PairScores], pairs: Sequence[tuple[str, str]]) -> list[bool]:
     """Which of the stored facts judged against one new fact it surely replaces, given the
     (stored, new) texts of each pair: the one with the highest update probability, when that
     is at least :attr:`Thresholds.sure`. A new fact is about one slot, so it retires one fact
