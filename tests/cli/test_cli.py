@@ -505,13 +505,13 @@ def test_search_json_is_the_rest_apis_shape(db: str) -> None:
 
 
 def test_list_shows_current_facts_and_marks_replaced_ones_on_request(db: str) -> None:
-    old = add(db, "alice", "User lives in Oslo")
-    new = add(db, "alice", "User moved to Bergen")
+    old = add(db, "alice", "User lives in Boston")
+    new = add(db, "alice", "User moved to Chicago")
     assert [c["memory_id"] for c in new["replaced"]] == [old["memory_id"]]
     current = run_json(db, "list", "alice")
-    assert [m["content"] for m in current["memories"]] == ["User moved to Bergen"]
+    assert [m["content"] for m in current["memories"]] == ["User moved to Chicago"]
     assert current["count"] == 1
     everything = run(db, "list", "alice", "--include-superseded")
     assert everything.exit_code == 0, everything.output
     text = " ".join(everything.output.split())
-    assert "User lives in Oslo" in text and f"superseded by {new['memory_id']}" in text
+    assert "User lives in Boston" in text and f"superseded by {new['memory_id']}" in text

@@ -47,16 +47,19 @@ def _stored_before(
     return {m.content: m.id for m in bank.save_records(records, actor=user)}
 
 
+#: Checked with the shipped judge (issue 32): each duplicate scores p(duplicate) >= 0.995
+#: against the fact it joins, each replacement p(update) >= 0.994 after ``weighed``, and the
+#: husband's tea (another person, the same slot) is distinct (0.96).
 FACTS = [
-    ("User currently lives in London", 5, ("home",)),
-    ("User lives in London", 8, ()),
-    ("User likes tea", 4, ("drinks",)),
-    ("User likes green tea in the morning", 6, ()),
-    ("User's phone number is 555-0101", 7, ()),
-    ("User's phone number is 555-0199", 7, ()),
+    ("User is a vegetarian", 5, ("diet",)),
+    ("User follows a vegetarian diet", 8, ()),
+    ("User is fond of tea", 4, ("drinks",)),
+    ("User likes to drink tea", 6, ()),
+    ("User's favourite colour is blue", 7, ()),
+    ("User's favourite colour is green", 7, ()),
     ("User is allergic to peanuts", 9, ()),
-    ("User is not allergic to peanuts", 9, ()),
-    ("User drinks coffee at work", 5, ()),
+    ("User is no longer allergic to peanuts", 9, ()),
+    ("User's husband is fond of tea", 5, ()),
 ]
 
 
@@ -73,34 +76,38 @@ def test_preview_changes_nothing_and_apply_merges_with_history(any_bank: MemoryB
     assert not preview.applied and preview.examined == len(FACTS)
     found = {m.keep.content: sorted(x.content for x in m.merged) for m in preview.merges}
     assert found == {
-        "User lives in London": ["User currently lives in London"],
-        "User likes green tea in the morning": ["User likes tea"],
+        "User follows a vegetarian diet": ["User is a vegetarian"],
+        "User likes to drink tea": ["User is fond of tea"],
     }
     assert _current(bank, "ann") == {text for text, _, _ in FACTS}  # a preview changes nothing
 
     done = consolidate(bank, "ann", dry_run=False)
     assert done.applied and done.merged_count == 2
     left = _current(bank, "ann")
-    assert "User currently lives in London" not in left and "User likes tea" not in left
-    # Not merged: the newer phone number and the allergy correction replace the older ones
-    # (issue 26), which stay in history.
-    assert {"User's phone number is 555-0199", "User is not allergic to peanuts"} <= left
-    assert not {"User's phone number is 555-0101", "User is allergic to peanuts"} & left
+    assert "User is a vegetarian" not in left and "User is fond of tea" not in left
+    # Not merged: the newer colour and the allergy that ended replace the older facts (issue
+    # 26), which stay in history; the husband's tea is another person's, kept as it is.
+    assert {
+        "User's favourite colour is green",
+        "User is no longer allergic to peanuts",
+        "User's husband is fond of tea",
+    } <= left
+    assert not {"User's favourite colour is blue", "User is allergic to peanuts"} & left
     replaced = {(s.old.content, s.new.content) for s in done.supersessions}
     assert replaced == {
-        ("User's phone number is 555-0101", "User's phone number is 555-0199"),
-        ("User is allergic to peanuts", "User is not allergic to peanuts"),
+        ("User's favourite colour is blue", "User's favourite colour is green"),
+        ("User is allergic to peanuts", "User is no longer allergic to peanuts"),
     }
 
-    kept = bank.get(ids["User lives in London"], "ann")
-    assert kept.importance == 8 and kept.tags == ("home",)  # the cluster's best, all tags
-    tea = bank.get(ids["User likes green tea in the morning"], "ann")
+    kept = bank.get(ids["User follows a vegetarian diet"], "ann")
+    assert kept.importance == 8 and kept.tags == ("diet",)  # the cluster's best, all tags
+    tea = bank.get(ids["User likes to drink tea"], "ann")
     assert tea.importance == 6 and tea.tags == ("drinks",)
-    merged = bank.get(ids["User currently lives in London"], "ann")
+    merged = bank.get(ids["User is a vegetarian"], "ann")
     assert merged.superseded_by == kept.id  # kept in storage, out of search
     assert [e.kind for e in bank.history(kept.id, "ann")][-1] is EventKind.MERGE
     assert [e.kind for e in bank.history(merged.id, "ann")][-1] is EventKind.MERGE
-    hits = bank.search("ann", "where does the user live", limit=10)
+    hits = bank.search("ann", "what does the user eat", limit=10)
     assert merged.id not in {h.memory.id for h in hits}
 
     again = consolidate(bank, "ann", dry_run=False)
@@ -109,10 +116,10 @@ def test_preview_changes_nothing_and_apply_merges_with_history(any_bank: MemoryB
     assert {e.memory_id for e in merged_events} == {
         ids[text]
         for text in (
-            "User lives in London",
-            "User currently lives in London",
-            "User likes green tea in the morning",
-            "User likes tea",
+            "User follows a vegetarian diet",
+            "User is a vegetarian",
+            "User likes to drink tea",
+            "User is fond of tea",
         )
     }
     assert {e.channel for e in merged_events} == {Channel.CONSOLIDATION}
@@ -120,10 +127,10 @@ def test_preview_changes_nothing_and_apply_merges_with_history(any_bank: MemoryB
 
 def test_only_applies_the_confirmed_merges(bank: MemoryBank) -> None:
     ids = _stored_before(bank, "bo", FACTS)
-    done = consolidate(bank, "bo", dry_run=False, only=[ids["User lives in London"]])
-    assert [m.keep.id for m in done.merges] == [ids["User lives in London"]]
-    assert "User likes tea" in _current(bank, "bo")
-    assert "User currently lives in London" not in _current(bank, "bo")
+    done = consolidate(bank, "bo", dry_run=False, only=[ids["User follows a vegetarian diet"]])
+    assert [m.keep.id for m in done.merges] == [ids["User follows a vegetarian diet"]]
+    assert "User is fond of tea" in _current(bank, "bo")
+    assert "User is a vegetarian" not in _current(bank, "bo")
 
 
 def test_scopes_stay_apart_and_projects_need_an_admin(bank: MemoryBank) -> None:
@@ -134,12 +141,12 @@ def test_scopes_stay_apart_and_projects_need_an_admin(bank: MemoryBank) -> None:
     assert consolidate(bank, "cy").merged_count == 1
     assert consolidate(bank, "di").merged_count == 0
     preview = consolidate(bank, "cy", "apollo", role="member")  # a member may look
-    assert [m.keep.content for m in preview.merges] == ["User likes green tea in the morning"]
+    assert [m.keep.content for m in preview.merges] == ["User likes to drink tea"]
     with pytest.raises(PermissionDenied):
         consolidate(bank, "cy", "apollo", dry_run=False, role="member")
     assert consolidate(bank, "cy", "apollo", dry_run=False, role="admin").merged_count == 1
-    assert _current(bank, "cy", "apollo") == {"User likes green tea in the morning"}
-    assert "User currently lives in London" in _current(bank, "cy")  # private scope untouched
+    assert _current(bank, "cy", "apollo") == {"User likes to drink tea"}
+    assert "User is a vegetarian" in _current(bank, "cy")  # private scope untouched
 
 
 def test_conversation_turns_are_left_alone(bank: MemoryBank) -> None:
@@ -200,18 +207,25 @@ def test_the_server_job_merges_on_its_schedule(bank: MemoryBank) -> None:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and len(_current(bank, "gus")) > 2:
             time.sleep(0.1)
-    assert _current(bank, "gus") == {"User lives in London", "User likes green tea in the morning"}
+    assert _current(bank, "gus") == {"User follows a vegetarian diet", "User likes to drink tea"}
     kept = bank.list("gus", superseded=False)[0]
     assert bank.history(kept.id, "gus")[-1].actor == SCHEDULED_ACTOR
 
 
 # -- issue 27, finding 3: bounded work per call ------------------------------------------------
 
-#: Facts all alike (one template, one number apart): every pair is similar enough to be judged
-#: and none is a duplicate (a different number is a different value), the worst case for
-#: judging every similar pair.
-# Two numbers apart in every pair: alike enough to be judged, never sure to be one changed.
-LOCKERS = [(f"User's gym locker code is {1000 + n} since {1900 + n}", 5, ()) for n in range(60)]
+#: Sixty people met at the gym: one template, one name apart, so every pair is similar enough
+#: to be judged, yet each is another person (the shipped judge: at most 0.95 that any of them
+#: changes another, and none a duplicate), the worst case for judging every similar pair.
+#: (A value changed in a near copy, "locker code 1000" then "1001", is a change the judge
+#: retires, so these are people, not values.)
+CLIMBERS = (
+    "Aaron Bella Carlos Dana Elena Farid Grace Hugo Irene Jonas Kira Liam Mona Nadia Oscar "
+    "Paula Quinn Rafael Sara Tomas Uma Victor Wendy Xavier Yara Zane Alma Bruno Clara Diego "
+    "Elsa Felix Gina Hector Ines Jakob Lena Marco Nina Omar Petra Rosa Stefan Tara Ulrich "
+    "Vera Walter Yusuf Zora Anton Beatriz Cyril Daria Emil Flora Gustav Hanna Igor Julia Karl"
+).split()
+MET = [(f"User met a climber named {name} at the gym", 5, ()) for name in CLIMBERS]
 #: Two duplicates planted among them (each adds nothing to the fact it joins).
 PLANTED = FACTS[:4]
 
@@ -227,7 +241,7 @@ def _pages(bank: MemoryBank, user: str, budget: Budget) -> list[Consolidation]:
 def test_each_fact_is_judged_against_its_few_nearest_not_every_similar_fact(
     bank: MemoryBank,
 ) -> None:
-    _stored_before(bank, "hal", LOCKERS)
+    _stored_before(bank, "hal", MET)
     found = consolidate(bank, "hal")
     assert found.examined == 60 and found.merges == () and not found.truncated
     # The n-th fact is judged against the min(n, 5) nearest before it: 285 pairs, where
@@ -236,8 +250,8 @@ def test_each_fact_is_judged_against_its_few_nearest_not_every_similar_fact(
 
 
 def test_a_call_stops_at_its_budget_and_says_where_to_go_on(bank: MemoryBank) -> None:
-    _stored_before(bank, "ida", LOCKERS + PLANTED)
-    total = len(LOCKERS) + len(PLANTED)
+    _stored_before(bank, "ida", MET + PLANTED)
+    total = len(MET) + len(PLANTED)
     first = consolidate(bank, "ida", budget=Budget(facts=10))
     assert (first.examined, first.remaining, first.stopped_by) == (10, total - 10, "facts")
     assert first.truncated and first.next_cursor and first.as_dict()["truncated"] is True
@@ -249,8 +263,8 @@ def test_a_call_stops_at_its_budget_and_says_where_to_go_on(bank: MemoryBank) ->
     assert pages[-1].next_cursor is None and pages[-1].remaining == 0
     merged = {m.keep.content: [x.content for x in m.merged] for p in pages for m in p.merges}
     assert merged == {
-        "User lives in London": ["User currently lives in London"],
-        "User likes green tea in the morning": ["User likes tea"],
+        "User follows a vegetarian diet": ["User is a vegetarian"],
+        "User likes to drink tea": ["User is fond of tea"],
     }
 
     capped = consolidate(bank, "ida", budget=Budget(facts=5000, pairs=12))
@@ -261,7 +275,7 @@ def test_a_call_stops_at_its_budget_and_says_where_to_go_on(bank: MemoryBank) ->
 
 
 def test_applying_page_by_page_merges_what_the_whole_pass_finds(bank: MemoryBank) -> None:
-    _stored_before(bank, "jo", LOCKERS + PLANTED)
+    _stored_before(bank, "jo", MET + PLANTED)
     whole = consolidate_all(bank, "jo", dry_run=True)
     assert whole.examined == 64 and whole.merged_count == 2 and not whole.truncated
     cursor = None
@@ -270,9 +284,9 @@ def test_applying_page_by_page_merges_what_the_whole_pass_finds(bank: MemoryBank
         cursor = done.next_cursor
         if cursor is None:
             break
-    assert _current(bank, "jo") == {text for text, _, _ in LOCKERS} | {
-        "User lives in London",
-        "User likes green tea in the morning",
+    assert _current(bank, "jo") == {text for text, _, _ in MET} | {
+        "User follows a vegetarian diet",
+        "User likes to drink tea",
     }
     assert consolidate_all(bank, "jo", dry_run=False).merged_count == 0
 
@@ -301,8 +315,8 @@ def test_consolidation_proposes_what_a_newer_fact_replaces(bank: MemoryBank) -> 
         "ria",
         [
             ("User lives in Denver", 6, ()),
-            ("User is a teacher at Lincoln High", 6, ()),
-            ("User studied history at university", 6, ()),
+            ("User works at Acme", 6, ()),
+            ("User's brother lives in Madrid", 6, ()),  # judged beside the move: kept
             ("User's sister is named Ann", 6, ()),
         ],
     )
@@ -310,26 +324,24 @@ def test_consolidation_proposes_what_a_newer_fact_replaces(bank: MemoryBank) -> 
         bank,
         "ria",
         [
-            ("User relocated to Austin in the spring", 6, ()),
-            ("User left teaching and now works as a UX researcher", 6, ()),
+            ("User moved to Austin", 6, ()),
+            ("User now works at Globex", 6, ()),
             ("User's sister is named Amy", 6, ()),  # another sister, or a typo: not sure
         ],
     )
     preview = consolidate_all(bank, "ria")
     pairs = {(s.old.id, s.new.id) for s in preview.supersessions}
     assert pairs == {
-        (ids["User lives in Denver"], later["User relocated to Austin in the spring"]),
-        (
-            ids["User is a teacher at Lincoln High"],
-            later["User left teaching and now works as a UX researcher"],
-        ),
+        (ids["User lives in Denver"], later["User moved to Austin"]),
+        (ids["User works at Acme"], later["User now works at Globex"]),
     }
     assert preview.as_dict()["superseded_count"] == 2
     assert len(_current(bank, "ria")) == 7  # a preview changes nothing
     done = consolidate_all(bank, "ria", dry_run=False)
     assert {(s.old.id, s.new.id) for s in done.supersessions} == pairs
     assert len(_current(bank, "ria")) == 5
+    assert {"User's brother lives in Madrid", "User's sister is named Ann"} <= _current(bank, "ria")
     old = ids["User lives in Denver"]
-    assert bank.get(old, "ria").superseded_by == later["User relocated to Austin in the spring"]
+    assert bank.get(old, "ria").superseded_by == later["User moved to Austin"]
     assert [e.kind for e in bank.history(old, "ria")][-1] is EventKind.SUPERSEDE
     assert consolidate_all(bank, "ria").supersessions == ()  # nothing left to propose

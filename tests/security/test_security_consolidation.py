@@ -16,10 +16,12 @@ from memorybank.core.consolidate import LAST_RUN_KEY
 from memorybank.model import Category, Memory
 from server_helpers import World, make_world, serving
 
-OWNERS = "User's phone number is 555-0101"
-MEMBERS = "User's phone number is 555-0199"
-#: A pair the owner's newer fact surely replaces, stored before saves superseded.
-MEMBER_OLD, OWNER_NEW = "User lives in Denver", "User relocated to Austin in the spring"
+#: A near copy with a new value: the shipped judge's update 0.996 (after ``weighed``), well
+#: above the 0.99 a save needs to retire a fact, so only the author rule keeps the owner's.
+OWNERS = "User's favourite colour is blue"
+MEMBERS = "User's favourite colour is green"
+#: A pair the owner's newer fact surely replaces (0.996), stored before saves superseded.
+MEMBER_OLD, OWNER_NEW = "User drinks coffee", "User no longer drinks coffee"
 
 
 def _attack(world: World, http: httpx.Client, bank: MemoryBank) -> dict[str, str]:

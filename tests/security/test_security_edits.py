@@ -74,13 +74,13 @@ def test_an_edit_racing_a_supersession_never_undoes_it(
     http, bank = site
     for n in range(ROUNDS):
         bank.clear("alice")
-        old = add(http, "User lives in Leeds")
+        old = add(http, "User lives in Boston")
         patch, save = together(
             partial(http.patch, f"/api/memories/{old}", json={"importance": 3, "tags": ["home"]}),
             partial(
                 http.post,
                 "/api/memory/user",
-                json={"fact": "User moved to York", "category": "identity"},
+                json={"fact": "User moved to Chicago", "category": "identity"},
             ),
         )
         assert patch.status_code == 200, patch.text
@@ -139,17 +139,19 @@ def test_an_import_links_each_replaced_fact_to_its_replacement_anew(
     site: tuple[httpx.Client, MemoryBank],
 ) -> None:
     http, bank = site
-    old = add(http, "User lives in Leeds")
-    new = http.post("/api/memory/user", json={"fact": "User moved to York", "category": "identity"})
+    old = add(http, "User lives in Boston")
+    new = http.post(
+        "/api/memory/user", json={"fact": "User moved to Chicago", "category": "identity"}
+    )
     assert [m["memory_id"] for m in new.json()["replaced"]] == [old]
     document = http.get("/api/export").json()
     bob = {"Authorization": f"Bearer {KEYS['bob']}"}
     r = http.post("/api/import", json=document, headers=bob)
     assert r.status_code == 200 and r.json()["imported"] == 2, r.text
     mine = {m.content: m for m in bank.list("bob", superseded=None, limit=10)}
-    leeds, york = mine["User lives in Leeds"], mine["User moved to York"]
-    assert leeds.id != old and leeds.superseded_by == york.id
-    assert york.superseded_by is None
+    boston, chicago = mine["User lives in Boston"], mine["User moved to Chicago"]
+    assert boston.id != old and boston.superseded_by == chicago.id
+    assert chicago.superseded_by is None
     again = http.post("/api/import", json=document, headers=bob)  # held already: skipped
     assert again.json()["imported"] == 0
-    assert bank.get(leeds.id, "bob").superseded_by == york.id
+    assert bank.get(boston.id, "bob").superseded_by == chicago.id

@@ -130,12 +130,15 @@ def test_memories_found_only_through_their_history(any_bank: MemoryBank) -> None
     """Beyond the search's ``topK`` candidates, memories whose earlier text mentions the
     request are found in history; a memory whose old text does not is left alone."""
     bank = any_bank
-    current = bank.save("ana", "User's old home address was on Oak Street", "context").memory_id
     moved = bank.save("ana", OLD, "identity").memory_id
     unrelated = bank.save("ana", "User drinks green tea", "preference").memory_id
-    assert current is not None and moved is not None and unrelated is not None
+    assert moved is not None and unrelated is not None
     bank.update(moved, "ana", content=NEW)
     bank.update(unrelated, "ana", content="User drinks black coffee")
+    # Told after the move: search puts the newer of two facts about one slot first (issue 32),
+    # so were it saved before, the new address (`moved`) would be the one search candidate.
+    current = bank.save("ana", "User's old home address was on Oak Street", "context").memory_id
+    assert current is not None
 
     preview = forget_preview(bank, ANA, QUERY, top_k=1)  # one search candidate: `current`
     actions = {item.memory.id: item.action for item in preview.items}

@@ -228,13 +228,13 @@ def test_cards_show_decayed_importance(page: Page, serve: Callable[..., Server])
 def test_tidy_up_previews_then_merges(page: Page, serve: Callable[..., Server]) -> None:
     server = serve()
     old = [  # saved twice in other words before duplicates were caught (an old import)
-        ("User currently lives in London", 5),
-        ("User lives in London", 8),
-        ("User likes tea", 4),
-        ("User likes green tea in the morning", 6),
-        ("User drinks coffee at work", 5),
-        ("User's phone number is 555-0101", 6),
-        ("User's phone number is 555-0199", 6),  # the newer: it replaces the one before
+        ("User is a vegetarian", 5),
+        ("User follows a vegetarian diet", 8),
+        ("User is fond of tea", 4),
+        ("User likes to drink tea", 6),
+        ("User's husband is fond of tea", 5),  # another person's: kept
+        ("User's favourite colour is blue", 6),
+        ("User's favourite colour is green", 6),  # the newer: it replaces the one before
     ]
     records = [
         Memory(user_id="local", content=text, category=Category.IDENTITY, importance=importance)
@@ -245,18 +245,19 @@ def test_tidy_up_previews_then_merges(page: Page, serve: Callable[..., Server]) 
     page.get_by_role("button", name="Find duplicates").click()
     merges = page.locator("#tidy-merges .step")
     expect(merges).to_have_count(3)
-    expect(page.locator("#tidy-merges")).to_contain_text("User lives in London")
+    expect(page.locator("#tidy-merges")).to_contain_text("User follows a vegetarian diet")
     newer = page.locator("#tidy-merges .act-SUPERSEDE")
-    expect(newer).to_contain_text("User's phone number is 555-0199")
-    expect(newer.locator(".was")).to_have_text("User's phone number is 555-0101")
+    expect(newer).to_contain_text("User's favourite colour is green")
+    expect(newer.locator(".was")).to_have_text("User's favourite colour is blue")
     assert server.bank.count("local", superseded=False) == 7  # the preview changes nothing
     shot(page, "tidy")
-    page.get_by_label("Merge into: User likes green tea in the morning").uncheck()
+    page.get_by_label("Merge into: User likes to drink tea").uncheck()
     page.get_by_role("button", name="Apply selected").click()
     expect(page.locator("#tidy-status")).to_contain_text("Merged 1 fact. Replaced 1 older fact")
     current = {m.content for m in server.bank.list("local", superseded=False)}
-    assert "User currently lives in London" not in current and "User likes tea" in current
-    assert "User's phone number is 555-0101" not in current
+    assert "User is a vegetarian" not in current and "User is fond of tea" in current
+    assert "User's favourite colour is blue" not in current
+    assert "User's husband is fond of tea" in current
 
 
 # -- the tool playground ----------------------------------------------------------------------
@@ -525,16 +526,16 @@ def test_a_replacing_save_says_replaced_and_undo_restores_the_old_fact(
     page: Page, serve: Callable[..., Server]
 ) -> None:
     server = serve()
-    old = server.bank.save("local", "User lives in Oslo", "identity", source="user")
+    old = server.bank.save("local", "User lives in Boston", "identity", source="user")
     go_live(page, server.url)
     expect(page.locator("#memory-list .memory")).to_have_count(1)
 
-    saved = tool(server.url, "remember", {"fact": "User moved to Bergen"})
+    saved = tool(server.url, "remember", {"fact": "User moved to Chicago"})
     assert [c["id"] for c in saved["replaced"]] == [old.memory_id], saved
     toast = page.locator(f'.toast[data-memory-id="{old.memory_id}"]')
-    expect(toast).to_have_text(re.compile("Replaced: User lives in Oslo"))
+    expect(toast).to_have_text(re.compile("Replaced: User lives in Boston"))
     # The list shows what is current: the replaced fact leaves it.
-    expect(page.locator("#memory-list .memory .content")).to_have_text(["User moved to Bergen"])
+    expect(page.locator("#memory-list .memory .content")).to_have_text(["User moved to Chicago"])
     toast.get_by_role("button", name="Undo").click()
     expect(toast).to_contain_text("Restored")
     assert server.bank.get(str(old.memory_id), "local").superseded_by is None

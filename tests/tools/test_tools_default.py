@@ -77,9 +77,31 @@ def test_recall_reads_private_and_project_memory(bank: MemoryBank) -> None:
     assert bank.count("uma", scopes="user") == 1
 
 
+#: Thirteen facts about sailing, each its own: the judge retires none of them when they are
+#: saved one after another. (Thirteen near copies, "User read book number 1 about sailing in
+#: 1991", "… number 2 … 1992", read to it as one fact changing: a save retired 6 of 13.)
+SAILING = [
+    "User sails a small dinghy on weekends",
+    "User's favourite sailing book is about ocean crossings",
+    "User learned to tie a bowline knot",
+    "User keeps a logbook of every sailing trip",
+    "User's sailing club meets on Thursdays",
+    "User wants to buy a book on celestial navigation",
+    "User crewed in a regatta last summer",
+    "User's brother gave them a sailing atlas",
+    "User reads sailing magazines on the train",
+    "User is saving up for a sailboat",
+    "User took a coastal skipper course",
+    "User collects old nautical charts",
+    "User's daughter is learning to sail",
+]
+
+
 def test_recall_returns_at_most_the_fixed_limit(bank: MemoryBank) -> None:
-    for i in range(RECALL_LIMIT + 3):
-        bank.save("uma", f"User read book number {i} about sailing in {1990 + i}", "context")
+    assert len(SAILING) == RECALL_LIMIT + 3
+    for fact in SAILING:
+        assert bank.save("uma", fact, "context").replaced == []
+    assert bank.count("uma", superseded=False) == len(SAILING)
     assert len(run(bank, "recall", query="sailing books")["facts"]) == RECALL_LIMIT
 
 
@@ -112,16 +134,16 @@ def test_remember_answers_replaced_and_replacing_a_replaced_fact_is_a_no_op(
     bank: MemoryBank,
 ) -> None:
     me = Caller(user_id="ula")
-    old = run(bank, "remember", me, fact="User lives in Oslo")
-    new = run(bank, "remember", me, fact="User moved to Bergen")
-    assert new["replaced"] == [{"id": old["id"], "fact": "User lives in Oslo"}]
+    old = run(bank, "remember", me, fact="User lives in Boston")
+    new = run(bank, "remember", me, fact="User moved to Chicago")
+    assert new["replaced"] == [{"id": old["id"], "fact": "User lives in Boston"}]
     # The model then does what the old guidance said: remember with the old id.
-    again = run(bank, "remember", me, fact="User moved to Bergen", id=old["id"])
+    again = run(bank, "remember", me, fact="User moved to Chicago", id=old["id"])
     assert again["success"] and again["id"] == new["id"] and again["fact"] == new["fact"]
     assert "already replaced" in again["note"]
-    assert [m.content for m in bank.list("ula", superseded=False)] == ["User moved to Bergen"]
+    assert [m.content for m in bank.list("ula", superseded=False)] == ["User moved to Chicago"]
     # A rewrite to what another fact already says merges the two: one fact is left.
     tea = run(bank, "remember", me, fact="User drinks black tea every morning")
-    merged = run(bank, "remember", me, fact="User moved to Bergen", id=tea["id"])
+    merged = run(bank, "remember", me, fact="User moved to Chicago", id=tea["id"])
     assert merged["id"] == new["id"] and merged["replaced"][0]["id"] == tea["id"]
-    assert [m.content for m in bank.list("ula", superseded=False)] == ["User moved to Bergen"]
+    assert [m.content for m in bank.list("ula", superseded=False)] == ["User moved to Chicago"]
