@@ -125,6 +125,7 @@ def _rows(
     cells: list[tuple[str, Callable[[dict[str, Any]], str]]] = [
         ("search p50 ms", lambda r: f"{r['search_ms']['p50']:.1f}"),
         ("search p95 ms", lambda r: f"{r['search_ms']['p95']:.1f}"),
+        ("query embedding p50 ms", lambda r: f"{r['query_embed_ms']['p50']:.1f}"),
         ("ingest facts/s", lambda r: f"{r['ingest_per_s']:,.1f}"),
         ("ingest p50 / p95 ms", lambda r: f"{r['add_ms']['p50']:.1f} / {r['add_ms']['p95']:.1f}"),
         ("facts stored", lambda r: f"{r['stored']:,} of {r['facts']:,}"),
@@ -183,7 +184,8 @@ class PeersReport:
             caption=(
                 f"{self.conversations} conversations, {ours['facts']:,} facts ingested one call "
                 f"each, {ours['questions']} questions searched for {TOP_K}; each system in its "
-                "own process. Ingest: memorybank's save runs its judge (each fact compared with "
+                "own process. Query embedding: each question embedded alone, the share of a search "
+                "both pay alike. Ingest: memorybank's save runs its judge (each fact compared with "
                 "the similar stored ones; refused duplicates are not stored), mem0 with "
                 f"infer=False stores as given. mem0 {theirs['version']}, memorybank "
                 f"{ours['version']}. Machine: {machine_line(self.machine)}"

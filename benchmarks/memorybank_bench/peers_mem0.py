@@ -104,6 +104,9 @@ class Mem0Peer:
             for row in found["results"]
         ]
 
+    def embed(self, text: str) -> None:
+        self._embedder.embed([text])
+
     def close(self) -> None:
         self._memory.close()
         self._memory.vector_store.client.close()

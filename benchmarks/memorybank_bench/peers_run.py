@@ -10,6 +10,8 @@ The workload (the data folder's README, "Fact protocol", on both systems alike):
 * every question of categories 1–4 whose evidence some observation covers is searched in its
   scope for 10 results, and scored by recall@10: the share of its gold ids covered by them;
 * ``limit_questions`` keeps the first N such questions of each conversation.
+* then each question is embedded again by the system's embedder alone: the share of a search
+  both systems pay alike (the same model), which bounds how far apart their searches can be.
 
 ``python -m memorybank_bench.peers_run --system memorybank --data locomo_dev.json --out r.json``
 writes one :func:`measure` result as JSON (the parent, :mod:`memorybank_bench.peers`, reads it).
@@ -118,6 +120,10 @@ class Peer(Protocol):
         """The dialogue ids of each of the top :data:`TOP_K` results, in rank order."""
         ...
 
+    def embed(self, text: str) -> None:
+        """Embed ``text`` with the system's embedder alone (the query's share of a search)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -153,6 +159,9 @@ class MemoryBankPeer:
                 ranked.append(frozenset(str(d) for d in hit.memory.metadata.get("dia_ids") or ()))
         return ranked
 
+    def embed(self, text: str) -> None:
+        self._bank.embedder.embed([text])
+
     def close(self) -> None:
         self._bank.close()
 
@@ -173,8 +182,8 @@ def _ms(latency: Latency) -> dict[str, float | int]:
 
 
 def measure(system: str, scopes: Sequence[Scope], workdir: Path) -> dict[str, Any]:
-    """Open ``system``, ingest every scope's facts one call each, then search every question:
-    the timings, the counts and recall@10, JSON-ready."""
+    """Open ``system``, ingest every scope's facts one call each, search every question, then
+    embed every question alone: the timings, the counts and recall@10, JSON-ready."""
     began = time.perf_counter()
     peer = open_peer(system, workdir)
     opened = time.perf_counter() - began
@@ -199,6 +208,12 @@ def measure(system: str, scopes: Sequence[Scope], workdir: Path) -> dict[str, An
                 searches.append(time.perf_counter() - began)
                 recalls.append(fact_recall_at(ranked, probe.gold, TOP_K))
                 ranks.append(fact_reciprocal_rank(ranked, probe.gold))
+        embeds: list[float] = []
+        for scope in scopes:
+            for probe in scope.probes:
+                began = time.perf_counter()
+                peer.embed(probe.question)
+                embeds.append(time.perf_counter() - began)
     finally:
         peer.close()
     ingest_seconds = sum(adds)
@@ -213,6 +228,7 @@ def measure(system: str, scopes: Sequence[Scope], workdir: Path) -> dict[str, An
         "add_ms": _ms(Latency.of(adds)),
         "questions": len(searches),
         "search_ms": _ms(Latency.of(searches)),
+        "query_embed_ms": _ms(Latency.of(embeds)),
         "recall_at_10": sum(recalls) / len(recalls) if recalls else 0.0,
         "mrr": sum(ranks) / len(ranks) if ranks else 0.0,
         "rss_after_ingest_mib": rss_after_ingest / _MIB,

@@ -86,6 +86,7 @@ def test_cli_bench_peers_measures_both_systems_on_the_same_slice(tmp_path: Path)
         assert 0.0 <= system["recall_at_10"] <= 1.0 and 0.0 <= system["mrr"] <= 1.0
         assert 0 < system["search_ms"]["p50"] <= system["search_ms"]["p95"]
         assert system["search_ms"]["count"] == 5 and system["add_ms"]["count"] == facts
+        assert system["query_embed_ms"]["count"] == 5
         assert system["ingest_per_s"] > 0
         # A Python process with an ONNX model loaded holds tens of MiB at the very least.
         assert 50 < system["peak_rss_mib"] < 8192
