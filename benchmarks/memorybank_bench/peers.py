@@ -133,6 +133,7 @@ def _rows(
         ("MRR", lambda r: f"{r['mrr']:.3f}"),
         ("peak RSS MiB", lambda r: f"{r['peak_rss_mib']:,.0f}"),
         ("open s", lambda r: f"{r['open_seconds']:.1f}"),
+        ("load average, start → end", lambda r: "{:.1f} → {:.1f}".format(*r["load_avg"])),
     ]
     speedup, ingest = ratios["search_p50_speedup"], ratios["ingest_speedup"]
     recall = ratios["recall_at_10_difference"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -184,6 +185,7 @@ def _ms(latency: Latency) -> dict[str, float | int]:
 def measure(system: str, scopes: Sequence[Scope], workdir: Path) -> dict[str, Any]:
     """Open ``system``, ingest every scope's facts one call each, search every question, then
     embed every question alone: the timings, the counts and recall@10, JSON-ready."""
+    load_at_start = os.getloadavg()[0]
     began = time.perf_counter()
     peer = open_peer(system, workdir)
     opened = time.perf_counter() - began
@@ -232,6 +234,8 @@ def measure(system: str, scopes: Sequence[Scope], workdir: Path) -> dict[str, An
         "recall_at_10": sum(recalls) / len(recalls) if recalls else 0.0,
         "mrr": sum(ranks) / len(ranks) if ranks else 0.0,
         "rss_after_ingest_mib": rss_after_ingest / _MIB,
+        # Other work on the machine skews a system's times: how much there was during its run.
+        "load_avg": [load_at_start, os.getloadavg()[0]],
     }
 
 

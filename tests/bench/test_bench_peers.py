@@ -87,6 +87,7 @@ def test_cli_bench_peers_measures_both_systems_on_the_same_slice(tmp_path: Path)
         assert 0 < system["search_ms"]["p50"] <= system["search_ms"]["p95"]
         assert system["search_ms"]["count"] == 5 and system["add_ms"]["count"] == facts
         assert system["query_embed_ms"]["count"] == 5
+        assert len(system["load_avg"]) == 2 and min(system["load_avg"]) >= 0
         assert system["ingest_per_s"] > 0
         # A Python process with an ONNX model loaded holds tens of MiB at the very least.
         assert 50 < system["peak_rss_mib"] < 8192
