@@ -16,9 +16,9 @@ from test_bench_locomo import _write
 from tests.shared_data import shared_file
 from typer.testing import CliRunner
 
-from memorybank import ValidationError
+from memorybank import MemoryBankError, ValidationError
 from memorybank.cli import app
-from memorybank_bench.peers import machine_line, run_peers
+from memorybank_bench.peers import machine_line, measure_in_child, run_peers
 from memorybank_bench.peers_run import load_workload
 
 
@@ -43,6 +43,15 @@ def test_a_file_without_searchable_questions_is_refused(tmp_path: Path) -> None:
         load_workload(data)
     with pytest.raises(ValidationError, match="does not exist"):
         run_peers(tmp_path / "missing.json")
+
+
+def test_a_failed_child_run_says_how_it_ended(tmp_path: Path) -> None:
+    data = _write(tmp_path / "tiny.json", [_sample()])
+    # An unknown system: the child's own argument check ends it with exit 2 and says why.
+    with pytest.raises(
+        MemoryBankError, match=r"the nope run failed \(exit 2\)[\s\S]*invalid choice"
+    ):
+        measure_in_child("nope", data, tmp_path, limit_conversations=None, limit_questions=None)
 
 
 def test_the_machine_line_names_cores_and_load() -> None:
