@@ -241,6 +241,38 @@ def bench_facts(
     _show_report(console, report, json_out)
 
 
+@bench_app.command("peers")
+@handles_errors
+def bench_peers(
+    data: LocomoDataOption,
+    limit_conversations: Annotated[
+        int | None,
+        typer.Option("--limit-conversations", min=1, help="Only the first N conversations."),
+    ] = None,
+    limit_questions: Annotated[
+        int | None,
+        typer.Option(
+            "--limit-questions", min=1, help="Search only the first N questions of each one."
+        ),
+    ] = None,
+    json_out: JsonOutOption = None,
+) -> None:
+    """memorybank and mem0 (infer off, the same embedder) side by side on LoCoMo's facts, each
+    in its own process: search p50/p95, ingest rate, recall@10, peak RSS; needs the
+    mem0-compat-test extra."""
+    with bench_installed():
+        from memorybank_bench.peers import run_peers
+
+    console = stdout()
+    report = run_peers(
+        data,
+        limit_conversations=limit_conversations,
+        limit_questions=limit_questions,
+        console=console,
+    )
+    _show_report(console, report, json_out)
+
+
 @bench_app.command("lifecycle")
 @handles_errors
 def bench_lifecycle(
