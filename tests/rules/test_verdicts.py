@@ -18,6 +18,7 @@ from memorybank.rules.verdicts import (
     surely_replaces,
     unsure,
     verdict,
+    weighed,
 )
 
 
@@ -28,12 +29,13 @@ def test_a_sure_duplicate_is_refused_and_a_weaker_one_only_reported() -> None:
 
 
 def test_a_number_the_stored_fact_lacks_is_never_refused() -> None:
+    # As the shipped model's scores are read (``weighed``), before the verdict.
     scores = PairScores(0.99, 0.005, 0.005)
-    said = verdict(scores, "User's flat is number 12", "User's flat is number 11")
+    old, new = "User's flat is number 11", "User's flat is number 12"
+    said = verdict(weighed(scores, old, new), new, old)
     assert said.relation is Relation.CONFLICT  # still shown beside the other
-    same = verdict(
-        scores, "User's office is on floor 3", "User's office is on floor 3 of the tower"
-    )
+    old, new = "User's office is on floor 3 of the tower", "User's office is on floor 3"
+    same = verdict(weighed(scores, old, new), new, old)
     assert same.relation is Relation.DUPLICATE
 
 

@@ -20,8 +20,8 @@ from server_helpers import World, make_world, serving
 #: above the 0.99 a save needs to retire a fact, so only the author rule keeps the owner's.
 OWNERS = "User's favourite colour is blue"
 MEMBERS = "User's favourite colour is green"
-#: A pair the owner's newer fact surely replaces (0.996), stored before saves superseded.
-MEMBER_OLD, OWNER_NEW = "User drinks coffee", "User no longer drinks coffee"
+#: A pair the owner's newer fact surely replaces (0.994), stored before saves superseded.
+MEMBER_OLD, OWNER_NEW = "User works at Acme", "User now works at Globex"
 
 
 def _attack(world: World, http: httpx.Client, bank: MemoryBank) -> dict[str, str]:

@@ -156,7 +156,8 @@ def test_rest_and_mcp_share_one_budget(client: TestClient, world: World, bank: M
     assert client.get("/api/threads", headers=h).json()["threads"] == []
 
     # Reads go on: listing, search, a read-only tool over REST and over MCP.
-    assert client.get("/api/memory/user", headers=h).json()["count"] == stored
+    current = bank.count("owner", superseded=False)  # the judge may retire near copies
+    assert client.get("/api/memory/user", headers=h).json()["count"] == current
     assert client.get("/api/search", params={"q": "guitar"}, headers=h).status_code == 200
     recall = {"name": "recall", "arguments": {"query": "guitar"}}
     assert client.post("/api/tools/default/call", json=recall, headers=h).status_code == 200

@@ -162,7 +162,7 @@ def test_null_metadata_fields_from_strict_models(bank: MemoryBank) -> None:
     assert call(bank, SM, "add_memory", args, UNFOLDERED)["success"] is True
     args2 = {"content": "User likes climbing", "metadata": None}
     assert call(bank, SM, "add_memory", args2, UNFOLDERED)["success"] is True
-    query = {"query": "outdoor hobbies", "limit": None, "category": None, "tags": None}
+    query = {"query": "hiking or climbing", "limit": None, "category": None, "tags": None}
     out = call(bank, SM, "search_memories", query, UNFOLDERED)
     assert len(out["results"]) == 2
 

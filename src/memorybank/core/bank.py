@@ -619,8 +619,8 @@ class MemoryBank:
         """Bring a superseded memory back: ``superseded_by`` cleared (an UPDATE history event,
         its text unchanged), in search and the prompt again; the newer memory stays.
 
-        >>> old = bank.save("u1", "User lives in Oslo", "identity").memory_id
-        >>> bank.save("u1", "User moved to Bergen", "identity").replaced[0].memory_id == old
+        >>> old = bank.save("u1", "User lives in Boston", "identity").memory_id
+        >>> bank.save("u1", "User moved to Chicago", "identity").replaced[0].memory_id == old
         True
         >>> bank.restore(old, "u1").superseded_by is None
         True

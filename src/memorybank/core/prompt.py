@@ -372,7 +372,7 @@ def auto_recall(
     ## About This User
     - User's name is Kim
     </memories>
-    >>> print(auto_recall(bank, kim, "What is the capital of Peru?"))  # doctest: +ELLIPSIS
+    >>> print(auto_recall(bank, kim, "How do I boil an egg?"))  # doctest: +ELLIPSIS
     <memories>
     ...
     ## About This User

@@ -29,7 +29,7 @@ A different name, place, number or thing is never a duplicate. Give a short reas
 #: How sure an LLM's answer is taken to be: sure enough to refuse or retire (above
 #: :attr:`Thresholds.duplicate <memorybank.rules.verdicts.Thresholds.duplicate>` and
 #: :attr:`~memorybank.rules.verdicts.Thresholds.sure`).
-_ANSWERED = 0.998
+_ANSWERED = 0.9999
 
 
 class PairAnswer(BaseModel):
