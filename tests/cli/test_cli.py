@@ -506,7 +506,7 @@ def test_search_json_is_the_rest_apis_shape(db: str) -> None:
 
 def test_list_shows_current_facts_and_marks_replaced_ones_on_request(db: str) -> None:
     old = add(db, "alice", "User lives in Boston")
-    new = add(db, "alice", "User moved to Chicago")
+    new = add(db, "alice", "User moved to Chicago", "--on-conflict", "supersede")
     assert [c["memory_id"] for c in new["replaced"]] == [old["memory_id"]]
     current = run_json(db, "list", "alice")
     assert [m["content"] for m in current["memories"]] == ["User moved to Chicago"]

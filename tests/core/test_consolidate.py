@@ -23,6 +23,7 @@ from memorybank.core.consolidate import (
 from memorybank.errors import PermissionDenied, ValidationError
 from memorybank.model import Category, Channel, EventKind, Memory
 from memorybank.rules.verdicts import THRESHOLDS
+from scripted_llm import llm_judged
 from server_helpers import LOOPBACK_PEER, make_world
 
 
@@ -69,8 +70,20 @@ def _current(bank: MemoryBank, user: str, project: str | None = None) -> set[str
     return {m.content for m in listed}
 
 
+#: The changes among FACTS, as an LLM judge reads them (the shipped model alone reports a
+#: change and never retires a fact unasked).
+CHANGES = {
+    ("User's favourite colour is blue", "User's favourite colour is green"),
+    ("User works at Acme", "User now works at Globex"),
+}
+
+
 def test_preview_changes_nothing_and_apply_merges_with_history(any_bank: MemoryBank) -> None:
-    bank = any_bank
+    with llm_judged(any_bank, CHANGES) as bank:
+        _preview_then_apply(bank)
+
+
+def _preview_then_apply(bank: MemoryBank) -> None:
     ids = _stored_before(bank, "ann", FACTS)
     preview = consolidate(bank, "ann")
     assert not preview.applied and preview.examined == len(FACTS)
@@ -309,6 +322,15 @@ def test_a_cursor_not_given_by_the_server_is_refused(bank: MemoryBank) -> None:
 
 
 def test_consolidation_proposes_what_a_newer_fact_replaces(bank: MemoryBank) -> None:
+    moves = {
+        ("User lives in Denver", "User moved to Austin"),
+        ("User works at Acme", "User now works at Globex"),
+    }
+    with llm_judged(bank, moves) as judged:
+        _proposes(judged)
+
+
+def _proposes(bank: MemoryBank) -> None:
     # Saved before saves superseded (an old import): both values stand side by side.
     ids = _stored_before(
         bank,

@@ -48,7 +48,7 @@ def test_a_likely_update_is_a_conflict_and_only_a_sure_one_is_retired() -> None:
 
 
 def test_one_new_fact_retires_one_stored_fact_at_most() -> None:
-    both = [PairScores(0.0, 0.97, 0.03), PairScores(0.0, 0.99, 0.01), PairScores(0, 0.1, 0.9)]
+    both = [PairScores(0.0, 0.97, 0.03), PairScores(0.0, 0.9995, 0.0005), PairScores(0, 0.1, 0.9)]
     assert surely_replaces(both) == [False, True, False]
     assert surely_replaces([]) == []
 

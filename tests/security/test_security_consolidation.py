@@ -14,6 +14,7 @@ import httpx
 from memorybank import MemoryBank
 from memorybank.core.consolidate import LAST_RUN_KEY
 from memorybank.model import Category, Memory
+from scripted_llm import llm_judged
 from server_helpers import World, make_world, serving
 
 #: A near copy with a new value: the shipped judge's update 0.996 (after ``weighed``), well
@@ -47,7 +48,16 @@ def _current(bank: MemoryBank, memory_id: str) -> bool:
     return bank.get(memory_id, "owner", project_id="apollo").superseded_by is None
 
 
+#: What the bank's LLM judge calls changes: the member's newer value and the owner's.
+CHANGES = {(OWNERS, MEMBERS), (MEMBER_OLD, OWNER_NEW)}
+
+
 def test_an_admins_apply_all_keeps_the_owners_fact_as_a_proposal(bank: MemoryBank) -> None:
+    with llm_judged(bank, CHANGES) as judged:
+        _apply_all(judged)
+
+
+def _apply_all(bank: MemoryBank) -> None:
     world = make_world(bank)
     with serving(world.app) as http:
         ids = _attack(world, http, bank)
@@ -74,6 +84,11 @@ def test_an_admins_apply_all_keeps_the_owners_fact_as_a_proposal(bank: MemoryBan
 def test_the_scheduled_tidy_up_never_retires_an_owners_fact_for_a_member(
     bank: MemoryBank,
 ) -> None:
+    with llm_judged(bank, CHANGES) as judged:
+        _scheduled(judged)
+
+
+def _scheduled(bank: MemoryBank) -> None:
     world = make_world(bank, consolidate_every_hours=0.0003)  # about a second
     with serving(world.app) as http:
         ids = _attack(world, http, bank)

@@ -30,6 +30,12 @@ from memorybank.stores.sqlite import SQLiteStore
 ROUNDS = 8
 KEYS: dict[str, str] = {}
 
+#: A move that retires what it may update (a save is never sure enough on its own).
+CHICAGO = {
+    "items": [{"content": "User moved to Chicago", "category": "identity"}],
+    "on_conflict": "supersede",
+}
+
 
 @pytest.fixture
 def site(tmp_path: Path, embedder: LocalEmbedder) -> Iterator[tuple[httpx.Client, MemoryBank]]:
@@ -77,17 +83,14 @@ def test_an_edit_racing_a_supersession_never_undoes_it(
         old = add(http, "User lives in Boston")
         patch, save = together(
             partial(http.patch, f"/api/memories/{old}", json={"importance": 3, "tags": ["home"]}),
-            partial(
-                http.post,
-                "/api/memory/user",
-                json={"fact": "User moved to Chicago", "category": "identity"},
-            ),
+            partial(http.post, "/api/memories", json=CHICAGO),
         )
         assert patch.status_code == 200, patch.text
-        assert save.status_code == 201, save.text
-        assert [m["memory_id"] for m in save.json()["replaced"]] == [old], save.text
+        assert save.is_success, save.text
+        [saved] = save.json()["results"]
+        assert [m["memory_id"] for m in saved["replaced"]] == [old], save.text
         stored = bank.get(old, "alice")
-        assert stored.superseded_by == save.json()["memory"]["id"], f"round {n}: undone"
+        assert stored.superseded_by == saved["memory_id"], f"round {n}: undone"
         assert stored.importance == 3 and stored.tags == ("home",), f"round {n}: edit lost"
 
 
@@ -140,10 +143,8 @@ def test_an_import_links_each_replaced_fact_to_its_replacement_anew(
 ) -> None:
     http, bank = site
     old = add(http, "User lives in Boston")
-    new = http.post(
-        "/api/memory/user", json={"fact": "User moved to Chicago", "category": "identity"}
-    )
-    assert [m["memory_id"] for m in new.json()["replaced"]] == [old]
+    new = http.post("/api/memories", json=CHICAGO)
+    assert [m["memory_id"] for m in new.json()["results"][0]["replaced"]] == [old]
     document = http.get("/api/export").json()
     bob = {"Authorization": f"Bearer {KEYS['bob']}"}
     r = http.post("/api/import", json=document, headers=bob)

@@ -135,9 +135,13 @@ def test_remember_answers_replaced_and_replacing_a_replaced_fact_is_a_no_op(
 ) -> None:
     me = Caller(user_id="ula")
     old = run(bank, "remember", me, fact="User lives in Boston")
-    new = run(bank, "remember", me, fact="User moved to Chicago")
-    assert new["replaced"] == [{"id": old["id"], "fact": "User lives in Boston"}]
-    # The model then does what the old guidance said: remember with the old id.
+    said = run(bank, "remember", me, fact="User moved to Chicago")
+    assert old["id"] in [c["id"] for c in said["conflicts"]]
+    # The model settles it as the tool says: remember with the old id, which replaces it.
+    new = run(bank, "remember", me, fact="User moved to Chicago", id=old["id"])
+    assert new["success"] and new["fact"] == "User moved to Chicago"
+    assert [m.content for m in bank.list("ula", superseded=False)] == ["User moved to Chicago"]
+    # Doing it again is a no-op.
     again = run(bank, "remember", me, fact="User moved to Chicago", id=old["id"])
     assert again["success"] and again["id"] == new["id"] and again["fact"] == new["fact"]
     assert "already replaced" in again["note"]

@@ -171,6 +171,14 @@ def _interactive() -> bool:
 # -- commands -------------------------------------------------------------------------------
 
 
+class OnConflictChoice(StrEnum):
+    """What a save does to the stored facts it may update (``MemoryBank.save``)."""
+
+    AUTO = "auto"
+    KEEP = "keep"
+    SUPERSEDE = "supersede"
+
+
 @handles_errors
 def add(
     user: UserArg,
@@ -197,6 +205,14 @@ def add(
     metadata: Annotated[
         str | None, typer.Option("--metadata", help='Extra data as a JSON object, e.g. {"k": 1}.')
     ] = None,
+    on_conflict: Annotated[
+        OnConflictChoice,
+        typer.Option(
+            "--on-conflict",
+            help="auto: retire only what the judge is sure of; keep: store beside what it may "
+            "update; supersede: retire what it may update.",
+        ),
+    ] = OnConflictChoice.AUTO,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -213,6 +229,7 @@ def add(
             importance=importance,
             metadata=meta,
             source=Source.USER,  # typed by a person, not said by an assistant
+            on_conflict=on_conflict.value,
         )
     if as_json:
         print_json(result.model_dump(mode="json"))

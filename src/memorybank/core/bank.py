@@ -620,7 +620,8 @@ class MemoryBank:
         its text unchanged), in search and the prompt again; the newer memory stays.
 
         >>> old = bank.save("u1", "User lives in Boston", "identity").memory_id
-        >>> bank.save("u1", "User moved to Chicago", "identity").replaced[0].memory_id == old
+        >>> moved = bank.save("u1", "User moved to Chicago", "identity", on_conflict="supersede")
+        >>> moved.replaced[0].memory_id == old
         True
         >>> bank.restore(old, "u1").superseded_by is None
         True

@@ -687,13 +687,15 @@ def _shipped() -> Judge:
 
 
 def run_scheduled(
-    store: Store, every: timedelta, roles: RoleOf | None = None
+    store: Store, every: timedelta, roles: RoleOf | None = None, judge: Judge | None = None
 ) -> list[Consolidation] | None:
     """The server's scheduled tidy-up: when ``every`` has passed since the last run (kept in
     the store, so restarts and other workers agree), apply the merges of every scope, page by
     page; the scopes where something was merged, or ``None`` when it was not due yet. With
     ``roles`` (the server's accounts), what a newer fact's author could not have retired by a
     save stays as it is: the job acts for nobody in particular, so it borrows nobody's rights.
+    ``judge`` is the bank's (an LLM's if configured; the shipped model by default), as for a
+    call.
 
     Applying without a preview is the operator's choice (``MEMORYBANK_CONSOLIDATE_EVERY_HOURS``
     is off by default); each merge can still be read in history and undone by hand.
@@ -711,6 +713,7 @@ def run_scheduled(
             dry_run=False,
             actor=SCHEDULED_ACTOR,
             roles=roles,
+            judge=judge,
         )
         for scope in store.scopes()
     ]

@@ -10,7 +10,6 @@ is newer and that the older may be out of date, and nothing is hidden: a pair th
 like an update (two facts that are both true) still has both values in the block.
 
 >>> from memorybank.model import Memory
-from memorybank.rules.intake import is_conversation
 >>> from datetime import datetime, timezone
 >>> old = Memory(user_id="u", content="User has 2 monitors", category="context",
 ...              created_at=datetime(2026, 1, 1, tzinfo=timezone.utc))

@@ -24,7 +24,9 @@ async def consolidation_loop(bank: MemoryBank, every: timedelta, roles: RoleOf) 
     run is logged and tried again at the next look."""
     while True:
         try:
-            merged = await anyio.to_thread.run_sync(run_scheduled, bank.store, every, roles)
+            merged = await anyio.to_thread.run_sync(
+                run_scheduled, bank.store, every, roles, bank.judge
+            )
         except Exception:
             log.exception("scheduled consolidation failed")
         else:
