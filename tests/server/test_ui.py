@@ -234,7 +234,7 @@ def test_tidy_up_previews_then_merges(page: Page, serve: Callable[..., Server]) 
         ("User likes to drink tea", 6),
         ("User's husband is fond of tea", 5),  # another person's: kept
         ("User's favourite colour is blue", 6),
-        ("User's favourite colour is green", 6),  # the newer: it replaces the one before
+        ("User's favourite colour is green", 6),  # a change: reported, never merged
     ]
     records = [
         Memory(user_id="local", content=text, category=Category.IDENTITY, importance=importance)
@@ -244,19 +244,18 @@ def test_tidy_up_previews_then_merges(page: Page, serve: Callable[..., Server]) 
     open_ui(page, server.url, "tidy")
     page.get_by_role("button", name="Find duplicates").click()
     merges = page.locator("#tidy-merges .step")
-    expect(merges).to_have_count(3)
+    expect(merges).to_have_count(2)
     expect(page.locator("#tidy-merges")).to_contain_text("User follows a vegetarian diet")
-    newer = page.locator("#tidy-merges .act-SUPERSEDE")
-    expect(newer).to_contain_text("User's favourite colour is green")
-    expect(newer.locator(".was")).to_have_text("User's favourite colour is blue")
+    # The shipped judge never retires a fact unasked: the colour change is not a step here.
+    expect(page.locator("#tidy-merges .act-SUPERSEDE")).to_have_count(0)
     assert server.bank.count("local", superseded=False) == 7  # the preview changes nothing
     shot(page, "tidy")
     page.get_by_label("Merge into: User likes to drink tea").uncheck()
     page.get_by_role("button", name="Apply selected").click()
-    expect(page.locator("#tidy-status")).to_contain_text("Merged 1 fact. Replaced 1 older fact")
+    expect(page.locator("#tidy-status")).to_contain_text("Merged 1 fact")
     current = {m.content for m in server.bank.list("local", superseded=False)}
     assert "User is a vegetarian" not in current and "User is fond of tea" in current
-    assert "User's favourite colour is blue" not in current
+    assert "User's favourite colour is blue" in current
     assert "User's husband is fond of tea" in current
 
 
@@ -522,7 +521,7 @@ def test_the_events_stream_starts_when_a_script_arrives_after_the_data(
     expect(page.locator(".toast")).to_contain_text("Remembered: User goes rock climbing")
 
 
-def test_a_replacing_save_says_replaced_and_undo_restores_the_old_fact(
+def test_a_change_the_model_settles_shows_a_toast_and_the_new_value(
     page: Page, serve: Callable[..., Server]
 ) -> None:
     server = serve()
@@ -530,16 +529,16 @@ def test_a_replacing_save_says_replaced_and_undo_restores_the_old_fact(
     go_live(page, server.url)
     expect(page.locator("#memory-list .memory")).to_have_count(1)
 
-    saved = tool(server.url, "remember", {"fact": "User moved to Chicago"})
-    assert [c["id"] for c in saved["replaced"]] == [old.memory_id], saved
+    # The shipped judge reports the move as a conflict; the model settles it as the tool says
+    # (remember with the old fact's id), and the UI says so.
+    said = tool(server.url, "remember", {"fact": "User moved to Chicago"})
+    assert old.memory_id in [c["id"] for c in said["conflicts"]], said
+    saved = tool(server.url, "remember", {"fact": "User moved to Chicago", "id": old.memory_id})
+    assert saved["success"], saved
     toast = page.locator(f'.toast[data-memory-id="{old.memory_id}"]')
-    expect(toast).to_have_text(re.compile("Replaced: User lives in Boston"))
-    # The list shows what is current: the replaced fact leaves it.
+    expect(toast).to_be_visible()
+    # The list shows what is current: one fact, the new value.
     expect(page.locator("#memory-list .memory .content")).to_have_text(["User moved to Chicago"])
-    toast.get_by_role("button", name="Undo").click()
-    expect(toast).to_contain_text("Restored")
-    assert server.bank.get(str(old.memory_id), "local").superseded_by is None
-    expect(page.locator("#memory-list .memory")).to_have_count(2)
 
 
 def test_an_ai_forget_says_what_was_forgotten_and_hand_edits_make_no_toast(
