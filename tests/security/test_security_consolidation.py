@@ -7,14 +7,17 @@ retires only what the newer fact's author could have retired by a save; the rest
 
 from __future__ import annotations
 
+import json
 import time
 
 import httpx
+from typer.testing import CliRunner
 
 from memorybank import MemoryBank
+from memorybank.cli import app
 from memorybank.core.consolidate import LAST_RUN_KEY
 from memorybank.model import Category, Memory
-from server_helpers import World, make_world, serving
+from server_helpers import World, bank_url, make_world, serving
 
 OWNERS = "User's phone number is 555-0101"
 MEMBERS = "User's phone number is 555-0199"
@@ -86,3 +89,25 @@ def test_the_scheduled_tidy_up_never_retires_an_owners_fact_for_a_member(
             mark = bank.store.get_meta(LAST_RUN_KEY)
     assert _current(bank, ids[OWNERS]) and _current(bank, ids[MEMBERS])
     assert not _current(bank, ids[MEMBER_OLD])
+
+
+def test_the_cli_never_retires_an_owners_fact_for_a_member(bank: MemoryBank) -> None:
+    make_world(bank)  # owner, admin and member of apollo
+    ids = {}
+    # The owner's fact, then a member's newer one that surely replaces it, stored as they are.
+    for user, text in (("owner", MEMBER_OLD), ("member", OWNER_NEW)):
+        record = Memory(user_id=user, project_id="apollo", content=text, category=Category.IDENTITY)
+        ids[user] = bank.save_records([record], actor=user)[0].id
+    command = ["consolidate", "owner", "--project", "apollo", "--apply", "--db", bank_url(bank)]
+    result = CliRunner().invoke(app, [*command, "--json"], env={"MEMORYBANK_URL": None})
+    assert result.exit_code == 0, result.output
+    done = json.loads(result.stdout)
+    # Before: superseded by the member's fact, as the owner's own save would have done.
+    assert done["supersessions"] == []
+    assert [(p["old"]["id"], p["new"]["id"]) for p in done["proposals"]] == [
+        (ids["owner"], ids["member"])
+    ]
+    assert _current(bank, ids["owner"]) and _current(bank, ids["member"])
+    # Without --json the proposal is shown, as not applied.
+    shown = CliRunner().invoke(app, command, env={"MEMORYBANK_URL": None, "COLUMNS": "200"})
+    assert shown.exit_code == 0 and "Left to a person" in shown.output, shown.output

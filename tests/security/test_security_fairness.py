@@ -9,6 +9,11 @@ with long searches or consolidation previews while another (alice) searches or s
    previews took alice's save p50 from 19 to 1,901 ms. A preview now costs reads by the facts
    it examines, and waits for bob's own earlier calls, never before alice's.
 
+3. Only REST reads were charged: the same searches through MCP's ``recall`` (or the REST tool
+   route, or MCP's ``recall_context`` prompt) spent no read limit. Every tool call that is
+   not a write is now one read, charged where the REST API charges its searches
+   (:meth:`MemoryBank.count_read`).
+
 These tests assert order, not speed: alice's request is answered while bob's flood is still
 queued (before, her save waited behind his previews). Latency ratios are ``memorybank bench
 fairness``, in one run.
@@ -29,7 +34,7 @@ from memorybank import MemoryBank
 from memorybank.model import Category, Memory
 from memorybank.providers.embedders.local import LocalEmbedder
 from memorybank.stores.sqlite import SQLiteStore
-from server_helpers import make_world, serving
+from server_helpers import Mcp, make_world, serving
 
 FLOOD = 8
 LONG_QUERY = " ".join(f"what does the user think about topic {n} in detail" for n in range(20))
@@ -134,3 +139,28 @@ def test_a_preview_is_charged_the_facts_it_examines(bank: MemoryBank) -> None:
         assert http.get("/api/search", params={"q": "tea"}, headers=bob).status_code == 429
         owner = world.auth("owner")
         assert http.get("/api/search", params={"q": "tea"}, headers=owner).status_code == 200
+
+
+def test_mcp_and_tool_reads_spend_the_read_limit(bank: MemoryBank) -> None:
+    world = make_world(bank, read_rate_per_minute=3)
+    bank.save("member", "User keeps the spare key under the blue pot", "context")
+    with serving(world.app) as http:
+        bob, alice = world.auth("member"), world.auth("owner")
+        mcp = Mcp(http, bob)
+        answers = [mcp.call("recall", {"query": "where is the spare key"}) for _ in range(3)]
+        assert all(not is_error and found["facts"] for is_error, found in answers)
+        is_error, refused = mcp.call("recall", {"query": "where is the spare key"})
+        assert is_error and "MEMORYBANK_READ_RATE_PER_MINUTE" in refused["error"]
+        assert "try again in" in refused["error"]
+        # The same budget everywhere: REST searches, the REST tool route, the MCP prompt.
+        assert http.get("/api/search", params={"q": "key"}, headers=bob).status_code == 429
+        recall = {"name": "recall", "arguments": {"query": "key"}}
+        assert http.post("/api/tools/default/call", json=recall, headers=bob).status_code == 429
+        prompt = {"name": "recall_context", "arguments": {"message": "where is my key?"}}
+        error = mcp.rpc("prompts/get", prompt)["error"]
+        assert "MEMORYBANK_READ_RATE_PER_MINUTE" in error["message"]
+        # Another user's reads are their own.
+        theirs = Mcp(http, alice)
+        assert theirs.call("recall", {"query": "where is the spare key"})[0] is False
+        assert "result" in theirs.rpc("prompts/get", prompt)
+        assert http.post("/api/tools/default/call", json=recall, headers=alice).status_code == 200
