@@ -36,7 +36,7 @@ import functools
 import json
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -61,7 +61,9 @@ if TYPE_CHECKING:
 __all__ = [
     "RECALL_PROMPT",
     "CallerFactory",
+    "Runner",
     "build_server",
+    "in_thread",
     "mcp_http_app",
     "recall_prompt",
     "run_stdio",
@@ -79,6 +81,16 @@ raises during ``tools/call`` becomes an error result; refuse unauthenticated req
 HTTP layer, before they reach MCP."""
 
 SERVER_NAME = "memorybank"
+
+Runner = Callable[[str, Callable[[], Any]], Awaitable[Any]]
+"""Runs one blocking call of a user's (a tool call, a prompt) off the event loop:
+``await run(user_id, call)``. The default is a worker thread; the REST server passes its own,
+so that MCP calls take their turns per user in its compute pool like its REST endpoints."""
+
+
+async def in_thread(user_id: str, call: Callable[[], Any]) -> Any:
+    """The default :data:`Runner`: ``call()`` in a worker thread."""
+    return await anyio.to_thread.run_sync(call)
 
 
 def to_content(result: Any) -> types.CallToolResult:
@@ -154,13 +166,17 @@ def _resolver(caller: Caller | CallerFactory) -> CallerFactory:
 
 
 def build_server(
-    bank: MemoryBank, profile_name: str, caller: Caller | CallerFactory
+    bank: MemoryBank,
+    profile_name: str,
+    caller: Caller | CallerFactory,
+    run: Runner = in_thread,
 ) -> Server[Any]:
     """A low-level MCP server offering the tools of profile ``profile_name`` on ``bank``.
 
     ``caller`` is the fixed caller (stdio: one user per server process) or a
-    :data:`CallerFactory` called with each request's HTTP request. Raises
-    :class:`~memorybank.ValidationError` for an unknown profile.
+    :data:`CallerFactory` called with each request's HTTP request; ``run`` runs each tool
+    call and prompt (:data:`Runner`). Raises :class:`~memorybank.ValidationError` for an
+    unknown profile.
     """
     chosen = get_profile(profile_name)
     resolve = _resolver(caller)
@@ -188,12 +204,10 @@ def build_server(
             tool_ctx = context_of(request_ctx)
         except MemoryBankError as exc:
             return to_content({"success": False, "error": str(exc)})
-        # The bank is synchronous: run the call in a worker thread so the event loop (and
-        # other requests) keep going; ``call`` never raises and enforces the tool's timeout.
-        result = await anyio.to_thread.run_sync(
-            functools.partial(call, bank, chosen, params.name, params.arguments or {}, tool_ctx)
-        )
-        return to_content(result)
+        # The bank is synchronous: run the call off the event loop so that it (and other
+        # requests) keep going; ``call`` never raises and enforces the tool's timeout.
+        one = functools.partial(call, bank, chosen, params.name, params.arguments or {}, tool_ctx)
+        return to_content(await run(tool_ctx.user_id, one))
 
     def input_schema(name: str) -> dict[str, Any] | None:
         entry = in_project.get(name)  # the variant's arguments are a superset
@@ -207,9 +221,13 @@ def build_server(
     async def get_prompt(
         request_ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
-        return await anyio.to_thread.run_sync(
-            recall_prompt, bank, context_of(request_ctx), params.name, params.arguments or {}
+        prompt_ctx = context_of(request_ctx)
+        arguments = params.arguments or {}
+        answer: types.GetPromptResult = await run(
+            prompt_ctx.user_id,
+            functools.partial(recall_prompt, bank, prompt_ctx, params.name, arguments),
         )
+        return answer
 
     instructions = chosen.guidance
     if isinstance(caller, Caller):
@@ -268,6 +286,7 @@ def mcp_http_app(
     allowed_hosts: Sequence[str] = (),
     stateless: bool = False,
     json_response: bool = False,
+    run: Runner = in_thread,
 ) -> Starlette:
     """An ASGI app serving ``profile_name``'s tools over streamable HTTP at ``path``.
 
@@ -275,6 +294,7 @@ def mcp_http_app(
     authenticated user from it, never from the body). ``host`` is the host the server is
     reached at: for loopback hosts the SDK turns on DNS-rebinding protection, accepting the
     loopback names and ``allowed_hosts`` (names without a port) in ``Host`` and ``Origin``.
+    ``run`` runs each tool call and prompt (:data:`Runner`).
 
     The app's lifespan runs the MCP session manager, and Starlette does not run the lifespan of
     a mounted sub-app, so a host app must enter it itself::
@@ -289,7 +309,7 @@ def mcp_http_app(
         api = FastAPI(lifespan=lifespan)
         api.mount("/", mcp_app)  # last, after the API's own routes
     """
-    server = build_server(bank, profile_name, caller_factory)
+    server = build_server(bank, profile_name, caller_factory, run)
     return server.streamable_http_app(
         streamable_http_path=path,
         host=host,

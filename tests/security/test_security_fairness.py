@@ -164,3 +164,31 @@ def test_mcp_and_tool_reads_spend_the_read_limit(bank: MemoryBank) -> None:
         assert theirs.call("recall", {"query": "where is the spare key"})[0] is False
         assert "result" in theirs.rpc("prompts/get", prompt)
         assert http.post("/api/tools/default/call", json=recall, headers=alice).status_code == 200
+
+
+def test_another_tenants_mcp_calls_do_not_queue_mine(bank: MemoryBank) -> None:
+    """Before, MCP calls ran beside the compute pool, as many at once as the tools' 8 threads:
+    bob's flood of recalls filled them and alice's recall waited for most of his. Now an MCP
+    call takes its caller's turn in the compute pool, like a REST search."""
+    world = make_world(bank, read_rate_per_minute=10_000)
+    _seed(bank, "member", 200)
+    queries = (f"{LONG_QUERY} {n}" for n in itertools.count())
+    flood = 3 * FLOOD
+    with serving(world.app) as http:
+        bob, alice = Mcp(http, world.auth("member")), Mcp(http, world.auth("owner"))
+        first = threading.Event()
+        with ThreadPoolExecutor(flood) as pool:
+
+            def bobs() -> bool:
+                is_error, _ = bob.call("recall", {"query": next(queries)})
+                first.set()
+                return is_error
+
+            floods = [pool.submit(bobs) for _ in range(flood)]
+            assert first.wait(120), "none of bob's calls was answered"
+            before = sum(1 for f in floods if not f.done())
+            is_error, found = alice.call("recall", {"query": "where do I live"})
+            answered = before - sum(1 for f in floods if not f.done())
+            assert not any(f.result() for f in floods)
+    assert not is_error, found
+    assert answered <= 2, f"alice's recall waited for {answered} of bob's"

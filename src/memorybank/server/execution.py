@@ -209,6 +209,13 @@ async def _in_compute_pool(execution: Execution, call: Callable[[], R], user: st
     return await execution.fair.run(user, in_thread)
 
 
+async def in_turn(execution: Execution, user_id: str | None, call: Callable[[], R]) -> R:
+    """``call()`` in the compute pool, in ``user_id``'s turn: what the decorators below do
+    for an endpoint, for a call from elsewhere in the app (an MCP tool call or prompt,
+    :data:`memorybank.mcp.Runner`)."""
+    return await _in_compute_pool(execution, call, user_id)
+
+
 async def _reading(execution: Execution, call: Callable[[], R], user: str | None) -> R:
     if execution.inline:
         return call()
@@ -242,6 +249,7 @@ __all__ = [
     "FairShare",
     "compute_threads",
     "computing",
+    "in_turn",
     "inline_searches",
     "reading",
     "searching",
