@@ -118,8 +118,7 @@ class FairnessReport:
 
     def table(self) -> Table:
         """The results as a rich table."""
-        verdicts = self.goals().items()
-        goals = "; ".join(f"{goal}: {'met' if ok else 'MISSED'}" for goal, ok in verdicts)
+        goals = [f"goal {goal}: {'met' if ok else 'MISSED'}" for goal, ok in self.goals().items()]
         table = Table(
             title=(
                 f"memorybank fairness: alice's latency while bob floods ({self.loops} loops, "
@@ -132,7 +131,7 @@ class FairnessReport:
                     f"bob's = his requests answered; {self.workers} server worker(s); read "
                     "and write limits lifted",
                     f"stored: {self.stored:,} memories told stored, {self.lost} lost",
-                    f"goals: {goals}",
+                    *goals,
                 ]
             ),
         )
