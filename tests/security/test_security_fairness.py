@@ -192,3 +192,34 @@ def test_another_tenants_mcp_calls_do_not_queue_mine(bank: MemoryBank) -> None:
             assert not any(f.result() for f in floods)
     assert not is_error, found
     assert answered <= 2, f"alice's recall waited for {answered} of bob's"
+
+
+def test_a_listing_that_searches_is_a_read(bank: MemoryBank) -> None:
+    """``GET /api/memory/user?q=…`` (and a project's page with ``q``) searched on the event
+    loop and spent no read limit: a way around both. With ``q`` it is now a search."""
+    world = make_world(bank, read_rate_per_minute=2)
+    with serving(world.app) as http:
+        bob = world.auth("member")
+        searched = [
+            http.get("/api/memory/user", params={"q": "tea"}, headers=bob).status_code,
+            http.get("/api/memory/drive/apollo", params={"q": "tea"}, headers=bob).status_code,
+            http.get("/api/memory/user", params={"q": "tea"}, headers=bob).status_code,
+        ]
+        assert searched == [200, 200, 429]
+        # A plain page is no search: it costs nothing.
+        assert http.get("/api/memory/user", headers=bob).status_code == 200
+        assert http.get(
+            "/api/memory/user", params={"q": "tea"}, headers=world.auth("owner")
+        ).is_success
+
+
+def test_an_org_wide_search_costs_one_read_per_member_searched(bank: MemoryBank) -> None:
+    world = make_world(bank, read_rate_per_minute=5)
+    for user, role in (("admin", "admin"), ("member", "member"), ("owner", "member")):
+        world.accounts.add_org_member("acme", user, role)
+    with serving(world.app) as http:
+        admin = world.auth("admin")
+        org = {"q": "tea", "org_wide": True}
+        assert http.get("/api/search", params=org, headers=admin).status_code == 200  # 3 of 5
+        assert http.get("/api/search", params=org, headers=admin).status_code == 429
+        assert http.get("/api/search", params={"q": "tea"}, headers=admin).status_code == 200

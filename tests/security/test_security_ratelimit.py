@@ -4,8 +4,9 @@ The attack: 70 ``remember`` calls in two seconds over ``/mcp`` all landed, while
 at 60 a minute; threads could be created without any limit. Now the bank owns one limiter
 (:meth:`MemoryBank.count_write`): MCP, the REST tool route, manual adds and thread creation
 spend the same budget, a refused write stores nothing and says when to retry, and reads are
-never limited. Performed for real: MCP over streamable HTTP in the app, and a real
-``memorybank serve`` subprocess configured through ``MEMORYBANK_AI_WRITE_RATE_PER_MINUTE``.
+not charged to it (they have a limit of their own since issue 34: test_security_fairness).
+Performed for real: MCP over streamable HTTP in the app, and a real ``memorybank serve``
+subprocess configured through ``MEMORYBANK_AI_WRITE_RATE_PER_MINUTE``.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def test_the_61st_mcp_write_in_a_minute_is_refused_and_stores_nothing(
         is_error, answer = mcp.call("remember", {"fact": next(texts)})
         assert is_error and 1 <= refused(answer) <= 60
     assert bank.count("owner") == stored
-    # Reads are never limited; another user has a budget of their own.
+    # Reads spend no write budget; another user has a budget of their own.
     is_error, found = mcp.call("recall", {"query": "where did I buy my guitar"})
     assert not is_error and found["facts"]
     other = Mcp(client, world.auth("admin"))
