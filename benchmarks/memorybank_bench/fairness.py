@@ -3,23 +3,24 @@
 A ``memorybank serve`` is started on 127.0.0.1 in auth mode with two users, alice and bob,
 each with an API key; bob's private memory is seeded with ``bob_facts`` facts (so that a
 consolidation preview of his has real work to do) and alice's with a few. Then, in one run,
-phase after phase of ``seconds`` each, alice's client alternates a search and a save while
-bob does nothing (``alone``), then floods the server with ``loops`` loops of
+phase after phase of ``seconds`` each, alice's client alternates a search and a save, alone
+(``alone 1``), then while bob floods the server with ``loops`` loops of
 
 * ``search flood``: 1,000-character searches, each a new question (nothing cached);
 * ``preview flood``: consolidation previews of his whole memory;
 * ``write flood``: saves;
 
-and once more nothing (``alone again``: how far the host drifted during the run). Each of
-alice's p50 and p95 is reported as a ratio to her ``alone`` figure of the same run, with
-every 5xx answer (anyone's) and, at the end, a check that nothing stored was lost: every
-memory alice and bob were told was stored is still there, with the same text.
+with an alone phase between two floods and after the last (:func:`_schedule`). Each flood's
+p50 and p95 are reported as ratios to alice's figures in the alone phases just before and
+after it, so that the host's drift weighs on them the least, with every 5xx answer (anyone's)
+and, at the end, a check that nothing stored was lost: every memory alice and bob were told
+was stored is still there, with the same text.
 
 The read and write limits are lifted for the run (``MEMORYBANK_*_RATE_PER_MINUTE``): with
 them, bob's flood would mostly be answered 429, which protects alice but measures the limit,
 not the scheduling. Lifted, it measures the worst case: a tenant whose limit is high enough.
 
->>> report = run_fairness(seconds=10)  # doctest: +SKIP
+>>> report = run_fairness(seconds=8)  # doctest: +SKIP
 >>> console.print(report.table())  # doctest: +SKIP
 """
 
