@@ -18,7 +18,7 @@ from memorybank.rules.verdicts import PairScores
 ANSWERS = 500
 
 
-def _answers(updates: Collection[tuple[str, str]]) -> Any:
+def answering(updates: Collection[tuple[str, str]]) -> Any:
     """The LLM's answer to one pair: an update for the (stored, new) pairs in ``updates``,
     distinct for the rest."""
 
@@ -40,7 +40,7 @@ def llm_judged(bank: MemoryBank, updates: Collection[tuple[str, str]]) -> Iterat
     """``bank``'s store and embedder, judged with an LLM that calls ``updates`` changes."""
     server: ChatServer
     with running_chat_server() as server:
-        server.reply(*[_answers(set(updates))] * ANSWERS)
+        server.reply(*[answering(set(updates))] * ANSWERS)
         with ChatClient(server.base_url, "test-model", backoff=0.01, max_retries=0) as client:
             judge = LLMJudge(client, default_judge(), ask=_likely_change)
             yield MemoryBank(bank.store, bank.embedder, judge=judge)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
 import subprocess
 import sys
@@ -10,6 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 import httpx
 from fastapi import FastAPI
@@ -202,3 +205,38 @@ def serving(app: FastAPI) -> Iterator[httpx.Client]:
         server.should_exit = True
         thread.join(timeout=30)
         sock.close()
+
+
+class Poster(Protocol):
+    def post(self, url: str, *, json: Any = ..., headers: Any = ...) -> Any: ...
+
+
+class Mcp:
+    """An MCP client over streamable HTTP: one session, ``tools/call`` as JSON-RPC posts."""
+
+    def __init__(self, http: Poster, headers: dict[str, str] | None = None) -> None:
+        self.http = http
+        base = {**MCP_HEADERS, **(headers or {})}
+        opened = http.post("/mcp", json=MCP_INIT, headers=base)
+        assert opened.status_code == 200, opened.text
+        self.headers = {**base, "mcp-session-id": opened.headers["mcp-session-id"]}
+        done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert http.post("/mcp", json=done, headers=self.headers).status_code == 202
+        self.ids = itertools.count(10)
+
+    def rpc(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The JSON-RPC answer to one request: ``{"result": …}`` or ``{"error": …}``."""
+        request = {"jsonrpc": "2.0", "id": next(self.ids), "method": method, "params": params}
+        response = self.http.post("/mcp", json=request, headers=self.headers)
+        assert response.status_code == 200, response.text
+        data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
+        assert len(data) == 1, response.text[:300]
+        answer: dict[str, Any] = json.loads(data[0])
+        return answer
+
+    def call(self, name: str, arguments: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
+        """(``isError``, the tool's JSON answer)."""
+        result = self.rpc("tools/call", {"name": name, "arguments": arguments})["result"]
+        value: dict[str, Any] = json.loads(result["content"][0]["text"])
+        assert result["isError"] == (value.get("success") is False), result
+        return result["isError"], value

@@ -30,7 +30,7 @@ import threading
 import time
 import urllib.parse
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,7 +113,8 @@ class _Http:
     CPU per request, on the machine whose CPU the server is being measured with.
     """
 
-    def __init__(self, base: str, headers: dict[str, str]) -> None:
+    def __init__(self, base: str, headers: dict[str, str], timeout: float = 30.0) -> None:
+        self.timeout = timeout
         parsed = urllib.parse.urlsplit(base)
         self.host = parsed.hostname or "127.0.0.1"
         self.port = parsed.port or 80
@@ -149,7 +150,7 @@ class _Http:
         ).encode() + data
         for attempt in (0, 1):
             if self._sock is None:
-                self._sock = socket.create_connection((self.host, self.port), timeout=30)
+                self._sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
                 self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             try:
                 self._sock.sendall(message)
@@ -365,20 +366,36 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes] | None, timeout: float
         time.sleep(0.1)
 
 
+#: A limit no benchmark client reaches: the server's rate limits lifted for a run.
+UNLIMITED = "100000000"
+
+
 @contextmanager
-def _server(url: str | None, workers: int) -> Iterator[tuple[str, psutil.Process | None]]:
+def _server(
+    url: str | None,
+    workers: int,
+    *,
+    prepare: Callable[[str], None] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Iterator[tuple[str, psutil.Process | None]]:
     """``(url, process)``: the given server (no process), or a fresh local one for the
-    duration, with its process to account its CPU."""
+    duration, with its process to account its CPU. For a fresh one, ``prepare(db_url)`` runs
+    first on its empty database (users and keys for auth mode, seeded memories), and ``env``
+    adds to its environment."""
     if url is not None:
         _wait_healthy(url.rstrip("/"), None, timeout=10)
         yield url.rstrip("/"), None
         return
     with tempfile.TemporaryDirectory(prefix="memorybank-load-") as tmp:
         port = _free_port()
+        db_url = f"sqlite:///{Path(tmp) / 'load.db'}"
+        if prepare is not None:
+            prepare(db_url)
         env = {
             **os.environ,
-            "MEMORYBANK_AI_WRITE_RATE_PER_MINUTE": "100000000",
+            "MEMORYBANK_AI_WRITE_RATE_PER_MINUTE": UNLIMITED,
             "MEMORYBANK_HOME": tmp,
+            **(env or {}),
         }
         command = [
             sys.executable,
@@ -390,7 +407,7 @@ def _server(url: str | None, workers: int) -> Iterator[tuple[str, psutil.Process
             "--workers",
             str(workers),
             "--db",
-            f"sqlite:///{Path(tmp) / 'load.db'}",
+            db_url,
         ]
         proc = subprocess.Popen(
             command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL

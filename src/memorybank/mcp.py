@@ -12,8 +12,10 @@ Whose memory the tools touch comes from the server's configuration (a fixed
 :class:`~memorybank.model.Caller`, or for HTTP a factory that reads the authenticated
 request), never from the model's arguments. Each call of a side-effecting tool (or a forget
 preview) is charged against the bank's per-user write limit, one unit per record it stores
-(:meth:`~memorybank.MemoryBank.count_write`, counted by the dispatcher): the same budget the
-REST API spends, and over it an error result that says when to try again.
+(:meth:`~memorybank.MemoryBank.count_write`, counted by the dispatcher), and every other
+call, and each ``recall_context`` prompt, one unit of the per-user read limit
+(:meth:`~memorybank.MemoryBank.count_read`): the same budgets the REST API spends, and over
+them an error result that says when to try again.
 
     memorybank mcp --user alice --profile default        # stdio, for a desktop MCP host
 
@@ -34,7 +36,7 @@ import functools
 import json
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -59,7 +61,9 @@ if TYPE_CHECKING:
 __all__ = [
     "RECALL_PROMPT",
     "CallerFactory",
+    "Runner",
     "build_server",
+    "in_thread",
     "mcp_http_app",
     "recall_prompt",
     "run_stdio",
@@ -77,6 +81,16 @@ raises during ``tools/call`` becomes an error result; refuse unauthenticated req
 HTTP layer, before they reach MCP."""
 
 SERVER_NAME = "memorybank"
+
+Runner = Callable[[str, Callable[[], Any]], Awaitable[Any]]
+"""Runs one blocking call of a user's (a tool call, a prompt) off the event loop:
+``await run(user_id, call)``. The default is a worker thread; the REST server passes its own,
+so that MCP calls take their turns per user in its compute pool like its REST endpoints."""
+
+
+async def in_thread(user_id: str, call: Callable[[], Any]) -> Any:
+    """The default :data:`Runner`: ``call()`` in a worker thread."""
+    return await anyio.to_thread.run_sync(call)
 
 
 def to_content(result: Any) -> types.CallToolResult:
@@ -136,6 +150,7 @@ def recall_prompt(
     raw = arguments.get("budget_tokens", "500")
     if not raw.strip().isdigit():
         raise ValidationError(f"budget_tokens {raw!r} is not a whole number", field="budget_tokens")
+    bank.count_read(caller.user_id)  # a memory block, charged as the REST API charges one
     text = auto_recall(bank, caller, message, int(raw))
     return types.GetPromptResult(
         description=RECALL_PROMPT.description,
@@ -151,13 +166,17 @@ def _resolver(caller: Caller | CallerFactory) -> CallerFactory:
 
 
 def build_server(
-    bank: MemoryBank, profile_name: str, caller: Caller | CallerFactory
+    bank: MemoryBank,
+    profile_name: str,
+    caller: Caller | CallerFactory,
+    run: Runner = in_thread,
 ) -> Server[Any]:
     """A low-level MCP server offering the tools of profile ``profile_name`` on ``bank``.
 
     ``caller`` is the fixed caller (stdio: one user per server process) or a
-    :data:`CallerFactory` called with each request's HTTP request. Raises
-    :class:`~memorybank.ValidationError` for an unknown profile.
+    :data:`CallerFactory` called with each request's HTTP request; ``run`` runs each tool
+    call and prompt (:data:`Runner`). Raises :class:`~memorybank.ValidationError` for an
+    unknown profile.
     """
     chosen = get_profile(profile_name)
     resolve = _resolver(caller)
@@ -185,12 +204,10 @@ def build_server(
             tool_ctx = context_of(request_ctx)
         except MemoryBankError as exc:
             return to_content({"success": False, "error": str(exc)})
-        # The bank is synchronous: run the call in a worker thread so the event loop (and
-        # other requests) keep going; ``call`` never raises and enforces the tool's timeout.
-        result = await anyio.to_thread.run_sync(
-            functools.partial(call, bank, chosen, params.name, params.arguments or {}, tool_ctx)
-        )
-        return to_content(result)
+        # The bank is synchronous: run the call off the event loop so that it (and other
+        # requests) keep going; ``call`` never raises and enforces the tool's timeout.
+        one = functools.partial(call, bank, chosen, params.name, params.arguments or {}, tool_ctx)
+        return to_content(await run(tool_ctx.user_id, one))
 
     def input_schema(name: str) -> dict[str, Any] | None:
         entry = in_project.get(name)  # the variant's arguments are a superset
@@ -204,9 +221,13 @@ def build_server(
     async def get_prompt(
         request_ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
-        return await anyio.to_thread.run_sync(
-            recall_prompt, bank, context_of(request_ctx), params.name, params.arguments or {}
+        prompt_ctx = context_of(request_ctx)
+        arguments = params.arguments or {}
+        answer: types.GetPromptResult = await run(
+            prompt_ctx.user_id,
+            functools.partial(recall_prompt, bank, prompt_ctx, params.name, arguments),
         )
+        return answer
 
     instructions = chosen.guidance
     if isinstance(caller, Caller):
@@ -265,6 +286,7 @@ def mcp_http_app(
     allowed_hosts: Sequence[str] = (),
     stateless: bool = False,
     json_response: bool = False,
+    run: Runner = in_thread,
 ) -> Starlette:
     """An ASGI app serving ``profile_name``'s tools over streamable HTTP at ``path``.
 
@@ -272,6 +294,7 @@ def mcp_http_app(
     authenticated user from it, never from the body). ``host`` is the host the server is
     reached at: for loopback hosts the SDK turns on DNS-rebinding protection, accepting the
     loopback names and ``allowed_hosts`` (names without a port) in ``Host`` and ``Origin``.
+    ``run`` runs each tool call and prompt (:data:`Runner`).
 
     The app's lifespan runs the MCP session manager, and Starlette does not run the lifespan of
     a mounted sub-app, so a host app must enter it itself::
@@ -286,7 +309,7 @@ def mcp_http_app(
         api = FastAPI(lifespan=lifespan)
         api.mount("/", mcp_app)  # last, after the API's own routes
     """
-    server = build_server(bank, profile_name, caller_factory)
+    server = build_server(bank, profile_name, caller_factory, run)
     return server.streamable_http_app(
         streamable_http_path=path,
         host=host,

@@ -16,7 +16,7 @@ from memorybank import MemoryBank
 from memorybank.providers.embedders.local import LocalEmbedder
 from memorybank.providers.judges import LLMJudge, default_judge
 from memorybank.providers.llm.client import ChatClient
-from memorybank.rules.verdicts import PairScores, unsure
+from memorybank.rules.verdicts import PairScores, asks_llm
 from memorybank.stores.sqlite import SQLiteStore
 
 
@@ -78,12 +78,13 @@ def test_a_failing_llm_leaves_the_models_verdict(asking: MemoryBank, chat: ChatS
     assert chat.requests  # the LLM was asked, over real HTTP, and failed
 
 
-def test_by_default_only_unsure_pairs_reach_the_llm(
+def test_by_default_only_unsure_pairs_and_changes_reach_the_llm(
     tmp_path: Path, embedder: LocalEmbedder, client: ChatClient, chat: ChatServer
 ) -> None:
     judge = LLMJudge(client, default_judge())
     sure = PairScores(0.01, 0.02, 0.97)
-    assert not unsure(sure) and judge.ask is unsure
+    assert not asks_llm(sure) and judge.ask is asks_llm
+    assert asks_llm(PairScores(0.0, 0.99, 0.01))  # a change the model is not sure enough of
     with _bank(tmp_path, embedder, judge) as bank:
         bank.save("u", "User plays the trumpet", "preference")
         bank.save("u", "User's landlord is called Mr Osei", "relationship")  # not a candidate

@@ -7,21 +7,25 @@ retires only what the newer fact's author could have retired by a save; the rest
 
 from __future__ import annotations
 
+import json
 import time
 
 import httpx
+from typer.testing import CliRunner
 
+from chat_server import running_chat_server
 from memorybank import MemoryBank
+from memorybank.cli import app
 from memorybank.core.consolidate import LAST_RUN_KEY
 from memorybank.model import Category, Memory
-from scripted_llm import llm_judged
-from server_helpers import World, make_world, serving
+from scripted_llm import answering, llm_judged
+from server_helpers import World, bank_url, make_world, serving
 
-#: A near copy with a new value: the shipped judge's update 0.996 (after ``weighed``), well
-#: above the 0.99 a save needs to retire a fact, so only the author rule keeps the owner's.
+#: The member's newer value of the owner's fact: the bank's LLM judge calls it a change, so
+#: only the author rule keeps the owner's fact.
 OWNERS = "User's favourite colour is blue"
 MEMBERS = "User's favourite colour is green"
-#: A pair the owner's newer fact surely replaces (0.994), stored before saves superseded.
+#: A pair the owner's newer fact surely replaces, stored before saves superseded.
 MEMBER_OLD, OWNER_NEW = "User works at Acme", "User now works at Globex"
 
 
@@ -103,3 +107,33 @@ def _scheduled(bank: MemoryBank) -> None:
             mark = bank.store.get_meta(LAST_RUN_KEY)
     assert _current(bank, ids[OWNERS]) and _current(bank, ids[MEMBERS])
     assert not _current(bank, ids[MEMBER_OLD])
+
+
+def test_the_cli_never_retires_an_owners_fact_for_a_member(bank: MemoryBank) -> None:
+    make_world(bank)  # owner, admin and member of apollo
+    ids = {}
+    # The owner's fact, then a member's newer one that surely replaces it, stored as they are.
+    for user, text in (("owner", MEMBER_OLD), ("member", OWNER_NEW)):
+        record = Memory(user_id=user, project_id="apollo", content=text, category=Category.IDENTITY)
+        ids[user] = bank.save_records([record], actor=user)[0].id
+    command = ["consolidate", "owner", "--project", "apollo", "--apply", "--db", bank_url(bank)]
+    # The CLI's bank asks its LLM (a chat server on 127.0.0.1) about the changes it reads.
+    with running_chat_server() as chat:
+        chat.reply(*[answering({(MEMBER_OLD, OWNER_NEW)})] * 50)
+        env = {
+            "MEMORYBANK_URL": None,
+            "MEMORYBANK_LLM_BASE_URL": chat.base_url,
+            "MEMORYBANK_LLM_MODEL": "test-model",
+        }
+        result = CliRunner().invoke(app, [*command, "--json"], env=env)
+        shown = CliRunner().invoke(app, command, env={**env, "COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    done = json.loads(result.stdout)
+    # Before: superseded by the member's fact, as the owner's own save would have done.
+    assert done["supersessions"] == []
+    assert [(p["old"]["id"], p["new"]["id"]) for p in done["proposals"]] == [
+        (ids["owner"], ids["member"])
+    ]
+    assert _current(bank, ids["owner"]) and _current(bank, ids["member"])
+    # Without --json the proposal is shown, as not applied.
+    assert shown.exit_code == 0 and "Left to a person" in shown.output, shown.output

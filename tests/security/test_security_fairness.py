@@ -9,6 +9,11 @@ with long searches or consolidation previews while another (alice) searches or s
    previews took alice's save p50 from 19 to 1,901 ms. A preview now costs reads by the facts
    it examines, and waits for bob's own earlier calls, never before alice's.
 
+3. Only REST reads were charged: the same searches through MCP's ``recall`` (or the REST tool
+   route, or MCP's ``recall_context`` prompt) spent no read limit. Every tool call that is
+   not a write is now one read, charged where the REST API charges its searches
+   (:meth:`MemoryBank.count_read`).
+
 These tests assert order, not speed: alice's request is answered while bob's flood is still
 queued (before, her save waited behind his previews). Latency ratios are ``memorybank bench
 fairness``, in one run.
@@ -29,7 +34,7 @@ from memorybank import MemoryBank
 from memorybank.model import Category, Memory
 from memorybank.providers.embedders.local import LocalEmbedder
 from memorybank.stores.sqlite import SQLiteStore
-from server_helpers import make_world, serving
+from server_helpers import Mcp, make_world, serving
 
 FLOOD = 8
 LONG_QUERY = " ".join(f"what does the user think about topic {n} in detail" for n in range(20))
@@ -134,3 +139,87 @@ def test_a_preview_is_charged_the_facts_it_examines(bank: MemoryBank) -> None:
         assert http.get("/api/search", params={"q": "tea"}, headers=bob).status_code == 429
         owner = world.auth("owner")
         assert http.get("/api/search", params={"q": "tea"}, headers=owner).status_code == 200
+
+
+def test_mcp_and_tool_reads_spend_the_read_limit(bank: MemoryBank) -> None:
+    world = make_world(bank, read_rate_per_minute=3)
+    bank.save("member", "User keeps the spare key under the blue pot", "context")
+    with serving(world.app) as http:
+        bob, alice = world.auth("member"), world.auth("owner")
+        mcp = Mcp(http, bob)
+        answers = [mcp.call("recall", {"query": "where is the spare key"}) for _ in range(3)]
+        assert all(not is_error and found["facts"] for is_error, found in answers)
+        is_error, refused = mcp.call("recall", {"query": "where is the spare key"})
+        assert is_error and "MEMORYBANK_READ_RATE_PER_MINUTE" in refused["error"]
+        assert "try again in" in refused["error"]
+        # The same budget everywhere: REST searches, the REST tool route, the MCP prompt.
+        assert http.get("/api/search", params={"q": "key"}, headers=bob).status_code == 429
+        recall = {"name": "recall", "arguments": {"query": "key"}}
+        assert http.post("/api/tools/default/call", json=recall, headers=bob).status_code == 429
+        prompt = {"name": "recall_context", "arguments": {"message": "where is my key?"}}
+        error = mcp.rpc("prompts/get", prompt)["error"]
+        assert "MEMORYBANK_READ_RATE_PER_MINUTE" in error["message"]
+        # Another user's reads are their own.
+        theirs = Mcp(http, alice)
+        assert theirs.call("recall", {"query": "where is the spare key"})[0] is False
+        assert "result" in theirs.rpc("prompts/get", prompt)
+        assert http.post("/api/tools/default/call", json=recall, headers=alice).status_code == 200
+
+
+def test_another_tenants_mcp_calls_do_not_queue_mine(bank: MemoryBank) -> None:
+    """Before, MCP calls ran beside the compute pool, as many at once as the tools' 8 threads:
+    bob's flood of recalls filled them and alice's recall waited for most of his. Now an MCP
+    call takes its caller's turn in the compute pool, like a REST search."""
+    world = make_world(bank, read_rate_per_minute=10_000)
+    _seed(bank, "member", 200)
+    queries = (f"{LONG_QUERY} {n}" for n in itertools.count())
+    flood = 3 * FLOOD
+    with serving(world.app) as http:
+        bob, alice = Mcp(http, world.auth("member")), Mcp(http, world.auth("owner"))
+        first = threading.Event()
+        with ThreadPoolExecutor(flood) as pool:
+
+            def bobs() -> bool:
+                is_error, _ = bob.call("recall", {"query": next(queries)})
+                first.set()
+                return is_error
+
+            floods = [pool.submit(bobs) for _ in range(flood)]
+            assert first.wait(120), "none of bob's calls was answered"
+            before = sum(1 for f in floods if not f.done())
+            is_error, found = alice.call("recall", {"query": "where do I live"})
+            answered = before - sum(1 for f in floods if not f.done())
+            assert not any(f.result() for f in floods)
+    assert not is_error, found
+    assert answered <= 2, f"alice's recall waited for {answered} of bob's"
+
+
+def test_a_listing_that_searches_is_a_read(bank: MemoryBank) -> None:
+    """``GET /api/memory/user?q=…`` (and a project's page with ``q``) searched on the event
+    loop and spent no read limit: a way around both. With ``q`` it is now a search."""
+    world = make_world(bank, read_rate_per_minute=2)
+    with serving(world.app) as http:
+        bob = world.auth("member")
+        searched = [
+            http.get("/api/memory/user", params={"q": "tea"}, headers=bob).status_code,
+            http.get("/api/memory/drive/apollo", params={"q": "tea"}, headers=bob).status_code,
+            http.get("/api/memory/user", params={"q": "tea"}, headers=bob).status_code,
+        ]
+        assert searched == [200, 200, 429]
+        # A plain page is no search: it costs nothing.
+        assert http.get("/api/memory/user", headers=bob).status_code == 200
+        assert http.get(
+            "/api/memory/user", params={"q": "tea"}, headers=world.auth("owner")
+        ).is_success
+
+
+def test_an_org_wide_search_costs_one_read_per_member_searched(bank: MemoryBank) -> None:
+    world = make_world(bank, read_rate_per_minute=5)
+    for user, role in (("admin", "admin"), ("member", "member"), ("owner", "member")):
+        world.accounts.add_org_member("acme", user, role)
+    with serving(world.app) as http:
+        admin = world.auth("admin")
+        org = {"q": "tea", "org_wide": True}
+        assert http.get("/api/search", params=org, headers=admin).status_code == 200  # 3 of 5
+        assert http.get("/api/search", params=org, headers=admin).status_code == 429
+        assert http.get("/api/search", params={"q": "tea"}, headers=admin).status_code == 200

@@ -4,19 +4,19 @@ The attack: 70 ``remember`` calls in two seconds over ``/mcp`` all landed, while
 at 60 a minute; threads could be created without any limit. Now the bank owns one limiter
 (:meth:`MemoryBank.count_write`): MCP, the REST tool route, manual adds and thread creation
 spend the same budget, a refused write stores nothing and says when to retry, and reads are
-never limited. Performed for real: MCP over streamable HTTP in the app, and a real
-``memorybank serve`` subprocess configured through ``MEMORYBANK_AI_WRITE_RATE_PER_MINUTE``.
+not charged to it (they have a limit of their own since issue 34: test_security_fairness).
+Performed for real: MCP over streamable HTTP in the app, and a real ``memorybank serve``
+subprocess configured through ``MEMORYBANK_AI_WRITE_RATE_PER_MINUTE``.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import httpx
 import pytest
@@ -27,7 +27,7 @@ from memorybank import MemoryBank
 from memorybank.errors import RateLimited, ValidationError
 from memorybank.rules.limits import RateLimiter
 from memorybank.tools import Caller, call, profile
-from server_helpers import MCP_HEADERS, MCP_INIT, World, make_world, spawn_server
+from server_helpers import Mcp, World, make_world, spawn_server
 
 RETRY = re.compile(r"try again in (\d+) s")
 
@@ -42,41 +42,6 @@ def facts() -> Iterator[str]:
     """Distinct facts, so each accepted write is one more stored memory."""
     for city, noun in itertools.product(CITIES, NOUNS):
         yield f"User bought a {noun} in {city}"
-
-
-class Poster(Protocol):
-    def post(self, url: str, *, json: Any = ..., headers: Any = ...) -> Any: ...
-
-
-class Mcp:
-    """An MCP client over streamable HTTP: one session, ``tools/call`` as JSON-RPC posts."""
-
-    def __init__(self, http: Poster, headers: dict[str, str] | None = None) -> None:
-        self.http = http
-        base = {**MCP_HEADERS, **(headers or {})}
-        opened = http.post("/mcp", json=MCP_INIT, headers=base)
-        assert opened.status_code == 200, opened.text
-        self.headers = {**base, "mcp-session-id": opened.headers["mcp-session-id"]}
-        done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        assert http.post("/mcp", json=done, headers=self.headers).status_code == 202
-        self.ids = itertools.count(10)
-
-    def call(self, name: str, arguments: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
-        """(``isError``, the tool's JSON answer)."""
-        request = {
-            "jsonrpc": "2.0",
-            "id": next(self.ids),
-            "method": "tools/call",
-            "params": {"name": name, "arguments": arguments},
-        }
-        response = self.http.post("/mcp", json=request, headers=self.headers)
-        assert response.status_code == 200, response.text
-        data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
-        assert len(data) == 1, response.text[:300]
-        result = json.loads(data[0])["result"]
-        value: dict[str, Any] = json.loads(result["content"][0]["text"])
-        assert result["isError"] == (value.get("success") is False), result
-        return result["isError"], value
 
 
 def refused(answer: dict[str, Any]) -> int:
@@ -125,7 +90,7 @@ def test_the_61st_mcp_write_in_a_minute_is_refused_and_stores_nothing(
         is_error, answer = mcp.call("remember", {"fact": next(texts)})
         assert is_error and 1 <= refused(answer) <= 60
     assert bank.count("owner") == stored
-    # Reads are never limited; another user has a budget of their own.
+    # Reads spend no write budget; another user has a budget of their own.
     is_error, found = mcp.call("recall", {"query": "where did I buy my guitar"})
     assert not is_error and found["facts"]
     other = Mcp(client, world.auth("admin"))

@@ -514,3 +514,41 @@ def bench_load(
     )
     if report.errors:
         raise typer.Exit(1)
+
+
+@bench_app.command("fairness")
+@handles_errors
+def bench_fairness(
+    seconds: Annotated[
+        float, typer.Option("--seconds", min=0.1, help="How long each phase lasts.")
+    ] = 8.0,
+    loops: Annotated[
+        int, typer.Option("--loops", min=1, help="Concurrent loops of the flooding tenant.")
+    ] = 4,
+    bob_facts: Annotated[
+        int,
+        typer.Option("--bob-facts", min=0, help="Facts of the flooding tenant's (previews)."),
+    ] = 1000,
+    workers: Annotated[
+        int, typer.Option("--workers", min=1, help="Server processes to start.")
+    ] = 1,
+    json_out: JsonOutOption = None,
+) -> None:
+    """Another tenant's search and save latency while one tenant floods searches,
+    consolidation previews and writes: ratios to its latency alone, in one run."""
+    with bench_installed():
+        from memorybank_bench.fairness import run_fairness
+
+    console = stdout()
+    report = run_fairness(
+        seconds=seconds, loops=loops, bob_facts=bob_facts, workers=workers, console=console
+    )
+    notes = [Text(note) for note in report.notes()]
+    _show_report(
+        console,
+        report,
+        json_out,
+        notes=notes + [Text(sample, style="red") for sample in report.error_samples],
+    )
+    if report.server_errors or report.lost:
+        raise typer.Exit(1)

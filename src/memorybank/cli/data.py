@@ -261,6 +261,23 @@ def _print_supersessions(result: consolidation.Consolidation, applied: bool) -> 
     stdout().print(table)
 
 
+def _print_proposals(result: consolidation.Consolidation) -> None:
+    """What is left to a person: replacements and merges the newer (or kept) fact's author
+    could not have made by a save."""
+    if not result.proposals and not result.proposed_merges:
+        return
+    table = Table(title="Left to a person (not applied: the newer fact's author may not)")
+    table.add_column("older", overflow="fold")
+    table.add_column("newer, or kept", overflow="fold")
+    for found in result.proposals:
+        old, new = found.old, found.new
+        table.add_row(f"{old.content}  [dim]{old.id}[/dim]", f"{new.content}  [dim]{new.id}[/dim]")
+    for merge in result.proposed_merges:
+        merged = "\n".join(f"{m.content}  [dim]{m.id}[/dim]" for m in merge.merged)
+        table.add_row(merged, f"{merge.keep.content}  [dim]{merge.keep.id}[/dim]")
+    stdout().print(table)
+
+
 @handles_errors
 def consolidate(
     user: UserArg,
@@ -278,14 +295,20 @@ def consolidate(
     Shows a preview and changes nothing unless --apply is given: each merged memory is kept
     in history, superseded by the one that says the most; a replaced one by the newer fact.
     The whole scope is gone through a page at a time, each page judged within the same
-    bounded budget as one call of the API."""
+    bounded budget as one call of the API. In a project, what the newer fact's author could
+    not have retired by a save (a member's fact over an owner's) is only proposed, as the
+    API and the scheduled tidy-up do: whoever runs this command, it acts for no one."""
+    from memorybank.services.accounts import Accounts  # its crypto only when it runs
+
     with memorybank.open(db) as bank:
-        result = consolidation.consolidate_all(bank, user, project, dry_run=not apply)
+        roles = Accounts.of(bank).author_role
+        result = consolidation.consolidate_all(bank, user, project, dry_run=not apply, roles=roles)
     if as_json:
         print_json(result.as_dict())
         return
     console = stdout()
     _print_supersessions(result, apply)
+    _print_proposals(result)
     if not result.merges:
         console.print(f"No duplicates among {result.examined} memories.")
         return

@@ -167,7 +167,8 @@ class MemoryBank:
             return self._probes
 
     def close(self) -> None:
-        """Release the store's files and the embedder's session."""
+        """Release the store's files, the embedder's session and the LLM client's
+        connections (as the store and embedder, a bank closes what it was given)."""
         with self._probe_lock:
             probes, self._probes = self._probes, None
         if probes is not None:
@@ -176,6 +177,9 @@ class MemoryBank:
         self.usage.close()
         self.store.close()
         self.embedder.close()
+        closing = getattr(self.llm, "close", None)
+        if callable(closing):
+            closing()
 
     def __enter__(self) -> MemoryBank:
         return self

@@ -327,6 +327,17 @@ def unsure(scores: PairScores) -> bool:
     return max(scores.duplicate, scores.update, scores.distinct) < 0.7
 
 
+def asks_llm(scores: PairScores) -> bool:
+    """Whether a configured LLM is asked about a pair: the model is unsure, or reads a
+    change it is not sure enough of to retire a fact (:attr:`Thresholds.sure`): the LLM's
+    answer then decides.
+
+    >>> asks_llm(PairScores(0.0, 0.99, 0.01)), asks_llm(PairScores(0.02, 0.03, 0.95))
+    (True, False)
+    """
+    return unsure(scores) or THRESHOLDS.conflict <= scores.update < THRESHOLDS.sure
+
+
 def is_candidate(similarity: float) -> bool:
     """Whether a stored fact this similar to a new one is judged at all.
 
@@ -359,6 +370,7 @@ def specificity(text: str) -> int:
 
 __all__ = [
     "THRESHOLDS",
+    "asks_llm",
     "Judge",
     "PairScores",
     "Relation",

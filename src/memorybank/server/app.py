@@ -55,7 +55,7 @@ from memorybank.providers.netguard import AddressPolicy
 from memorybank.rules.limits import READ_SETTING, OpenLimit, RateLimiter
 from memorybank.server.deps import mcp_caller
 from memorybank.server.error_responses import error_response, register_error_handlers
-from memorybank.server.execution import Execution
+from memorybank.server.execution import Execution, in_turn
 from memorybank.server.guard import Guard, host_name
 from memorybank.server.headers import with_security_headers
 from memorybank.server.metrics import Metrics, MetricsMiddleware
@@ -289,6 +289,7 @@ def create_app(
 
     settings = settings or Settings()
     require_loopback_in_local_mode(accounts, host)
+    execution = Execution.for_bank(settings, bank)
     mcp_app = mcp_http_app(
         bank,
         "default",
@@ -297,9 +298,9 @@ def create_app(
         host=host,
         # The guard checks every path; the SDK's own check on /mcp must know the same names.
         allowed_hosts=[host_name(h) for h in settings.allowed_hosts],
+        run=functools.partial(in_turn, execution),  # one compute pool, turns per user
     )
     app = _api_app(lifespan=_lifespan)
-    execution = Execution.for_bank(settings, bank)
     metrics = Metrics(functools.partial(_stored_memories, bank), bank.query_cache)
     app.state.bank = bank
     app.state.accounts = accounts

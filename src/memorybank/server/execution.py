@@ -13,7 +13,12 @@ A route says what kind of work it is with one decorator, under its ``@router`` o
 * :func:`searching` — read-only CPU work: the same, charged as one read of the caller's read
   limit (:meth:`~memorybank.MemoryBank.count_read`);
 * :func:`reading` — plain reads: on the loop when reads run inline, else in FastAPI's
-  general pool, like an undecorated ``def`` endpoint.
+  general pool, like an undecorated ``def`` endpoint;
+* :func:`listing` — a plain read that searches when given its search parameter: then as
+  :func:`searching`.
+
+MCP tool calls and prompts, which are not endpoints of this app's own, run through
+:func:`in_turn`: in the compute pool, in their caller's turn, like :func:`computing`.
 
 Undecorated ``def`` endpoints run in FastAPI's general pool (40 threads), which stays for
 requests that wait on an LLM, a provider or the database. Each app decides once, in
@@ -176,20 +181,22 @@ def _user_of(kwargs: dict[str, Any]) -> str | None:
 
 
 def _placed(
-    endpoint: Callable[P, R], runner: Runner, *, read: bool = False
+    endpoint: Callable[P, R], runner: Runner, *, read: bool = False, search: str | None = None
 ) -> Callable[P, Awaitable[R]]:
     """``endpoint`` as a coroutine FastAPI awaits, run where ``runner`` puts it (a ``read``
-    charged first to the caller's read limit); FastAPI reads the parameters of ``endpoint``
-    (plus the request) from its signature."""
+    charged first to the caller's read limit), or, when its parameter ``search`` is given,
+    as a search (:func:`searching`); FastAPI reads the parameters of ``endpoint`` (plus the
+    request) from its signature."""
 
     async def placed(*args: Any, **kwargs: Any) -> R:
         state = kwargs.pop(_REQUEST).app.state
         execution: Execution = state.execution
         user = _user_of(kwargs)
-        if read and user is not None:
+        searches = search is not None and bool(kwargs.get(search))
+        if (read or searches) and user is not None:
             state.bank.count_read(user)
         call = functools.partial(endpoint, *args, **kwargs)
-        result: R = await runner(execution, call, user)
+        result: R = await (_in_compute_pool if searches else runner)(execution, call, user)
         return result
 
     signature = inspect.signature(endpoint)
@@ -207,6 +214,13 @@ async def _in_compute_pool(execution: Execution, call: Callable[[], R], user: st
         return await anyio.to_thread.run_sync(call, limiter=execution.compute)
 
     return await execution.fair.run(user, in_thread)
+
+
+async def in_turn(execution: Execution, user_id: str | None, call: Callable[[], R]) -> R:
+    """``call()`` in the compute pool, in ``user_id``'s turn: what the decorators below do
+    for an endpoint, for a call from elsewhere in the app (an MCP tool call or prompt,
+    :data:`memorybank.mcp.Runner`)."""
+    return await _in_compute_pool(execution, call, user_id)
 
 
 async def _reading(execution: Execution, call: Callable[[], R], user: str | None) -> R:
@@ -235,6 +249,17 @@ def reading(endpoint: Callable[P, R]) -> Callable[P, Awaitable[R]]:
     return _placed(endpoint, _reading)
 
 
+def listing(search: str) -> Callable[[Callable[P, R]], Callable[P, Awaitable[R]]]:
+    """A plain read, like :func:`reading`, that searches when its parameter ``search`` is
+    given (a page of memories with ``q``): then it is placed and charged as :func:`searching`
+    places and charges a search (before, such a search ran on the event loop, uncharged)."""
+
+    def decorate(endpoint: Callable[P, R]) -> Callable[P, Awaitable[R]]:
+        return _placed(endpoint, _reading, search=search)
+
+    return decorate
+
+
 __all__ = [
     "LOCAL_COMPUTE_THREADS",
     "REMOTE_COMPUTE_THREADS",
@@ -242,7 +267,9 @@ __all__ = [
     "FairShare",
     "compute_threads",
     "computing",
+    "in_turn",
     "inline_searches",
+    "listing",
     "reading",
     "searching",
 ]

@@ -173,6 +173,12 @@ class Accounts:
         """Accounts in the same database as ``bank``'s memories (SQLite file or PostgreSQL)."""
         return cls(sql_accounts(bank.store), load_master_key(settings))
 
+    @classmethod
+    def of(cls, bank: MemoryBank) -> Accounts:
+        """The accounts of ``bank``'s database for users, roles and keys only: without the
+        master key (none is read or created), so no provider key can be read or stored."""
+        return cls(sql_accounts(bank.store))
+
     # -- users and keys ---------------------------------------------------------------------
 
     def has_users(self) -> bool:

@@ -114,6 +114,7 @@ class SQLiteStore(SqlStore[SQLiteTxn]):
         self._local = threading.local()
         self._connections: list[apsw.Connection] = []
         self._connections_lock = threading.Lock()
+        self._write_turns = threading.Lock()
         self._closed = False
         self.index = SQLiteIndex(dimension, cache_bytes)
         self._in_memory = self.path == ":memory:"
@@ -159,10 +160,19 @@ class SQLiteStore(SqlStore[SQLiteTxn]):
         """One read transaction (``BEGIN``) on this thread's connection: one snapshot."""
         return _Snapshot(self._conn)
 
-    def writing(self) -> AbstractContextManager[SQLiteTxn]:
+    @contextmanager
+    def writing(self) -> Iterator[SQLiteTxn]:
         """A ``BEGIN IMMEDIATE`` transaction on this thread's connection; vector cache changes
-        are applied after commit."""
-        return self._transaction(self._conn)
+        are applied after commit.
+
+        The writers of this process take turns on a lock first. Left to SQLite, a writer that
+        finds the database locked sleeps in its busy handler (1, 2, 5 … up to 100 ms between
+        tries) and meanwhile loses it to writers that never slept: one tenant's stream of
+        saves held another's save p95 at 550 ms (issue 34). On the lock the next writer is
+        woken as the last one commits. Other processes still meet in SQLite's busy handler.
+        """
+        with self._write_turns, self._transaction(self._conn) as txn:
+            yield txn
 
     def _migrating(self) -> AbstractContextManager[SQLiteTxn]:
         return self._transaction(self._keepalive)

@@ -8,8 +8,10 @@ model that will retry, and never carrying tracebacks, SQL or file paths. Each ca
 side-effecting tool (and of a forget preview) is one unit of the caller's per-user write
 limit (:meth:`~memorybank.MemoryBank.count_write`), counted here so the REST API, MCP and
 every host of the tools API spend one budget, and each record it stores beyond the first one
-more (:func:`memorybank.core.writes.writing`); over the limit the model is told when to try
-again.
+more (:func:`memorybank.core.writes.writing`); every other call (a recall) is one unit of
+the caller's read limit (:meth:`~memorybank.MemoryBank.count_read`, where the REST API's
+searches are charged too, when a server set one). Over either limit the model is told when
+to try again.
 
 >>> from memorybank.tools import profile
 >>> caller = Caller(user_id="sam")
@@ -292,11 +294,13 @@ def _call(
     except PydanticValidationError as exc:
         return error(_validation_message(exc, tool))
 
-    if tool.counted:
-        try:
+    try:
+        if tool.counted:
             bank.count_write(caller.user_id)  # before it runs: a refused call writes nothing
-        except RateLimited as exc:
-            return _refusal(exc, tool, propagate)
+        else:
+            bank.count_read(caller.user_id)  # a read, like a REST search (issue 34)
+    except RateLimited as exc:
+        return _refusal(exc, tool, propagate)
     handler = functools.partial(tool.handler, llm=llm) if tool.uses_llm else tool.handler
     paid = 1 if tool.counted else 0
     future: Future[Any] = _executor_().submit(_as_ai, handler, paid, bank, caller, args)

@@ -2,7 +2,8 @@
 (relevance), behind one interface (:class:`memorybank.rules.verdicts.Judge`).
 
 :class:`LocalJudge` runs the cross-encoder the package ships (int8 ONNX, offline, the
-default); :class:`LLMJudge` asks an LLM about the pairs the local model is unsure of.
+default); :class:`LLMJudge` asks an LLM about the pairs the local model is unsure of or reads as a
+change.
 Imported on first use, like the embedders.
 """
 
@@ -26,7 +27,7 @@ _LAZY = {
 
 def judge_for(llm: Any = None) -> Judge:
     """The judge a bank uses by default: the shipped model, with ``llm`` (if any) settling
-    the pairs it is unsure of (the model is loaded on first use)."""
+    the pairs it is unsure of or reads as a change (the model is loaded on first use)."""
     from memorybank.providers.judges.local import default_judge
 
     if llm is None:

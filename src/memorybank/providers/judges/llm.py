@@ -1,6 +1,6 @@
-"""An LLM as the judge: the shipped model scores every pair, and the pairs it is unsure of
-(:func:`memorybank.rules.verdicts.unsure`) are asked of the LLM, whose answer replaces the
-model's. A failing or malformed answer leaves the model's scores standing: saving never
+"""An LLM as the judge: the shipped model scores every pair, and the pairs it is unsure of or
+reads as a change (:func:`memorybank.rules.verdicts.asks_llm`) are asked of the LLM, whose
+answer replaces the model's. A failing or malformed answer leaves the model's scores standing: saving never
 fails because the LLM did. Relevance stays the model's.
 """
 
@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memorybank.errors import ProviderError
 from memorybank.providers.llm.client import JSONCompleter, complete_model
 from memorybank.rules.render import sanitize_memory_text
-from memorybank.rules.verdicts import Judge, PairScores, unsure
+from memorybank.rules.verdicts import Judge, PairScores, asks_llm
 
 _PROMPT = """You compare two short facts a memory system keeps about a user.
 STORED is already in memory; NEW is about to be saved. Answer with one relation:
@@ -52,15 +52,16 @@ def _as_scores(relation: str) -> PairScores:
 
 class LLMJudge:
     """The shipped judge (``local``), with ``llm`` settling the pairs ``ask`` picks from the
-    model's scores (by default those it is unsure of; ``lambda scores: True`` asks about
-    every pair, at one LLM call per pair)."""
+    model's scores (by default those it is unsure of and the changes it reads but is not sure
+    enough to retire a fact for: :func:`~memorybank.rules.verdicts.asks_llm`; ``lambda
+    scores: True`` asks about every pair, at one LLM call per pair)."""
 
     def __init__(
         self,
         llm: JSONCompleter,
         local: Judge,
         *,
-        ask: Callable[[PairScores], bool] = unsure,
+        ask: Callable[[PairScores], bool] = asks_llm,
     ) -> None:
         self.llm = llm
         self.local = local
@@ -68,7 +69,7 @@ class LLMJudge:
         self._answers: dict[tuple[str, str], PairScores] = {}
 
     def score(self, pairs: Sequence[tuple[str, str]]) -> list[PairScores]:
-        """The model's scores, the unsure pairs' replaced by the LLM's answer."""
+        """The model's scores, those of the pairs ``ask`` picks replaced by the LLM's answer."""
         scores = self.local.score(pairs)
         out = []
         for pair, score in zip(pairs, scores, strict=True):

@@ -19,7 +19,7 @@ from memorybank.server.deps import (
     PrincipalDep,
 )
 from memorybank.server.error_responses import WRITE_ERRORS, StateConflict
-from memorybank.server.execution import computing, reading
+from memorybank.server.execution import computing, listing, reading
 from memorybank.server.openapi import SEED_002, documented
 from memorybank.server.principals import Action, Principal, authorize
 from memorybank.server.request_limits import ConfirmTokens
@@ -186,7 +186,7 @@ def memory_scope(
 
 
 @router.get("/api/memory/user", responses=documented(MemoryList), tags=[SEED_002])
-@reading
+@listing("q")
 def list_user_memory(
     principal: PrincipalDep,
     bank: BankDep,
@@ -240,7 +240,7 @@ def clear_private_memory(
 @router.get(
     "/api/memory/drive/{drive_id}", responses=documented(DriveMemoryList, 404), tags=[SEED_002]
 )
-@reading
+@listing("q")
 def list_drive_memory(
     principal: PrincipalDep,
     bank: BankDep,

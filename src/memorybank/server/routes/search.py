@@ -104,6 +104,8 @@ def search_memories(
     authorize(accounts, principal, Action.VIEW, project_id)
     if org_wide:
         users = org_readers(bank, caller_of(accounts, principal, None), "org_wide")
+        if len(users) > 1:  # one search per member: charged by the work, before it is done
+            bank.count_read(principal.user_id, len(users) - 1)
         hits = [
             hit
             for user in users
