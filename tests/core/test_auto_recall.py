@@ -10,7 +10,6 @@ from memorybank import MemoryBank, ValidationError
 from memorybank.core.prompt import auto_recall
 from memorybank.mcp import RECALL_PROMPT, build_server, recall_prompt
 from memorybank.model import Caller
-from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
 from memorybank.rules.tokens import count_tokens
 from memorybank.tools import system_prompt
 from server_helpers import LOOPBACK_PEER, make_world

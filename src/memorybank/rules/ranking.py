@@ -154,10 +154,10 @@ def reranked(
     it bears on the query, words the query and fact do not share included: "language" /
     "prefers Python"), and its score is :func:`blend` of that. (Not lifting the facts the
     judge reads below 0.2 or 0.5 kept unrelated facts out of the block, but lost 3 and 5 of
-    dev2's 20 distinct scenarios: docs/benchmarks.md.) A fact that a newer one among them may update goes
-    right after it (``newer_of``: position of the older → position of the newer), so the
-    current value comes first and the earlier one stays beside it. The rest keep their
-    place.
+    dev2's 20 distinct scenarios: docs/benchmarks.md.) A fact that a newer one among them
+    may update goes right after it (``newer_of``: position of the older → position of the
+    newer), so the current value comes first and the earlier one stays beside it. The rest
+    keep their place.
 
     >>> from memorybank.model import Memory
     >>> hit = lambda text, r: SearchHit(memory=Memory(user_id="u", content=text,

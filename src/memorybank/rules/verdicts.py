@@ -248,8 +248,9 @@ def verdict(scores: PairScores, new: str, old: str) -> Verdict:
 
 def surely_replaces(scores: Sequence[PairScores]) -> list[bool]:
     """Which of the stored facts judged against one new fact it surely replaces: the one
-    with the highest update probability the model read as a change (not ``copied``), when that is at least :attr:`Thresholds.sure`. A new
-    fact is about one slot, so it retires one fact at most; the others stay, reported.
+    with the highest update probability the model read as a change (not ``copied``), when
+    that is at least :attr:`Thresholds.sure`. A new fact is about one slot, so it retires
+    one fact at most; the others stay, reported.
 
     >>> surely_replaces([PairScores(0, 0.9, 0.1), PairScores(0, 0.9995, 0.0005)])
     [False, True]
@@ -309,7 +310,8 @@ def shown_as_change(scores: PairScores, similarity: float) -> bool:
     (:attr:`Thresholds.apart`), as the judge's update reading of unrelated facts ("User's
     manager is …" / "User lives in …") can reach 0.8.
 
-    >>> shown_as_change(PairScores(0.1, 0.6, 0.3), 0.7), shown_as_change(PairScores(0.1, 0.6, 0.3), 0.4)
+    >>> likely = PairScores(0.1, 0.6, 0.3)
+    >>> shown_as_change(likely, 0.7), shown_as_change(likely, 0.4)
     (True, False)
     """
     if similarity >= THRESHOLDS.reconcile:

@@ -1,7 +1,7 @@
 """An LLM as the judge: the shipped model scores every pair, and the pairs it is unsure of or
 reads as a change (:func:`memorybank.rules.verdicts.asks_llm`) are asked of the LLM, whose
-answer replaces the model's. A failing or malformed answer leaves the model's scores standing: saving never
-fails because the LLM did. Relevance stays the model's.
+answer replaces the model's. A failing or malformed answer leaves the model's scores
+standing: saving never fails because the LLM did. Relevance stays the model's.
 """
 
 from __future__ import annotations
