@@ -596,9 +596,13 @@
     if (!state.me) return;
     const q = $("#search-q").value.trim();
     const category = $("#search-category").value;
+    // Answers can come back out of order (a reload after a save, then a search): only the
+    // newest request may render, or a stale list replaces the one being edited.
+    const asked = (state.memoryAsked = (state.memoryAsked || 0) + 1);
     try {
       const data = await fetchMemories(q, category);
       const cut = data.hits ? await searchMinRelevance() : 0;
+      if (asked !== state.memoryAsked) return;
       const strong = data.hits ? data.hits.filter((h) => h.relevance >= cut).length : data.memories.length;
       const weaker = data.memories.length - strong;  // hits come best first: the weak ones last
       const shown = state.showWeaker ? data.memories.length : strong;
