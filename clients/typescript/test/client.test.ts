@@ -77,7 +77,8 @@ describe("the memory API", () => {
   test("restore a replaced fact; the events the caller may see", async () => {
     const memory = new MemoryBankClient({ baseUrl, user: "rita" });
     const old = await memory.save("User lives in Oslo", { category: "identity" });
-    const moved = await memory.save("User moved to Bergen", { category: "identity" });
+    // The shipped judge retires nothing unasked: the caller says this save replaces.
+    const moved = await memory.save("User moved to Bergen", { category: "identity", on_conflict: "supersede" });
     assert.deepEqual(moved.replaced?.map((r) => r.memory_id), [old.memory_id]);
     const back = await memory.restore(old.memory_id as string);
     assert.equal(back.superseded_by, null);
