@@ -28,8 +28,8 @@ from memorybank import (
     ValidationError,
 )
 from memorybank.core.reindex import reindex
-from memorybank.rules.ranking import RetrievalSettings
 from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.rules.ranking import RetrievalSettings
 from memorybank.services import transfer
 from memorybank.stores.sqlite import SQLiteStore
 

@@ -13,6 +13,7 @@ import pytest
 from chat_server import ChatServer, Raw, running_chat_server
 from memorybank import MemoryBank
 from memorybank.core.prompt import auto_recall
+from memorybank.core.writes import writing
 from memorybank.errors import ValidationError
 from memorybank.model import Caller, Category, Domain, EventKind, Ring, Source
 from memorybank.providers.llm import ChatClient
@@ -396,6 +397,22 @@ def test_facts_said_in_passing_are_kept_through_the_save_path(bank: MemoryBank) 
     assert fact.metadata["from_message"] == 2
     assert fact.metadata["from_memory"] == result.conversation_ids[2]
     assert fact.occurred_at == said
+
+
+def test_over_the_write_limit_only_the_facts_beyond_it_are_lost(bank: MemoryBank) -> None:
+    # The facts of a chat are saved as one batch; a batch over the limit is saved one fact at
+    # a time, so the facts that fit are kept and only the rest are reported, with the reason.
+    turns = sum(1 for m in PASSING if m["content"].strip())
+    alone = remember_conversation(bank, Caller(user_id="unlimited"), PASSING)
+    assert len(alone.stored) >= 2
+    bank.writes.set_limit(turns + 1)
+    with writing(bank, CALLER.user_id, paid=0):
+        limited = remember_conversation(bank, CALLER, PASSING)
+    assert len(limited.conversation_ids) == turns
+    assert [m.content for m in limited.stored] == [m.content for m in alone.stored][:1]
+    assert limited.rejected and all("too many" in r.reason for r in limited.rejected)
+    kept = len(limited.stored) + len(limited.rejected) + len(limited.skipped)
+    assert kept == len(alone.stored) + len(alone.skipped)
 
 
 def test_the_relevant_section_holds_no_assistant_turn(bank: MemoryBank) -> None:

@@ -56,6 +56,7 @@ from memorybank.model import (
     Memory,
     Ring,
     SaveInput,
+    SaveResult,
     SearchHit,
     Source,
 )
@@ -243,21 +244,14 @@ def _keep_said(
             _add(bank, caller, result, sentence, category, Source.USER)
         return
     kept, passed = weigh(bank, turns)
+    facts = []
     for said in kept:
         turn = turns[said.message]
         link: dict[str, Any] = {"from_message": said.message, "said": said.piece}
         if turn_ids[said.message] is not None:
             link["from_memory"] = turn_ids[said.message]
-        _add(
-            bank,
-            caller,
-            result,
-            said.fact,
-            said.category,
-            Source.USER,
-            metadata=link,
-            occurred_at=turn.time,
-        )
+        facts.append((said.fact, said.category, link, turn.time))
+    _add_all(bank, caller, result, facts)
     result.passed_over += [
         NotStored(
             content=said.piece,
@@ -350,6 +344,55 @@ def _add(
         # is reported as not stored; the turns, stored first, stay.
         result.rejected.append(NotStored(content=content, reason=str(exc)))
         return None
+    return _record(result, saved)
+
+
+def _add_all(
+    bank: MemoryBank,
+    caller: Caller,
+    result: RememberResult,
+    facts: Sequence[tuple[str, Category, dict[str, Any], StoredTime | None]],
+) -> None:
+    """Save the user's facts of one conversation (text, category, link to the message,
+    time) as one batch: one embedding run and one transaction, in which each is judged
+    against the stored facts and the ones before it (so a fact said twice is stored once).
+    A batch the bank refuses whole (one invalid fact, the write limit) is saved one fact at a
+    time, so that only the facts at fault are reported as not stored."""
+    items = [
+        SaveInput(
+            content=content,
+            category=category,
+            source=Source.USER,
+            created_by=caller.user_id,
+            metadata=_with_thread(caller, link),
+            occurred_at=time,
+        )
+        for content, category, link, time in facts
+    ]
+    if not items:
+        return
+    try:
+        saved = bank.save_many(caller.user_id, items, role=caller.role)
+    except (ValidationError, PermissionDenied, RateLimited):
+        for content, category, link, time in facts:
+            _add(
+                bank,
+                caller,
+                result,
+                content,
+                category,
+                Source.USER,
+                metadata=link,
+                occurred_at=time,
+            )
+        return
+    for outcome in saved:
+        _record(result, outcome)
+
+
+def _record(result: RememberResult, saved: SaveResult) -> Memory | None:
+    """Note one save's outcome in ``result``: stored (with what it replaced or may update)
+    or skipped as a duplicate. Returns the new memory, if one was stored."""
     if saved.duplicate or saved.memory is None:
         result.skipped.append(
             NotStored(
