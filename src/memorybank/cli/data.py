@@ -13,8 +13,10 @@ from rich.text import Text
 
 import memorybank
 from memorybank.cli._common import (
+    FAILED_EXIT,
     DbOption,
     JsonOption,
+    OutputOption,
     ProjectOption,
     UserArg,
     handles_errors,
@@ -50,10 +52,7 @@ def export(
         ExportFormat,
         typer.Option("--format", "-f", help="json (lossless, for import) or markdown (to read)."),
     ] = ExportFormat.JSON,
-    output: Annotated[
-        Path | None,
-        typer.Option("--output", "-o", help="Write to this file instead of standard output."),
-    ] = None,
+    output: OutputOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -145,7 +144,7 @@ def stats(db: DbOption = None, as_json: JsonOption = False) -> None:
     """Show counts and settings of the database, and seed 002's success metrics over the
     last 30 days (adoption, retention, token cost, saves, search hit rate)."""
     with open_bank(db) as bank:
-        values = bank.stats()
+        values = {**bank.store.stats(), "embedding_model": bank.embedder.model_id}
         metrics = success_metrics(bank)
     if as_json:
         print_json({**values, "metrics": metrics.model_dump(mode="json")})
@@ -222,7 +221,7 @@ def migrate(
         typer.echo(
             f"Verification FAILED for {bad}: the destination differs from the source.", err=True
         )
-        raise typer.Exit(1)
+        raise typer.Exit(FAILED_EXIT)
     if not as_json:
         stdout().print(
             f"Verified: every table's row count and content checksum match "

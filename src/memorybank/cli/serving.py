@@ -6,14 +6,20 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
 
 import memorybank
-from memorybank.cli._common import DbOption, JsonOption, handles_errors, print_json, stdout
+from memorybank.cli._common import (
+    DbOption,
+    JsonOption,
+    OutputOption,
+    handles_errors,
+    print_json,
+    stdout,
+)
 from memorybank.errors import ConfigurationError, ValidationError
 
 if TYPE_CHECKING:
@@ -204,10 +210,7 @@ def mcp(
 
 @handles_errors
 def openapi(
-    output: Annotated[
-        Path | None,
-        typer.Option("--output", "-o", help="Write to this file instead of standard output."),
-    ] = None,
+    output: OutputOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Print the REST API's OpenAPI schema (what /openapi.json serves), e.g. to generate a
