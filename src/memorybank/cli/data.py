@@ -25,6 +25,7 @@ from memorybank.cli._common import (
     print_json,
     progress_bar,
     require_database,
+    show,
     stdout,
 )
 from memorybank.core import consolidate as consolidation
@@ -63,10 +64,8 @@ def export(
         typer.echo(text)
         return
     output.write_text(text + "\n", encoding="utf-8")
-    if as_json:
-        print_json({"success": True, "path": str(output), "format": format.value})
-    else:
-        stdout().print(f"Wrote {format.value} export to {output}.")
+    done = {"success": True, "path": str(output), "format": format.value}
+    show(as_json, done, f"Wrote {format.value} export to {output}.")
 
 
 @handles_errors
@@ -133,10 +132,8 @@ def reindex(db: DbOption = None, as_json: JsonOption = False) -> None:
 
         count = reindexing.reindex(bank, progress=report)
         model = embedder.model_id
-    if as_json:
-        print_json({"success": True, "reindexed": count, "embedding_model": model})
-    else:
-        stdout().print(f"Re-embedded {plural(count, 'memory', 'memories')} with {model}.")
+    done = {"success": True, "reindexed": count, "embedding_model": model}
+    show(as_json, done, f"Re-embedded {plural(count, 'memory', 'memories')} with {model}.")
 
 
 @handles_errors
@@ -212,10 +209,7 @@ def migrate(
             progress.update(tasks[table], completed=done, total=total)
 
         result = run_migration(source, destination, batch_size=batch_size, progress=report)
-    if as_json:
-        print_json(result.as_dict())
-    else:
-        stdout().print(_migration_table(result))
+    show(as_json, result.as_dict(), _migration_table(result))
     if not result.ok:
         bad = ", ".join(t.name for t in result.tables if not t.ok)
         typer.echo(

@@ -88,7 +88,7 @@ def _show_preview(preview: ForgetPreview) -> None:
     console.print(Text(f"\nPlan {preview.plan.id} (valid until {preview.plan.expires_at:%c})"))
 
 
-def _show_result(result: ForgetResult) -> None:
+def _result_line(result: ForgetResult) -> str:
     parts = [
         f"Forgot {plural(len(result.forgotten), 'memory', 'memories')}",
         f"rewrote {len(result.rewritten)}",
@@ -97,7 +97,7 @@ def _show_result(result: ForgetResult) -> None:
     ]
     if result.missing:
         parts.append(f"{len(result.missing)} already gone")
-    stdout().print(", ".join(parts) + ".")
+    return ", ".join(parts) + "."
 
 
 def _changes(preview: ForgetPreview) -> bool:
@@ -169,10 +169,7 @@ def _planned(preview: ForgetPreview, as_json: bool, user: str, project: str | No
 
 
 def _applied(result: ForgetResult, as_json: bool) -> None:
-    if as_json:
-        print_json(result_data(result))
-    else:
-        _show_result(result)
+    show(as_json, result_data(result), _result_line(result))
 
 
 __all__ = ["forget", "result_data"]

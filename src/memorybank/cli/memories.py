@@ -110,25 +110,25 @@ def _memory_panel(memory: Memory, title: str = "Memory") -> Panel:
     return Panel(grid, title=title, expand=False)
 
 
-def _show_save_result(result: SaveResult) -> None:
-    console = stdout()
+def _save_result_text(result: SaveResult) -> Text:
+    """What ``add`` prints: the saved fact with its id and importance, or the stored fact
+    that made it a duplicate."""
     if result.success:
         line = Text("Saved ", style="green")
         line.append(str(result.memory_id), style="bold")
         line.append(f" (importance {result.importance}): ")
         line.append(result.content)
-        console.print(line)
         if result.rephrased:
-            console.print(Text("(rephrased to the third person)", style="dim"))
-    else:
-        line = Text("Already saved: ", style="yellow")
-        line.append(result.existing_content or result.content)
-        if result.existing_id:
-            line.append(f" ({result.existing_id}", style="dim")
-            if result.similarity is not None:
-                line.append(f", similarity {result.similarity:.3f}", style="dim")
-            line.append(")", style="dim")
-        console.print(line)
+            line.append("\n(rephrased to the third person)", style="dim")
+        return line
+    line = Text("Already saved: ", style="yellow")
+    line.append(result.existing_content or result.content)
+    if result.existing_id:
+        line.append(f" ({result.existing_id}", style="dim")
+        if result.similarity is not None:
+            line.append(f", similarity {result.similarity:.3f}", style="dim")
+        line.append(")", style="dim")
+    return line
 
 
 def _search_table(hits: list[SearchHit], query: str) -> Table:
@@ -233,10 +233,7 @@ def add(
             source=Source.USER,  # typed by a person, not said by an assistant
             on_conflict=on_conflict.value,
         )
-    if as_json:
-        print_json(result.model_dump(mode="json"))
-    else:
-        _show_save_result(result)
+    show(as_json, result.model_dump(mode="json"), _save_result_text(result))
     if not result.success:  # refused as a duplicate: nothing was saved
         raise typer.Exit(DUPLICATE_EXIT)
 

@@ -18,6 +18,7 @@ from memorybank.cli._common import (
     OutputOption,
     handles_errors,
     print_json,
+    show,
     stdout,
 )
 from memorybank.errors import ConfigurationError, ValidationError
@@ -224,7 +225,4 @@ def openapi(
         typer.echo(text, nl=False)  # JSON already, with or without --json
         return
     output.write_text(text, encoding="utf-8")
-    if as_json:
-        print_json({"success": True, "path": str(output)})
-    else:
-        stdout().print(f"Wrote the OpenAPI schema to {output}.")
+    show(as_json, {"success": True, "path": str(output)}, f"Wrote the OpenAPI schema to {output}.")
