@@ -85,8 +85,10 @@ def scripted(answers: list[tuple[int, dict[str, str], dict[str, Any]]]) -> Itera
 ME = (200, {}, {"user_id": "alice", "name": "Alice", "mode": "auth", "projects": []})
 
 
-#: Where each method of the bank takes the user: second for those addressed by a memory id.
-_USER_SECOND = frozenset({"get", "update", "delete", "history", "restore"})
+#: Where each method of the bank takes the user: second for those addressed by a memory id
+#: (or several), third for ``supersede`` (the memory, the newer one, then the user).
+_USER_SECOND = frozenset({"get", "update", "delete", "delete_many", "history", "restore"})
+_USER_THIRD = frozenset({"supersede"})
 
 
 class ClientPerUser:
@@ -123,7 +125,7 @@ class ClientPerUser:
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
-            user_id = args[1] if name in _USER_SECOND else args[0]
+            user_id = args[2 if name in _USER_THIRD else 1 if name in _USER_SECOND else 0]
             client = self.client(user_id)
             self._join(
                 user_id,

@@ -89,6 +89,46 @@ def test_no_module_over_800_lines() -> None:
         )
 
 
+#: What the bank may hold (issue 35): its memory operations, never every use case beside them.
+MAX_BANK_PUBLIC = 15
+MAX_BANK_LINES = 500
+
+
+def test_the_bank_keeps_to_its_memory_operations() -> None:
+    """``MemoryBank`` has at most 15 public methods and properties (every name without a
+    leading underscore that is a function, property, staticmethod or classmethod of the
+    class, counted from its source) and ``core/bank.py`` at most 500 lines: use cases are
+    services, limits are ``bank.writes``, scopes are ``core.scopes.scope_set``."""
+    module = modules()["memorybank.core.bank"]
+    lines = len(module.path.read_text(encoding="utf-8").splitlines())
+    bank = next(
+        node
+        for node in syntax_tree(module.name).body
+        if isinstance(node, ast.ClassDef) and node.name == "MemoryBank"
+    )
+    public = sorted(
+        node.name
+        for node in bank.body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and not node.name.startswith("_")
+    )
+    from memorybank.core.bank import MemoryBank
+
+    # The class as Python sees it agrees: nothing public is added another way.
+    seen = sorted(
+        name
+        for name, value in vars(MemoryBank).items()
+        if not name.startswith("_")
+        and (callable(value) or isinstance(value, property | staticmethod | classmethod))
+    )
+    assert seen == public, f"public names made outside a def: {sorted(set(seen) ^ set(public))}"
+    assert len(public) <= MAX_BANK_PUBLIC, (
+        f"MemoryBank has {len(public)} public methods and properties (at most "
+        f"{MAX_BANK_PUBLIC}): {', '.join(public)}; move use cases to services/"
+    )
+    assert lines <= MAX_BANK_LINES, f"{module.where} has {lines} lines (at most {MAX_BANK_LINES})"
+
+
 def test_no_function_over_80_lines() -> None:
     """Every function, method and nested function, from its ``def`` line (decorators not
     counted) to its last line, docstring and comments included."""

@@ -48,6 +48,8 @@ from rich.table import Table
 
 import memorybank
 from memorybank.core.bank import MemoryBank
+from memorybank.core.records import save_records
+from memorybank.core.scopes import scope_set
 from memorybank.core.search import Pool
 from memorybank.model import Memory, MemoryFilter, utcnow
 from memorybank.rules.ranking import Calibration, Evidence
@@ -116,9 +118,7 @@ def _ask(
 ) -> list[Query]:
     out, pool, now = [], search_pool(bank), utcnow()
     for user, own in ((users[0], True), (users[1], False)):
-        found = pool.evidence(
-            bank.scope_set(user, None), query, MemoryFilter(superseded=False), now
-        )
+        found = pool.evidence(scope_set(user, None), query, MemoryFilter(superseded=False), now)
         labels = np.array([int(own and hit(f.found.memory)) for f in found])
         relevant = int(labels.sum())
         out.append(Query(kind, fold, own, features(found).reshape(-1, 5), labels, relevant))
@@ -180,7 +180,7 @@ def _session_queries(
             user = f"{sample['sample_id']}/{_session_of(first)}"
             by_session.setdefault(user, []).append(memory.model_copy(update={"user_id": user}))
         for user, memories in by_session.items():
-            bank.save_records(memories, actor=user)
+            save_records(bank, memories, actor=user)
     out: list[Query] = []
     for index, conversation in enumerate(conversations):
         other = conversations[(index + 1) % len(conversations)].sample_id
@@ -211,7 +211,7 @@ def collect(locomo: Path, pairs: Path, console: Console) -> list[Query]:
                     queries += _conversation_queries(bank, kind, conversations)
                 elif kind == "observations":
                     for sample in json.loads(locomo.read_text(encoding="utf-8")):
-                        bank.save_records(_observations(sample), actor=sample["sample_id"])
+                        save_records(bank, _observations(sample), actor=sample["sample_id"])
                     queries += _conversation_queries(bank, kind, conversations)
                 elif kind == "session observations":
                     samples = json.loads(locomo.read_text(encoding="utf-8"))

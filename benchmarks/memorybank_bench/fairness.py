@@ -38,6 +38,7 @@ import httptools
 from rich.console import Console
 from rich.table import Table
 
+from memorybank.core.records import save_records
 from memorybank_bench.load import UNLIMITED, _fact, _Http, _percentile, _question, _seed, _server
 
 __all__ = ["FLOODS", "GOAL_RATIO", "FairnessReport", "Phase", "run_fairness"]
@@ -417,7 +418,7 @@ def _accounts_and_bob(
                 Memory(user_id="bob", content=_fact(rng), category=Category.CONTEXT)
                 for _ in range(bob_facts)
             ]
-            seeded.update({m.id: m.content for m in bank.save_records(facts, actor="bob")})
+            seeded.update({m.id: m.content for m in save_records(bank, facts, actor="bob")})
 
     return prepare
 

@@ -56,7 +56,7 @@ def open(url: str | None = None, **settings: Any) -> MemoryBank:  # noqa: A001
     ``$MEMORYBANK_HOME`` or the platform data dir) and the configured embedder (default: the
     bundled all-MiniLM-L6-v2). Other keyword arguments are :class:`Settings` fields. The bank
     limits the writes each user starts through the tools, MCP and the server to
-    ``ai_write_rate_per_minute`` (60; :meth:`MemoryBank.count_write`); its own methods are not
+    ``ai_write_rate_per_minute`` (60; ``bank.writes.count``); its own methods are not
     limited.
 
     >>> import memorybank

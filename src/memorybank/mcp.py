@@ -12,9 +12,9 @@ Whose memory the tools touch comes from the server's configuration (a fixed
 :class:`~memorybank.model.Caller`, or for HTTP a factory that reads the authenticated
 request), never from the model's arguments. Each call of a side-effecting tool (or a forget
 preview) is charged against the bank's per-user write limit, one unit per record it stores
-(:meth:`~memorybank.MemoryBank.count_write`, counted by the dispatcher), and every other
+(``bank.writes.count``, counted by the dispatcher), and every other
 call, and each ``recall_context`` prompt, one unit of the per-user read limit
-(:meth:`~memorybank.MemoryBank.count_read`): the same budgets the REST API spends, and over
+(``bank.writes.count_read``): the same budgets the REST API spends, and over
 them an error result that says when to try again.
 
     memorybank mcp --user alice --profile default        # stdio, for a desktop MCP host
@@ -150,7 +150,7 @@ def recall_prompt(
     raw = arguments.get("budget_tokens", "500")
     if not raw.strip().isdigit():
         raise ValidationError(f"budget_tokens {raw!r} is not a whole number", field="budget_tokens")
-    bank.count_read(caller.user_id)  # a memory block, charged as the REST API charges one
+    bank.writes.count_read(caller.user_id)  # a memory block, charged as the REST API charges one
     text = auto_recall(bank, caller, message, int(raw))
     return types.GetPromptResult(
         description=RECALL_PROMPT.description,

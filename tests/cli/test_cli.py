@@ -298,7 +298,7 @@ def test_json_option_everywhere() -> None:
 
 
 def test_clear_asks_when_interactive(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("memorybank.cli.memories._interactive", lambda: True)
+    monkeypatch.setattr("memorybank.cli._common.interactive", lambda: True)
     add(db, "alice", "I prefer dark mode", "-c", "preference")
     declined = CliRunner().invoke(app, ["clear", "alice", "--db", db], input="n\n", env=ENV)
     assert declined.exit_code == 1
@@ -515,3 +515,25 @@ def test_list_shows_current_facts_and_marks_replaced_ones_on_request(db: str) ->
     assert everything.exit_code == 0, everything.output
     text = " ".join(everything.output.split())
     assert "User lives in Boston" in text and f"superseded by {new['memory_id']}" in text
+
+
+def test_list_and_search_take_the_same_filters(db: str) -> None:
+    """``list`` and ``search`` build one ``MemoryFilter`` from the same options: a repeated
+    ``--category``, ``--tag``, ``--min-importance`` and ``--since``; a category that is none
+    exits 2 saying which values are."""
+    add(db, "alice", "I prefer window seats on flights", "-c", "preference", "-t", "travel")
+    add(db, "alice", "My sister Ana lives in Madrid", "-c", "relationship", "--importance", "10")
+    add(db, "alice", "I am learning the piano", "-c", "context")
+    travel = run_json(db, "list", "alice", "--tag", "travel")["memories"]
+    assert [m["content"] for m in travel] == ["User prefers window seats on flights"]
+    two = run_json(db, "list", "alice", "-c", "preference", "-c", "relationship")
+    assert two["count"] == 2 and {m["category"] for m in two["memories"]} == {
+        "preference",
+        "relationship",
+    }
+    important = run_json(db, "list", "alice", "--min-importance", "10", "--since", "7d")
+    assert [m["content"] for m in important["memories"]] == ["User's sister Ana lives in Madrid"]
+    hits = run_json(db, "search", "alice", "where does Ana live", "-c", "relationship")["hits"]
+    assert [h["memory"]["category"] for h in hits] == ["relationship"]
+    wrong = run(db, "list", "alice", "-c", "hobby")
+    assert wrong.exit_code == 2 and "hobby" in wrong.output and "preference" in wrong.output

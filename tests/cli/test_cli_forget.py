@@ -60,8 +60,23 @@ def test_preview_changes_nothing_and_names_the_plan_to_confirm(db: str) -> None:
 
 
 def test_json_preview_is_the_rest_shape_and_confirm_lists_ids(db: str) -> None:
+    from fastapi.testclient import TestClient
+
+    import memorybank
+    from server_helpers import make_world
+
     preview = run_json(db, "forget", "sam", "my old home address on Oak Street")
-    assert set(preview) >= {"plan_id", "summary", "steps", "expires_at"}
+    with memorybank.open(db) as bank:
+        rest = TestClient(make_world(bank, users=False).app).post(
+            "/api/forget/preview",
+            json={"query": "my old home address on Oak Street"},
+            headers={"X-Memorybank-User": "sam"},
+        )
+    assert rest.status_code == 200, rest.text
+    # One builder (services.forget.preview_json) for both: the same fields, the same steps.
+    assert set(preview) == set(rest.json()) >= {"plan_id", "steps", "warnings", "text"}
+    shown = [(s["memory_id"], s["action"]) for s in rest.json()["steps"]]
+    assert [(s["memory_id"], s["action"]) for s in preview["steps"]] == shown
     forget = {s["memory_id"] for s in preview["steps"] if s["action"] == "FORGET"}
     assert len(forget) == 2
     done = run_json(db, "forget", "sam", "--confirm", preview["plan_id"])
@@ -100,7 +115,7 @@ def test_bad_combinations_say_what_to_fix(db: str) -> None:
 
 
 def test_asks_on_a_terminal(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("memorybank.cli.forget._interactive", lambda: True)
+    monkeypatch.setattr("memorybank.cli._common.interactive", lambda: True)
     declined = run(db, "forget", "sam", "my old home address on Oak Street", stdin="n\n")
     assert declined.exit_code == 1 and "Apply this plan?" in declined.output
     assert len(contents(db)) == 3
@@ -110,7 +125,7 @@ def test_asks_on_a_terminal(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_nothing_to_forget_asks_nothing(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("memorybank.cli.forget._interactive", lambda: True)
+    monkeypatch.setattr("memorybank.cli._common.interactive", lambda: True)
     result = run(db, "forget", "sam", "my favourite submarine")
     assert result.exit_code == 0, result.output
     assert "Nothing to forget" in result.stdout and "Apply" not in result.stdout

@@ -18,6 +18,7 @@ from memorybank import (
     StoreError,
     ValidationError,
 )
+from memorybank.core.events import read_events
 from memorybank.core.prompt import auto_recall
 from memorybank.errors import RateLimited
 from server_helpers import free_port
@@ -97,11 +98,12 @@ def test_the_ai_side_over_http(bank: MemoryBank) -> None:
 
 
 def test_events_over_http_are_the_banks(bank: MemoryBank) -> None:
-    """``Client.events`` pages through what ``bank.events`` answers, with its ``types``."""
+    """``Client.events`` pages through what ``read_events(bank.store, …)`` answers, with its
+    ``types``."""
     with served(bank) as (url, _), Client(url) as client:
         saved = client.save("local", "User drinks green tea", "preference")
         client.update(str(saved.memory_id), "local", content="User drinks black tea")
-        assert client.events("local") == bank.events("local")
+        assert client.events("local") == read_events(bank.store, "local")
         assert [e.type for e in client.events("local")] == ["created", "updated"]
         first = client.events("local", limit=1)
         assert [e.type for e in client.events("local", after=first[0].id)] == ["updated"]

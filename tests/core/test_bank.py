@@ -214,7 +214,7 @@ def test_projects_are_separate_scopes(memories: Any) -> None:
     assert "User prefers tabs over spaces" not in seen
 
 
-def test_recent_list_count(memories: Any) -> None:
+def test_newest_list_count(memories: Any) -> None:
     old = datetime.now(UTC) - timedelta(days=40)
     memories.save_many(
         "alice",
@@ -228,18 +228,18 @@ def test_recent_list_count(memories: Any) -> None:
             {"content": "User prefers window seats on flights", "category": "preference"},
         ],
     )
-    assert [m.content for m in memories.recent("alice", since="7d")] == [
+    assert [m.content for m in memories.list("alice", since="7d", superseded=False)] == [
         "User prefers window seats on flights",
         "User started learning the piano",
     ]
-    assert len(memories.recent("alice", since="90d")) == 3
+    assert len(memories.list("alice", since="90d")) == 3
     assert memories.count("alice") == 3 and memories.count("alice", category="identity") == 1
     page = memories.list("alice", limit=2)
     assert len(page) == 2 and memories.list("alice", limit=2, offset=2)[0].content.startswith(
         "User moved"
     )
     with pytest.raises(ValidationError, match="since"):
-        memories.recent("alice", since="last tuesday")
+        memories.list("alice", since="last tuesday")
 
 
 def test_save_takes_a_save_input_or_its_fields(memories: Any) -> None:
@@ -253,7 +253,7 @@ def test_save_takes_a_save_input_or_its_fields(memories: Any) -> None:
         memories.save("alice", SaveInput(content="I drink mate"), importance=3)
 
 
-def test_one_filter_object_for_search_recent_list_and_count(memories: Any) -> None:
+def test_one_filter_object_for_search_list_and_count(memories: Any) -> None:
     """A :class:`MemoryFilter` (as every adapter builds one) answers what the same keyword
     filters do, over the library and both clients alike; the two at once is an error."""
     memories.save("alice", "User prefers window seats on flights", "preference")
@@ -265,8 +265,8 @@ def test_one_filter_object_for_search_recent_list_and_count(memories: Any) -> No
     assert {h.memory.category for h in memories.search("alice", "Madrid", chosen)} == {
         Category.PREFERENCE
     }
-    assert [m.content for m in memories.recent("alice", chosen)] == [
-        m.content for m in memories.recent("alice", category="preference")
+    assert [m.content for m in memories.list("alice", chosen)] == [
+        m.content for m in memories.list("alice", category="preference")
     ]
     assert memories.count("alice", chosen) == 1 and len(memories.list("alice", chosen)) == 1
     with pytest.raises(ValidationError, match="not both"):
@@ -302,6 +302,28 @@ def test_delete_and_clear(memories: Any) -> None:
     assert [e.kind for e in memories.history(a.memory_id, "alice")] == [EventKind.DELETE]
     assert all("4471" not in h.memory.content for h in memories.search("alice", "locker code"))
     assert memories.clear("alice") == 1 and memories.count("alice") == 0
+
+
+def test_delete_many_and_supersede(memories: Any) -> None:
+    """``delete_many`` deletes the named memories in the caller's scopes in one go (another
+    user's are left out, not an error), and ``supersede`` retires a fact for a newer one until
+    ``restore``: on the bank and through both clients alike."""
+    a = memories.save("alice", "User's locker code is 4471", "context")
+    b = memories.save("alice", "User enjoys chess puzzles", "preference")
+    theirs = memories.save("bob", "User collects stamps from Peru", "preference")
+    deleted = memories.delete_many([a.memory_id, theirs.memory_id, b.memory_id], "alice")
+    assert sorted(deleted) == sorted([a.memory_id, b.memory_id])
+    assert memories.count("alice") == 0 and memories.count("bob") == 1
+    assert memories.delete_many([], "alice") == []
+    assert [e.kind for e in memories.history(b.memory_id, "alice")] == [EventKind.DELETE]
+    old = memories.save("alice", "User lives in Leeds", "identity")
+    new = memories.save("alice", "User moved to York", "identity", on_conflict="keep")
+    retired = memories.supersede(old.memory_id, new.memory_id, "alice")
+    assert retired.superseded_by == new.memory_id
+    assert [m.id for m in memories.list("alice", superseded=False)] == [new.memory_id]
+    assert memories.restore(old.memory_id, "alice").superseded_by is None
+    with pytest.raises(NotFound):
+        memories.supersede(theirs.memory_id, new.memory_id, "alice")
 
 
 def test_export_import_round_trip(memories: Any, tmp_path: Path, embedder: LocalEmbedder) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from memorybank import MemoryBank
 from memorybank.core.prompt import auto_recall, system_prompt
+from memorybank.core.records import save_records
 from memorybank.model import Caller, Category, Memory, utcnow
 from memorybank.tools import call, profile
 
@@ -92,7 +93,8 @@ def test_a_recent_change_reaches_the_block_when_the_search_misses_it(bank: Memor
 
 def test_a_change_is_news_for_a_month(bank: MemoryBank) -> None:
     long_ago = utcnow() - timedelta(days=45)
-    old, new = bank.save_records(
+    old, new = save_records(
+        bank,
         [
             Memory(user_id="lu", content=text, category=Category.CONTEXT, created_at=at)
             for text, at in (

@@ -20,6 +20,8 @@ from memorybank.core.consolidate import (
     consolidate,
     consolidate_all,
 )
+from memorybank.core.events import read_events
+from memorybank.core.records import save_records
 from memorybank.errors import PermissionDenied, ValidationError
 from memorybank.model import Category, Channel, EventKind, Memory
 from memorybank.rules.verdicts import THRESHOLDS
@@ -45,7 +47,7 @@ def _stored_before(
         )
         for text, importance, tags in facts
     ]
-    return {m.content: m.id for m in bank.save_records(records, actor=user)}
+    return {m.content: m.id for m in save_records(bank, records, actor=user)}
 
 
 #: Checked with the shipped judge (issue 32): each duplicate scores p(duplicate) >= 0.995
@@ -125,7 +127,7 @@ def _preview_then_apply(bank: MemoryBank) -> None:
 
     again = consolidate(bank, "ann", dry_run=False)
     assert again.merged_count == 0  # idempotent
-    merged_events = bank.events("ann", types=["merged"])
+    merged_events = read_events(bank.store, "ann", types=["merged"])
     assert {e.memory_id for e in merged_events} == {
         ids[text]
         for text in (

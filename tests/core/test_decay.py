@@ -10,6 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from memorybank import MemoryBank
+from memorybank.core.records import save_records
 from memorybank.model import Category, Memory, utcnow
 from memorybank.providers.embedders.local import LocalEmbedder
 from memorybank.rules.ranking import RetrievalSettings, importance_now
@@ -43,7 +44,7 @@ def _old_and_new(bank: MemoryBank) -> tuple[Memory, Memory]:
     new = Memory(
         user_id="u", content="User drinks jasmine tea", category=Category.PREFERENCE, importance=6
     )
-    stored = bank.save_records([old, new], actor="u")
+    stored = save_records(bank, [old, new], actor="u")
     return stored[0], stored[1]
 
 
@@ -85,7 +86,7 @@ def test_saving_again_and_recalling_reinforce(tmp_path: Path, embedder: LocalEmb
             created_at=then,
             updated_at=then,
         )
-        [stored] = bank.save_records([older], actor="u")
+        [stored] = save_records(bank, [older], actor="u")
         assert stored.id in {h.memory.id for h in bank.search("u", "the user's cat", limit=5)}
         assert bank.get(stored.id, "u").reinforced_at is None
         bank.reinforcements.flush()
@@ -103,7 +104,7 @@ def test_the_api_shows_the_effective_importance(bank: MemoryBank) -> None:
         created_at=then,
         updated_at=then,
     )
-    bank.save_records([record], actor="owner")
+    save_records(bank, [record], actor="owner")
     world = make_world(bank)
     with TestClient(world.app, client=LOOPBACK_PEER) as client:
         listed = client.get("/api/memory/user", headers=world.auth("owner")).json()["memories"]

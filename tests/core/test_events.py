@@ -1,5 +1,5 @@
 """Events (issue 21): every change recorded with who and through what, read by the library
-(``bank.events``) and streamed over Server-Sent Events by a real server, with
+(``read_events``) and streamed over Server-Sent Events by a real server, with
 ``Last-Event-ID`` resume, and never across tenants or projects."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import pytest
 from tests.server_helpers import World, make_world, serving
 
 from memorybank import MemoryBank, tools
+from memorybank.core.events import read_events
 from memorybank.model import Caller, Channel
 from memorybank.providers.embedders.local import LocalEmbedder
 from memorybank.services import transfer
@@ -34,15 +35,17 @@ def test_channels_say_through_what_memory_changed(bank: MemoryBank) -> None:
     transfer.import_(bank, "u2", data)
     bank.update(str(by_hand.memory_id), "u1", content="User drinks black tea")
     tools.call(bank, tools.profile("default"), "forget", {"id": answer["id"]}, caller)
-    mine = [(e.type, e.channel, e.actor) for e in bank.events("u1")]
+    mine = [(e.type, e.channel, e.actor) for e in read_events(bank.store, "u1")]
     assert mine == [
         ("created", Channel.USER, "u1"),
         ("updated", Channel.USER, "u1"),
         ("deleted", Channel.AI, "u1"),  # the cat's created event went with it
     ]
-    assert {(e.type, e.channel) for e in bank.events("u2")} == {("created", Channel.IMPORT)}
-    assert bank.events("u1", types={"deleted"})[0].memory_id == answer["id"]
-    assert bank.events("u1", include_private=False) == []
+    assert {(e.type, e.channel) for e in read_events(bank.store, "u2")} == {
+        ("created", Channel.IMPORT)
+    }
+    assert read_events(bank.store, "u1", types={"deleted"})[0].memory_id == answer["id"]
+    assert read_events(bank.store, "u1", include_private=False) == []
 
 
 def test_an_existing_database_keeps_its_history_as_events(tmp_path: Path) -> None:
@@ -69,7 +72,7 @@ def test_an_existing_database_keeps_its_history_as_events(tmp_path: Path) -> Non
                 (f"evt_{n}", memory, kind, text, 1_700_000_000_000_000 + n),
             )
     with memorybank_open(path) as after:
-        events = after.events("u1")
+        events = read_events(after.store, "u1")
         assert [(e.id, e.type, e.memory_id, e.content) for e in events] == [
             (1, "created", "m1", "User visited Oslo"),
             (2, "created", "m2", "User visited Rome"),
@@ -77,7 +80,7 @@ def test_an_existing_database_keeps_its_history_as_events(tmp_path: Path) -> Non
         ]
         assert [e.channel for e in events] == [None, None, None]  # not recorded back then
         saved = after.save("u1", "User visited Lisbon")
-        newest = after.events("u1", after=3)
+        newest = read_events(after.store, "u1", after=3)
         assert [(e.id, e.memory_id, e.channel) for e in newest] == [
             (4, saved.memory_id, Channel.AI)
         ]

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from memorybank import MemoryBank
 from memorybank.core.prompt import get_context, system_prompt
+from memorybank.core.scopes import scope_set
 from memorybank.errors import ValidationError
 from memorybank.model import Caller, Category, Domain, Memory, Ring, utcnow
 from memorybank.providers.embedders.local import LocalEmbedder
@@ -591,9 +592,9 @@ class ListBank:
     def _matching(
         self, user_id: str, project_id: str | None, scopes: Any, filters: Any
     ) -> list[Memory]:
-        scope_set = MemoryBank.scope_set(user_id, project_id, scopes)
+        chosen = scope_set(user_id, project_id, scopes)
         wanted = memory_filter(**filters)
-        return [m for m in self.memories if scope_set.contains(m) and wanted.matches(m)]
+        return [m for m in self.memories if chosen.contains(m) and wanted.matches(m)]
 
     def list(
         self,

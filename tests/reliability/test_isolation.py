@@ -107,7 +107,7 @@ def _visible(bank: MemoryBank, user: str, project: str | None) -> set[str]:
     seen: set[str] = set()
     for query in ["PIN password codes key", "Zorblax Quintrelle Vexmoria Plorvanth", "secret"]:
         seen |= {h.memory.content for h in bank.search(user, query, project_id=project)}
-    seen |= {m.content for m in bank.recent(user, project_id=project, limit=500)}
+    seen |= {m.content for m in bank.list(user, project_id=project, limit=500, superseded=False)}
     seen |= {m.content for m in bank.list(user, project_id=project, limit=500)}
     seen |= {text for text in SECRETS.values() if text in transfer.export(bank, user)}
     if project:
@@ -862,8 +862,10 @@ class Isolation(RuleBasedStateMachine):
                 assert hit.memory.project_id is not None or hit.memory.user_id == user
             return str([hit.memory.content for hit in hits])
         if what in ("recent", "list"):
-            read = self.bank.recent if what == "recent" else self.bank.list
-            return str([m.content for m in read(user, project_id=where, limit=500)])
+            # The newest current facts are a list of those no newer one replaced.
+            current: Any = {"superseded": False} if what == "recent" else {}
+            listed = self.bank.list(user, project_id=where, limit=500, **current)
+            return str([m.content for m in listed])
         if what == "prompt":
             ctx = Caller(user_id=user, project_id=where)
             return system_prompt(self.bank, ctx, "default", 2000)

@@ -92,7 +92,7 @@ def _reads_work(bank: MemoryBank) -> None:
     hits = bank.search("local", "what tea does the user drink")
     assert any("green tea" in h.memory.content for h in hits)
     assert bank.count("local") >= len(FACTS)
-    assert bank.recent("local")
+    assert bank.list("local", superseded=False)
     assert "green tea" in transfer.export(bank, "local")
 
 

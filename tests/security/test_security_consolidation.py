@@ -17,6 +17,7 @@ from chat_server import running_chat_server
 from memorybank import MemoryBank
 from memorybank.cli import app
 from memorybank.core.consolidate import LAST_RUN_KEY
+from memorybank.core.records import save_records
 from memorybank.model import Category, Memory
 from scripted_llm import answering, llm_judged
 from server_helpers import World, bank_url, make_world, serving
@@ -44,7 +45,7 @@ def _attack(world: World, http: httpx.Client, bank: MemoryBank) -> dict[str, str
     ids = {OWNERS: owner.json()["memory"]["id"], MEMBERS: result["memory_id"]}
     for user, text in (("member", MEMBER_OLD), ("owner", OWNER_NEW)):
         record = Memory(user_id=user, project_id="apollo", content=text, category=Category.IDENTITY)
-        ids[text] = bank.save_records([record], actor=user)[0].id
+        ids[text] = save_records(bank, [record], actor=user)[0].id
     return ids
 
 
@@ -115,7 +116,7 @@ def test_the_cli_never_retires_an_owners_fact_for_a_member(bank: MemoryBank) -> 
     # The owner's fact, then a member's newer one that surely replaces it, stored as they are.
     for user, text in (("owner", MEMBER_OLD), ("member", OWNER_NEW)):
         record = Memory(user_id=user, project_id="apollo", content=text, category=Category.IDENTITY)
-        ids[user] = bank.save_records([record], actor=user)[0].id
+        ids[user] = save_records(bank, [record], actor=user)[0].id
     command = ["consolidate", "owner", "--project", "apollo", "--apply", "--db", bank_url(bank)]
     # The CLI's bank asks its LLM (a chat server on 127.0.0.1) about the changes it reads.
     with running_chat_server() as chat:

@@ -12,7 +12,7 @@ with long searches or consolidation previews while another (alice) searches or s
 3. Only REST reads were charged: the same searches through MCP's ``recall`` (or the REST tool
    route, or MCP's ``recall_context`` prompt) spent no read limit. Every tool call that is
    not a write is now one read, charged where the REST API charges its searches
-   (:meth:`MemoryBank.count_read`).
+   (``bank.writes.count_read``).
 
 These tests assert order, not speed: alice's request is answered while bob's flood is still
 queued (before, her save waited behind his previews). Latency ratios are ``memorybank bench
@@ -31,6 +31,7 @@ import httpx
 import pytest
 
 from memorybank import MemoryBank
+from memorybank.core.records import save_records
 from memorybank.model import Category, Memory
 from memorybank.providers.embedders.local import LocalEmbedder
 from memorybank.stores.sqlite import SQLiteStore
@@ -56,7 +57,7 @@ def _seed(bank: MemoryBank, user: str, count: int) -> None:
         )
         for n in range(count)
     ]
-    bank.save_records(records, actor=user)
+    save_records(bank, records, actor=user)
 
 
 def _while_flooding(

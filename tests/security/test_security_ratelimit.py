@@ -2,7 +2,7 @@
 
 The attack: 70 ``remember`` calls in two seconds over ``/mcp`` all landed, while REST stopped
 at 60 a minute; threads could be created without any limit. Now the bank owns one limiter
-(:meth:`MemoryBank.count_write`): MCP, the REST tool route, manual adds and thread creation
+(``bank.writes.count``): MCP, the REST tool route, manual adds and thread creation
 spend the same budget, a refused write stores nothing and says when to retry, and reads are
 not charged to it (they have a limit of their own since issue 34: test_security_fairness).
 Performed for real: MCP over streamable HTTP in the app, and a real ``memorybank serve``
@@ -223,14 +223,14 @@ def test_a_refused_write_is_not_counted() -> None:
 def test_the_bank_is_unlimited_unless_asked(bank: MemoryBank) -> None:
     assert bank.writes.limiter is None
     for _ in range(500):
-        bank.count_write("u1")
+        bank.writes.count("u1")
     bank.writes.set_limit(2)
-    bank.count_write("u1")
-    bank.count_write("u1")
+    bank.writes.count("u1")
+    bank.writes.count("u1")
     with pytest.raises(RateLimited):
-        bank.count_write("u1")
+        bank.writes.count("u1")
     bank.writes.set_limit(None)
-    bank.count_write("u1")
+    bank.writes.count("u1")
 
 
 def test_open_passes_the_setting(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from tests.webhook_receiver import receiver
 from ui_harness import DOCS, TIMEOUT_MS, Server, go_live, open_ui, sign_in, team, tool
 
 from memorybank import tools
+from memorybank.core.records import save_records
 from memorybank.model import Caller, Category, Memory, utcnow
 from memorybank.services.accounts import Accounts, join_org
 
@@ -216,7 +217,7 @@ def test_cards_show_decayed_importance(page: Page, serve: Callable[..., Server])
         created_at=then,
         updated_at=then,
     )
-    server.bank.save_records([old], actor="local")
+    save_records(server.bank, [old], actor="local")
     server.bank.save("local", "User prefers window seats on planes", "preference")
     open_ui(page, server.url)
     faded = page.locator("#memory-list .memory").filter(has_text="aisle seats")
@@ -240,7 +241,7 @@ def test_tidy_up_previews_then_merges(page: Page, serve: Callable[..., Server]) 
         Memory(user_id="local", content=text, category=Category.IDENTITY, importance=importance)
         for text, importance in old
     ]
-    server.bank.save_records(records, actor="local")
+    save_records(server.bank, records, actor="local")
     open_ui(page, server.url, "tidy")
     page.get_by_role("button", name="Find duplicates").click()
     merges = page.locator("#tidy-merges .step")

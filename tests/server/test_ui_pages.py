@@ -28,6 +28,7 @@ import httpx
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 from ui_harness import TABS, TIMEOUT_MS, Server, go_live, open_ui, team, tool
 
+from memorybank.core.records import save_records
 from memorybank.model import Category, Memory
 
 DESKTOP = {"width": 1280, "height": 800}
@@ -118,7 +119,8 @@ def a_full_database(server: Server) -> None:
     long = "User keeps notes at https://notes.example.com/" + "a-very-long-path-" * 8 + "end"
     bank.save("local", long, "context", source="user")
     twice = [("User lives in London", 8), ("User currently lives in London", 5)]
-    bank.save_records(
+    save_records(
+        bank,
         [
             Memory(user_id="local", content=t, category=Category.IDENTITY, importance=i)
             for t, i in twice

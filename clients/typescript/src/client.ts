@@ -273,10 +273,25 @@ export class MemoryBankClient {
     return this.request("POST", path, { query: { project_id: projectId } });
   }
 
+  /** Mark a memory replaced by the newer memory `newerId`: kept in history, out of search and
+   * the prompt until `restore` (both in the same scope; project memories: admins and owners). */
+  supersede(memoryId: string, newerId: string): Promise<Memory> {
+    const path = `/api/memories/${segment(memoryId)}/supersede`;
+    return this.request("POST", path, { body: { by: newerId } });
+  }
+
   /** Delete for real (a private memory, or with `projectId` a project's). */
   async delete(memoryId: string, projectId?: string): Promise<void> {
     const where = projectId === undefined ? "user" : "drive";
     await this.request("DELETE", `/api/memory/${where}/${segment(memoryId)}`);
+  }
+
+  /** Delete several memories in one transaction (the private ones, and with `projectId` that
+   * project's too); the ids deleted: one not in those scopes is left out. */
+  async deleteMany(memoryIds: string[], projectId?: string): Promise<string[]> {
+    if (memoryIds.length === 0) return [];
+    const body = { ids: memoryIds, project_id: projectId ?? null };
+    return (await this.request<Schemas["DeletedIds"]>("POST", "/api/memories/delete", { body })).deleted;
   }
 
   /** Delete every memory of the private scope (or a project's): both confirmation steps. */

@@ -115,6 +115,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/memories/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete Memories
+         * @description Delete several memories in one transaction, as :meth:`~memorybank.MemoryBank.delete_many`
+         *     does: the caller's private ones, and with ``project_id`` that project's (admins and
+         *     owners, 403 for a member). Answers the ids deleted; one not in those scopes is left out.
+         */
+        post: operations["delete_memories"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/memory/user": {
         parameters: {
             query?: never;
@@ -1134,6 +1156,30 @@ export interface components {
          */
         DecisionOutcome: "pending" | "successful" | "failed" | "unknown";
         /**
+         * DeleteRequest
+         * @description ``POST /api/memories/delete``: the memories to delete in one transaction; with
+         *     ``project_id``, that project's may be among them (admins and owners).
+         * @example {
+         *       "ids": [
+         *         "mem_01JABCDEFGHJKMNPQRSTVWXYZ0"
+         *       ]
+         *     }
+         */
+        DeleteRequest: {
+            /** Ids */
+            ids: string[];
+            /** Project Id */
+            project_id?: string | null;
+        };
+        /**
+         * DeletedIds
+         * @description The memories a batch delete removed: the ids named that were in the caller's scopes.
+         */
+        DeletedIds: {
+            /** Deleted */
+            deleted: string[];
+        };
+        /**
          * DeliveryLog
          * @description A webhook's deliveries, newest first.
          */
@@ -1324,6 +1370,8 @@ export interface components {
              * Format: date-time
              */
             expires_at: string;
+            /** Warnings */
+            warnings: string[];
             /** Text */
             text: string;
         };
@@ -2630,6 +2678,120 @@ export interface operations {
             };
             /** @description A parameter or field is invalid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_memories: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeleteRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedIds"];
+                };
+            };
+            /** @description The request body is not valid JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid API key (auth mode only) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller's role does not allow this, or a write from another site's page */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such memory, plan, thread, profile or project, or not the caller's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Host header is not an allowed host (MEMORYBANK_ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A parameter or field is invalid */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database refused the write (read-only, or locked for too long) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The disk is full */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -91,6 +91,20 @@ describe("the memory API", () => {
     assert.deepEqual(await memory.forUser("sam").events(), []);
   });
 
+  test("supersede one fact by another, delete several at once", async () => {
+    const memory = new MemoryBankClient({ baseUrl, user: "vera" });
+    const old = (await memory.save("User lives in Leeds", { category: "identity" })).memory_id as string;
+    const newer = (await memory.save("User moved to York", { category: "identity", on_conflict: "keep" }))
+      .memory_id as string;
+    assert.equal((await memory.supersede(old, newer)).superseded_by, newer);
+    assert.deepEqual((await memory.list({ superseded: false })).memories.map((m) => m.id), [newer]);
+    const theirs = (await memory.forUser("walt").save("User collects stamps from Peru")).memory_id as string;
+    assert.deepEqual((await memory.deleteMany([old, theirs, newer])).sort(), [old, newer].sort());
+    assert.equal(await memory.count(), 0);
+    assert.equal(await memory.forUser("walt").count(), 1);
+    assert.deepEqual(await memory.deleteMany([]), []);
+  });
+
   test("export, import and clear", async () => {
     const carol = new MemoryBankClient({ baseUrl, user: "carol" });
     await carol.saveMany([

@@ -1,13 +1,20 @@
-"""What every command shares: the common options, the consoles, JSON output, progress bars,
-and :func:`handles_errors`, the one place where memorybank errors become a message and an
-exit code (``ValidationError`` → 2, ``NotFound`` → 3, any other → 1; ``add`` of a fact that is
-already stored exits with :data:`DUPLICATE_EXIT`, 4)."""
+"""What every command shares: the common options (the database, ``--json``, ``--yes``,
+``--output``, and the filters of a search or a listing, built into the one
+:class:`~memorybank.model.MemoryFilter` every adapter passes: :func:`filter_of`), the
+consoles, JSON output, progress bars, whether a person can be asked (:func:`can_ask`), and
+:func:`handles_errors`, the one place where memorybank errors become a message and an exit
+code: :data:`INVALID_EXIT` (2) for a ``ValidationError``, :data:`NOT_FOUND_EXIT` (3) for
+``NotFound``, :data:`FAILED_EXIT` (1) for any other error and for a check that failed
+(``migrate``'s verification, a benchmark's errors); ``add`` of a fact that is already stored
+exits with :data:`DUPLICATE_EXIT` (4)."""
 
 from __future__ import annotations
 
 import functools
 import json
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, ParamSpec, Protocol, TypeVar
 
 import typer
@@ -21,6 +28,8 @@ from rich.progress import (
 )
 
 from memorybank.errors import ConfigurationError, MemoryBankError, NotFound, ValidationError
+from memorybank.model import MemoryFilter
+from memorybank.rules.filtering import memory_filter
 
 if TYPE_CHECKING:
     from memorybank.core.bank import MemoryBank
@@ -94,6 +103,55 @@ ProjectOption = Annotated[
     str | None,
     typer.Option("--project", "-p", help="A project id: work in that shared project's scope."),
 ]
+# metavar "": a flag (see JsonOption).
+YesOption = Annotated[
+    bool, typer.Option("--yes", "-y", help="Go ahead without asking.", metavar="")
+]
+OutputOption = Annotated[
+    Path | None,
+    typer.Option("--output", "-o", help="Write to this file instead of standard output."),
+]
+
+# -- the filters of a search or a listing ----------------------------------------------------
+
+CategoryFilter = Annotated[
+    list[str] | None,
+    typer.Option("--category", "-c", help="Only memories of this category; repeat for several."),
+]
+TagFilter = Annotated[
+    list[str] | None,
+    typer.Option("--tag", "-t", help="Only memories with this tag; repeat for several."),
+]
+MinImportanceFilter = Annotated[
+    int | None, typer.Option("--min-importance", help="Only memories at least this important.")
+]
+SinceFilter = Annotated[
+    str | None, typer.Option("--since", help="Only memories newer than this: 24h, 7d, 30d, …")
+]
+
+
+def filter_of(
+    category: list[str] | None = None,
+    tags: list[str] | None = None,
+    min_importance: int | None = None,
+    since: str | None = None,
+    *,
+    superseded: bool | None = None,
+) -> MemoryFilter:
+    """The :class:`~memorybank.model.MemoryFilter` the filter options ask for, built as the
+    REST API builds it (:func:`~memorybank.rules.filtering.memory_filter`): an unknown
+    category or a ``--since`` it cannot read is a ``ValidationError`` (exit 2).
+
+    >>> filter_of(["preference"], since="7d").category
+    (<Category.PREFERENCE: 'preference'>,)
+    """
+    return memory_filter(
+        category=category or None,
+        tags=tags or None,
+        min_importance=min_importance,
+        since=since,
+        superseded=superseded,
+    )
 
 
 # -- the database ---------------------------------------------------------------------------
@@ -160,16 +218,44 @@ def answer(as_json: bool, data: Any, *lines: str) -> None:
             typer.echo(line)
 
 
+#: Any error but those below, and a check that failed (a migration's verification, errors in
+#: a benchmark's run).
+FAILED_EXIT = 1
+#: Input that is not valid: a :class:`~memorybank.ValidationError`, the message says what to fix.
+INVALID_EXIT = 2
+#: What the command names is not there (:class:`~memorybank.NotFound`).
+NOT_FOUND_EXIT = 3
 #: The exit code of ``add`` when the fact was already stored, so nothing was saved.
 DUPLICATE_EXIT = 4
 
 
 def exit_code(exc: MemoryBankError) -> int:
+    """The exit code of an error (see the module)."""
     if isinstance(exc, ValidationError):
-        return 2
+        return INVALID_EXIT
     if isinstance(exc, NotFound):
-        return 3
-    return 1
+        return NOT_FOUND_EXIT
+    return FAILED_EXIT
+
+
+def show(as_json: bool, data: Any, shown: Any) -> None:
+    """What a command prints when it is done: ``data`` as JSON with ``--json``, else
+    ``shown`` (text or a rich table or panel) on the console."""
+    if as_json:
+        print_json(data)
+    else:
+        stdout().print(shown)
+
+
+def interactive() -> bool:
+    """Whether a person can answer a question on standard input."""
+    return sys.stdin.isatty()
+
+
+def can_ask(as_json: bool) -> bool:
+    """Whether a command may ask a person before going ahead: on a terminal, never with
+    ``--json`` (a script reads that output and has no one to answer)."""
+    return not as_json and interactive()
 
 
 def fail(message: str, code: int, as_json: bool) -> NoReturn:
@@ -191,7 +277,7 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
         except MemoryBankError as exc:
             fail(str(exc), exit_code(exc), as_json)
         except OSError as exc:  # files given on the command line (export/import)
-            fail(str(exc), 1, as_json)
+            fail(str(exc), FAILED_EXIT, as_json)
 
     return wrapper
 

@@ -14,7 +14,7 @@ import typer
 from rich.console import Console, RenderableType
 from rich.text import Text
 
-from memorybank.cli._common import handles_errors, stdout
+from memorybank.cli._common import FAILED_EXIT, handles_errors, stdout
 from memorybank.errors import ConfigurationError
 
 bench_app = typer.Typer(
@@ -513,7 +513,7 @@ def bench_load(
         notes=[Text(sample, style="red") for sample in report.error_samples],
     )
     if report.errors:
-        raise typer.Exit(1)
+        raise typer.Exit(FAILED_EXIT)
 
 
 @bench_app.command("fairness")
@@ -551,4 +551,4 @@ def bench_fairness(
         notes=notes + [Text(sample, style="red") for sample in report.error_samples],
     )
     if report.server_errors or report.lost:
-        raise typer.Exit(1)
+        raise typer.Exit(FAILED_EXIT)

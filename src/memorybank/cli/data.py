@@ -13,8 +13,10 @@ from rich.text import Text
 
 import memorybank
 from memorybank.cli._common import (
+    FAILED_EXIT,
     DbOption,
     JsonOption,
+    OutputOption,
     ProjectOption,
     UserArg,
     handles_errors,
@@ -23,6 +25,7 @@ from memorybank.cli._common import (
     print_json,
     progress_bar,
     require_database,
+    show,
     stdout,
 )
 from memorybank.core import consolidate as consolidation
@@ -50,10 +53,7 @@ def export(
         ExportFormat,
         typer.Option("--format", "-f", help="json (lossless, for import) or markdown (to read)."),
     ] = ExportFormat.JSON,
-    output: Annotated[
-        Path | None,
-        typer.Option("--output", "-o", help="Write to this file instead of standard output."),
-    ] = None,
+    output: OutputOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -64,10 +64,8 @@ def export(
         typer.echo(text)
         return
     output.write_text(text + "\n", encoding="utf-8")
-    if as_json:
-        print_json({"success": True, "path": str(output), "format": format.value})
-    else:
-        stdout().print(f"Wrote {format.value} export to {output}.")
+    done = {"success": True, "path": str(output), "format": format.value}
+    show(as_json, done, f"Wrote {format.value} export to {output}.")
 
 
 @handles_errors
@@ -134,10 +132,8 @@ def reindex(db: DbOption = None, as_json: JsonOption = False) -> None:
 
         count = reindexing.reindex(bank, progress=report)
         model = embedder.model_id
-    if as_json:
-        print_json({"success": True, "reindexed": count, "embedding_model": model})
-    else:
-        stdout().print(f"Re-embedded {plural(count, 'memory', 'memories')} with {model}.")
+    done = {"success": True, "reindexed": count, "embedding_model": model}
+    show(as_json, done, f"Re-embedded {plural(count, 'memory', 'memories')} with {model}.")
 
 
 @handles_errors
@@ -145,7 +141,7 @@ def stats(db: DbOption = None, as_json: JsonOption = False) -> None:
     """Show counts and settings of the database, and seed 002's success metrics over the
     last 30 days (adoption, retention, token cost, saves, search hit rate)."""
     with open_bank(db) as bank:
-        values = bank.stats()
+        values = {**bank.store.stats(), "embedding_model": bank.embedder.model_id}
         metrics = success_metrics(bank)
     if as_json:
         print_json({**values, "metrics": metrics.model_dump(mode="json")})
@@ -213,16 +209,13 @@ def migrate(
             progress.update(tasks[table], completed=done, total=total)
 
         result = run_migration(source, destination, batch_size=batch_size, progress=report)
-    if as_json:
-        print_json(result.as_dict())
-    else:
-        stdout().print(_migration_table(result))
+    show(as_json, result.as_dict(), _migration_table(result))
     if not result.ok:
         bad = ", ".join(t.name for t in result.tables if not t.ok)
         typer.echo(
             f"Verification FAILED for {bad}: the destination differs from the source.", err=True
         )
-        raise typer.Exit(1)
+        raise typer.Exit(FAILED_EXIT)
     if not as_json:
         stdout().print(
             f"Verified: every table's row count and content checksum match "

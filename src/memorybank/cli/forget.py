@@ -15,7 +15,6 @@ preview refuses the whole plan (exit 2), and an unknown plan exits 3, like every
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Any
 
 import typer
@@ -26,10 +25,13 @@ from memorybank.cli._common import (
     JsonOption,
     ProjectOption,
     UserArg,
+    YesOption,
+    can_ask,
     handles_errors,
     open_bank,
     plural,
     print_json,
+    show,
     stdout,
 )
 from memorybank.errors import ValidationError
@@ -40,6 +42,7 @@ from memorybank.services.forget import (
     forget_cancel,
     forget_confirm,
     forget_preview,
+    preview_json,
 )
 
 # How the preview names each action, in the order it lists them.
@@ -49,32 +52,6 @@ _HEADINGS = {
     ForgetAction.REDACT: "Will erase earlier versions of",
     ForgetAction.KEEP: "Will keep",
 }
-
-
-def _interactive() -> bool:
-    """Whether a person can answer a question on standard input."""
-    return sys.stdin.isatty()
-
-
-def preview_data(preview: ForgetPreview) -> dict[str, Any]:
-    """The preview as JSON: the REST API's ``POST /api/forget/preview`` fields."""
-    return {
-        "plan_id": preview.plan.id,
-        "summary": preview.summary,
-        "steps": [
-            {
-                "memory_id": item.memory.id,
-                "action": item.action.value.upper(),
-                "reason": item.reason,
-                "content": item.memory.content,
-                "rewritten": item.rewrite,
-                "earlier": item.earlier,
-            }
-            for item in preview.items
-        ],
-        "expires_at": preview.plan.expires_at.isoformat(),
-        "warnings": preview.warnings,
-    }
 
 
 def result_data(result: ForgetResult) -> dict[str, Any]:
@@ -111,7 +88,7 @@ def _show_preview(preview: ForgetPreview) -> None:
     console.print(Text(f"\nPlan {preview.plan.id} (valid until {preview.plan.expires_at:%c})"))
 
 
-def _show_result(result: ForgetResult) -> None:
+def _result_line(result: ForgetResult) -> str:
     parts = [
         f"Forgot {plural(len(result.forgotten), 'memory', 'memories')}",
         f"rewrote {len(result.rewritten)}",
@@ -120,7 +97,7 @@ def _show_result(result: ForgetResult) -> None:
     ]
     if result.missing:
         parts.append(f"{len(result.missing)} already gone")
-    stdout().print(", ".join(parts) + ".")
+    return ", ".join(parts) + "."
 
 
 def _changes(preview: ForgetPreview) -> bool:
@@ -135,9 +112,7 @@ def forget(
         typer.Argument(help="What to forget, in plain words (not with --confirm or --cancel)."),
     ] = None,
     project: ProjectOption = None,
-    yes: Annotated[
-        bool, typer.Option("--yes", "-y", help="Apply the plan without asking.", metavar="")
-    ] = False,
+    yes: YesOption = False,
     confirm: Annotated[
         str | None, typer.Option("--confirm", help="Apply the previewed plan with this id (fp_…).")
     ] = None,
@@ -159,17 +134,15 @@ def forget(
     with open_bank(db) as bank:
         if cancel is not None:
             forget_cancel(bank, caller, cancel)
-            if as_json:
-                print_json({"success": True, "cancelled": cancel})
-            else:
-                stdout().print(f"Cancelled {cancel}; nothing was forgotten.")
+            shown = f"Cancelled {cancel}; nothing was forgotten."
+            show(as_json, {"success": True, "cancelled": cancel}, shown)
             return
         if confirm is not None:
             _applied(forget_confirm(bank, caller, confirm), as_json)
             return
         assert query is not None
         preview = forget_preview(bank, caller, query)
-        if not yes and (as_json or not _interactive()):
+        if not yes and not can_ask(as_json):
             _planned(preview, as_json, user, project)
             return
         if not yes:
@@ -184,7 +157,7 @@ def forget(
 def _planned(preview: ForgetPreview, as_json: bool, user: str, project: str | None) -> None:
     """A preview nobody can confirm here: the plan, and how to apply it later."""
     if as_json:
-        print_json(preview_data(preview))
+        print_json(preview_json(preview))
         return
     _show_preview(preview)
     if _changes(preview):
@@ -196,10 +169,7 @@ def _planned(preview: ForgetPreview, as_json: bool, user: str, project: str | No
 
 
 def _applied(result: ForgetResult, as_json: bool) -> None:
-    if as_json:
-        print_json(result_data(result))
-    else:
-        _show_result(result)
+    show(as_json, result_data(result), _result_line(result))
 
 
-__all__ = ["forget", "preview_data", "result_data"]
+__all__ = ["forget", "result_data"]

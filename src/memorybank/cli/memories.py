@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -14,15 +13,23 @@ from rich.text import Text
 
 from memorybank.cli._common import (
     DUPLICATE_EXIT,
+    CategoryFilter,
     DbOption,
     IdArg,
     JsonOption,
+    MinImportanceFilter,
     ProjectOption,
+    SinceFilter,
+    TagFilter,
     UserArg,
+    YesOption,
+    can_ask,
+    filter_of,
     handles_errors,
     open_bank,
     plural,
     print_json,
+    show,
     stdout,
 )
 from memorybank.errors import ValidationError
@@ -103,25 +110,25 @@ def _memory_panel(memory: Memory, title: str = "Memory") -> Panel:
     return Panel(grid, title=title, expand=False)
 
 
-def _show_save_result(result: SaveResult) -> None:
-    console = stdout()
+def _save_result_text(result: SaveResult) -> Text:
+    """What ``add`` prints: the saved fact with its id and importance, or the stored fact
+    that made it a duplicate."""
     if result.success:
         line = Text("Saved ", style="green")
         line.append(str(result.memory_id), style="bold")
         line.append(f" (importance {result.importance}): ")
         line.append(result.content)
-        console.print(line)
         if result.rephrased:
-            console.print(Text("(rephrased to the third person)", style="dim"))
-    else:
-        line = Text("Already saved: ", style="yellow")
-        line.append(result.existing_content or result.content)
-        if result.existing_id:
-            line.append(f" ({result.existing_id}", style="dim")
-            if result.similarity is not None:
-                line.append(f", similarity {result.similarity:.3f}", style="dim")
-            line.append(")", style="dim")
-        console.print(line)
+            line.append("\n(rephrased to the third person)", style="dim")
+        return line
+    line = Text("Already saved: ", style="yellow")
+    line.append(result.existing_content or result.content)
+    if result.existing_id:
+        line.append(f" ({result.existing_id}", style="dim")
+        if result.similarity is not None:
+            line.append(f", similarity {result.similarity:.3f}", style="dim")
+        line.append(")", style="dim")
+    return line
 
 
 def _search_table(hits: list[SearchHit], query: str) -> Table:
@@ -161,11 +168,6 @@ def _history_table(events: list[HistoryEvent], memory_id: str) -> Table:
             Text(e.new_content or ""),
         )
     return table
-
-
-def _interactive() -> bool:
-    """Whether a person can answer a question on standard input."""
-    return sys.stdin.isatty()
 
 
 # -- commands -------------------------------------------------------------------------------
@@ -231,10 +233,7 @@ def add(
             source=Source.USER,  # typed by a person, not said by an assistant
             on_conflict=on_conflict.value,
         )
-    if as_json:
-        print_json(result.model_dump(mode="json"))
-    else:
-        _show_save_result(result)
+    show(as_json, result.model_dump(mode="json"), _save_result_text(result))
     if not result.success:  # refused as a duplicate: nothing was saved
         raise typer.Exit(DUPLICATE_EXIT)
 
@@ -249,34 +248,18 @@ def search(
         typer.Option("--scopes", help="Look in the user's and the project's memories, or one."),
     ] = Scopes.ALL,
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many results.")] = 10,
-    category: Annotated[
-        str | None, typer.Option("--category", "-c", help="Only memories of this category.")
-    ] = None,
-    tag: Annotated[
-        list[str] | None,
-        typer.Option("--tag", "-t", help="Only memories with this tag; repeat for several."),
-    ] = None,
-    min_importance: Annotated[
-        int | None, typer.Option("--min-importance", help="Only memories at least this important.")
-    ] = None,
-    since: Annotated[
-        str | None, typer.Option("--since", help="Only memories newer than this: 24h, 7d, 30d, …")
-    ] = None,
+    category: CategoryFilter = None,
+    tag: TagFilter = None,
+    min_importance: MinImportanceFilter = None,
+    since: SinceFilter = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Hybrid search (meaning + keywords, weighted by importance and recency)."""
+    chosen = filter_of(category, tag, min_importance, since)
     with open_bank(db) as bank:
         hits = bank.search(
-            user,
-            query,
-            project_id=project,
-            scopes=scopes.value,
-            limit=limit,
-            category=category,
-            tags=tag,
-            min_importance=min_importance,
-            since=since,
+            user, query, chosen, project_id=project, scopes=scopes.value, limit=limit
         )
     if as_json:
         print_json({"query": query, "hits": [h.model_dump(mode="json") for h in hits]})
@@ -292,9 +275,10 @@ def list_(
     project: ProjectOption = None,
     limit: Annotated[int, typer.Option("--limit", "-n", help="Page size.")] = 50,
     offset: Annotated[int, typer.Option("--offset", help="Skip this many memories.")] = 0,
-    category: Annotated[
-        str | None, typer.Option("--category", "-c", help="Only memories of this category.")
-    ] = None,
+    category: CategoryFilter = None,
+    tag: TagFilter = None,
+    min_importance: MinImportanceFilter = None,
+    since: SinceFilter = None,
     include_superseded: Annotated[
         bool,
         typer.Option(
@@ -308,12 +292,11 @@ def list_(
     """List a user's current memories, newest first, a page at a time."""
     # What a newer fact replaced, or consolidation merged away, is history, not memory: it is
     # shown only on request (and then marked in the table).
-    current: dict[str, Any] = {} if include_superseded else {"superseded": False}
+    superseded = None if include_superseded else False
+    chosen = filter_of(category, tag, min_importance, since, superseded=superseded)
     with open_bank(db) as bank:
-        memories = bank.list(
-            user, project_id=project, limit=limit, offset=offset, category=category, **current
-        )
-        total = bank.count(user, project_id=project, category=category, **current)
+        memories = bank.list(user, chosen, project_id=project, limit=limit, offset=offset)
+        total = bank.count(user, chosen, project_id=project)
     if as_json:
         print_json({"memories": [m.model_dump(mode="json") for m in memories], "count": total})
         return
@@ -336,10 +319,7 @@ def get(
     """Show one memory with all its fields."""
     with open_bank(db) as bank:
         memory = bank.get(memory_id, user, project_id=project)
-    if as_json:
-        print_json(memory.model_dump(mode="json"))
-    else:
-        stdout().print(_memory_panel(memory))
+    show(as_json, memory.model_dump(mode="json"), _memory_panel(memory))
 
 
 @handles_errors
@@ -372,10 +352,7 @@ def update(
             importance=importance,
             tags=tag,
         )
-    if as_json:
-        print_json(memory.model_dump(mode="json"))
-    else:
-        stdout().print(_memory_panel(memory, title="Updated"))
+    show(as_json, memory.model_dump(mode="json"), _memory_panel(memory, title="Updated"))
 
 
 @handles_errors
@@ -389,24 +366,19 @@ def delete(
     """Delete one memory for good (its history keeps a tombstone without text)."""
     with open_bank(db) as bank:
         bank.delete(memory_id, user, project_id=project)
-    if as_json:
-        print_json({"success": True, "deleted": memory_id})
-    else:
-        stdout().print(f"Deleted {memory_id}.")
+    show(as_json, {"success": True, "deleted": memory_id}, f"Deleted {memory_id}.")
 
 
 @handles_errors
 def clear(
     user: UserArg,
     project: ProjectOption = None,
-    yes: Annotated[
-        bool, typer.Option("--yes", "-y", help="Do it without asking.", metavar="")
-    ] = False,
+    yes: YesOption = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Delete every memory of the user's private scope (or of --project)."""
-    if not yes and (as_json or not _interactive()):
+    if not yes and not can_ask(as_json):
         raise ValidationError("clear deletes memories for good: pass --yes to confirm", field="yes")
     with open_bank(db) as bank:
         if not yes:
@@ -417,10 +389,8 @@ def clear(
                 f"Delete all {plural(count, 'memory', 'memories')} of {where}?", abort=True
             )
         deleted = bank.clear(user, project)
-    if as_json:
-        print_json({"success": True, "deleted": deleted})
-    else:
-        stdout().print(f"Deleted {plural(deleted, 'memory', 'memories')}.")
+    shown = f"Deleted {plural(deleted, 'memory', 'memories')}."
+    show(as_json, {"success": True, "deleted": deleted}, shown)
 
 
 @handles_errors
@@ -434,7 +404,5 @@ def history(
     """Show the ADD / UPDATE / DELETE events of one memory, oldest first."""
     with open_bank(db) as bank:
         events = bank.history(memory_id, user, project_id=project)
-    if as_json:
-        print_json({"memory_id": memory_id, "events": [e.model_dump(mode="json") for e in events]})
-    else:
-        stdout().print(_history_table(events, memory_id))
+    data = {"memory_id": memory_id, "events": [e.model_dump(mode="json") for e in events]}
+    show(as_json, data, _history_table(events, memory_id))

@@ -6,14 +6,21 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
 
 import memorybank
-from memorybank.cli._common import DbOption, JsonOption, handles_errors, print_json, stdout
+from memorybank.cli._common import (
+    DbOption,
+    JsonOption,
+    OutputOption,
+    handles_errors,
+    print_json,
+    show,
+    stdout,
+)
 from memorybank.errors import ConfigurationError, ValidationError
 
 if TYPE_CHECKING:
@@ -204,10 +211,7 @@ def mcp(
 
 @handles_errors
 def openapi(
-    output: Annotated[
-        Path | None,
-        typer.Option("--output", "-o", help="Write to this file instead of standard output."),
-    ] = None,
+    output: OutputOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Print the REST API's OpenAPI schema (what /openapi.json serves), e.g. to generate a
@@ -221,7 +225,4 @@ def openapi(
         typer.echo(text, nl=False)  # JSON already, with or without --json
         return
     output.write_text(text, encoding="utf-8")
-    if as_json:
-        print_json({"success": True, "path": str(output)})
-    else:
-        stdout().print(f"Wrote the OpenAPI schema to {output}.")
+    show(as_json, {"success": True, "path": str(output)}, f"Wrote the OpenAPI schema to {output}.")

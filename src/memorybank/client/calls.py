@@ -228,30 +228,6 @@ class Calls:
         answer = yield Call("GET", "/api/search", params=params, user_id=user_id)
         return [SearchHit.model_validate(h) for h in answer.json()["hits"]]
 
-    def recent(
-        self,
-        /,
-        user_id: str,
-        filters: MemoryFilter | None = None,
-        *,
-        project_id: str | None = None,
-        scopes: ScopeChoice = "all",
-        limit: int = 30,
-        include_superseded: bool = False,
-        **conditions: Unpack[FilterArgs],
-    ) -> Plan[builtins.list[Memory]]:
-        """Newest memories first (``GET /api/recent``)."""
-        yield from self.acting_as(user_id)
-        params = _params(
-            project_id=project_id,
-            scopes=scopes,
-            limit=limit,
-            include_superseded=include_superseded or None,
-            **_where(filters, conditions, superseded=False),
-        )
-        answer = yield Call("GET", "/api/recent", params=params, user_id=user_id)
-        return [_memory(m) for m in answer.json()["memories"]]
-
     def get(self, memory_id: str, user_id: str, *, project_id: str | None = None) -> Plan[Memory]:
         """One memory by id; :class:`~memorybank.NotFound` if the caller may not see it."""
         yield from self.acting_as(user_id)
@@ -374,11 +350,42 @@ class Calls:
         )
         return _memory(answer.json())
 
+    def supersede(
+        self, memory_id: str, newer_id: str, user_id: str, *, project_id: str | None = None
+    ) -> Plan[Memory]:
+        """Mark ``memory_id`` replaced by the newer memory ``newer_id`` (``POST
+        …/supersede``): kept in history, out of search and the prompt until :meth:`restore`.
+        The server finds the memory's project itself (``project_id`` is checked as the
+        bank's)."""
+        yield from self.acting_as(user_id)
+        answer = yield Call(
+            "POST",
+            f"/api/memories/{_segment(memory_id)}/supersede",
+            params=_params(project_id=project_id),
+            json_body={"by": newer_id},
+            user_id=user_id,
+        )
+        return _memory(answer.json())
+
     def delete(self, memory_id: str, user_id: str, *, project_id: str | None = None) -> Plan[None]:
         """Delete for real (a private memory, or with ``project_id`` a project's)."""
         yield from self.acting_as(user_id)
         where = "drive" if project_id is not None else "user"
         yield Call("DELETE", f"/api/memory/{where}/{_segment(memory_id)}", user_id=user_id)
+
+    def delete_many(
+        self, memory_ids: Sequence[str], user_id: str, *, project_id: str | None = None
+    ) -> Plan[builtins.list[str]]:
+        """Delete several memories in one transaction (``POST /api/memories/delete``); the
+        ids actually deleted (one not in the caller's scopes is left out)."""
+        yield from self.acting_as(user_id)
+        if isinstance(memory_ids, str):
+            raise ValidationError("memory_ids: pass a list of ids, not one id", field="ids")
+        body = {"ids": builtins.list(memory_ids), "project_id": project_id}
+        if not body["ids"]:
+            return []
+        answer = yield Call("POST", "/api/memories/delete", json_body=body, user_id=user_id)
+        return [str(i) for i in answer.json()["deleted"]]
 
     def clear(self, user_id: str, project_id: str | None = None) -> Plan[int]:
         """Delete every memory of the private scope (or of ``project_id``): both steps of

@@ -47,6 +47,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memorybank.core.bank import MemoryBank
+from memorybank.core.scopes import scope_set
 from memorybank.errors import NotFound, ValidationError
 from memorybank.model import Caller, Category, HistoryEvent, Ring, SaveInput, Source
 from memorybank.model import Memory as Stored
@@ -326,7 +327,7 @@ class Memory:
         candidates = [seen] if seen else []
         candidates += [s.user_id for s in self.bank.store.scopes() if s.project_id is None]
         for user in dict.fromkeys(candidates):
-            if self.bank.store.get(memory_id, self.bank.scope_set(user, None, "user")):
+            if self.bank.store.get(memory_id, scope_set(user, None, "user")):
                 self._owners[memory_id] = user
                 return user
         raise NotFound(f"no memory {memory_id!r}")

@@ -12,35 +12,26 @@ from __future__ import annotations
 
 import builtins
 import functools
-import threading
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, Unpack
 
-import numpy as np
-from pydantic import ValidationError as PydanticValidationError
-
-from memorybank.core.events import read_events
 from memorybank.core.reinforcement import Reinforcements
 from memorybank.core.rewrite import (
     Changes,
-    already_said,
+    apply_changes,
     check_link,
     compare_and_set,
-    edited,
     mark_superseded,
-    merge_into,
     unsupersede,
 )
-from memorybank.core.search import Pool
+from memorybank.core.scopes import scope_set
+from memorybank.core.search import Pool, Probes
 from memorybank.core.settle import save_judge
 from memorybank.core.usage import Usage
-from memorybank.core.writes import WriteBudget
+from memorybank.core.writes import WriteBudget, embedded
 from memorybank.errors import EmbeddingModelMismatch, NotFound, ValidationError
 from memorybank.model import (
     Category,
-    Event,
-    EventKind,
     HistoryEvent,
     Memory,
     MemoryFilter,
@@ -50,27 +41,17 @@ from memorybank.model import (
     SaveResult,
     Scope,
     ScopeChoice,
-    ScopeSet,
     SearchHit,
     utcnow,
 )
-from memorybank.providers.embedders.base import Embedder, ProgressFn, Vectors
+from memorybank.providers.embedders.base import Embedder, ProgressFn
 from memorybank.providers.embedders.query_cache import DEFAULT_QUERY_CACHE_SIZE, QueryVectorCache
 from memorybank.providers.judges import judge_for
 from memorybank.rules.filtering import FilterArgs, where
 from memorybank.rules.inputs import check_query
-from memorybank.rules.intake import (
-    is_conversation,
-    prepare,
-    replaces_any,
-    save_result,
-)
-from memorybank.rules.limits import RateLimiter
+from memorybank.rules.intake import prepare_batch, replaces_any, save_result
 from memorybank.rules.permissions import Action, adding, allowed, require
-from memorybank.rules.policy import (
-    PolicySettings,
-)
-from memorybank.rules.pydantic_errors import pydantic_message
+from memorybank.rules.policy import PolicySettings
 from memorybank.rules.ranking import RetrievalSettings
 from memorybank.rules.sessions import assign_sessions
 from memorybank.rules.verdicts import THRESHOLDS, Judge
@@ -89,8 +70,8 @@ class MemoryBank:
     :func:`memorybank.open` to build the default stack. The vectors of the last
     ``query_cache_size`` distinct search queries are kept (``bank.query_cache``), so a repeated
     query skips the embedding model; 0 turns that off. ``write_rate_per_minute`` is the
-    per-user limit of writes the adapters start (:meth:`count_write`); ``None``, the default,
-    is no limit.
+    per-user limit of writes the adapters start (``bank.writes``, a
+    :class:`~memorybank.core.writes.WriteBudget`); ``None``, the default, is no limit.
 
     >>> from memorybank.providers.embedders import LocalEmbedder
     >>> from memorybank.stores.sqlite import SQLiteStore
@@ -124,11 +105,9 @@ class MemoryBank:
         # What searches return is reinforced (importance decay); usage feeds seed 002's metrics.
         self.reinforcements = Reinforcements(store)
         self.usage = Usage(usage_sink(store))
-        self._probes: ThreadPoolExecutor | None = None
-        self._probe_lock = threading.Lock()
-        self.writes = WriteBudget(write_rate_per_minute)  # the limits of writes, one place
-        # Reads adapters start (searches, memory blocks), per user: the server sets it.
-        self.read_limiter: RateLimiter | None = None
+        self._probes = Probes()
+        # The limits of what adapters start, one place: writes, and reads the server limits.
+        self.writes = WriteBudget(write_rate_per_minute)
         if check_model:
             self._check_model()
 
@@ -141,17 +120,6 @@ class MemoryBank:
             self._judge = judge_for(self.llm)
         return self._judge
 
-    def count_write(self, user_id: str, cost: int = 1) -> None:
-        """Charge ``cost`` units of ``user_id``'s write limit for a write started through an
-        adapter (:meth:`WriteBudget.count <memorybank.core.writes.WriteBudget.count>`)."""
-        self.writes.count(user_id, cost)
-
-    def count_read(self, user_id: str, cost: int = 1) -> None:
-        """Charge ``cost`` units of ``user_id``'s read limit (``read_limiter``, when set) for a
-        read started through an adapter, as :meth:`count_write` does for writes."""
-        if self.read_limiter is not None:
-            self.read_limiter.hit(user_id, cost)
-
     def _check_model(self) -> None:
         stored = self.store.get_meta("embedding_model")
         if stored is None:
@@ -160,19 +128,10 @@ class MemoryBank:
         elif stored != self.embedder.model_id:
             raise EmbeddingModelMismatch(stored, self.embedder.model_id)
 
-    def _probe_pool(self) -> ThreadPoolExecutor:
-        with self._probe_lock:
-            if self._probes is None:
-                self._probes = ThreadPoolExecutor(4, thread_name_prefix="memorybank-probe")
-            return self._probes
-
     def close(self) -> None:
         """Release the store's files, the embedder's session and the LLM client's
         connections (as the store and embedder, a bank closes what it was given)."""
-        with self._probe_lock:
-            probes, self._probes = self._probes, None
-        if probes is not None:
-            probes.shutdown(wait=True)
+        self._probes.close()
         self.reinforcements.close()
         self.usage.close()
         self.store.close()
@@ -186,22 +145,6 @@ class MemoryBank:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    # -- scopes -----------------------------------------------------------------------------
-
-    @staticmethod
-    def scope_set(user_id: str, project_id: str | None, scopes: ScopeChoice = "all") -> ScopeSet:
-        """The scopes a call may touch: the user's private memory and/or one project's."""
-        if not user_id or not isinstance(user_id, str):
-            raise ValidationError("user_id is required", field="user_id")
-        if scopes not in ("all", "user", "project"):
-            raise ValidationError(
-                f"scopes {scopes!r} is not one of all, user, project", field="scopes"
-            )
-        if scopes == "project" and project_id is None:
-            raise ValidationError("scopes='project' needs a project_id", field="project_id")
-        projects = (project_id,) if project_id is not None and scopes != "user" else ()
-        return ScopeSet(user_id=user_id, include_private=scopes != "project", project_ids=projects)
 
     # -- saving -----------------------------------------------------------------------------
 
@@ -266,19 +209,8 @@ class MemoryBank:
         no third-person rule, no minimum length, no duplicate rejection; longer text is split
         into chunks that keep the item's metadata and time.
         """
-        scope = self.scope_set(user_id, project_id)
-        del scope  # validates user_id; the memory's own scope is what the store uses
-        batch = builtins.list(items)
-        prepared: list[tuple[Memory, bool, bool]] = []
-        for index, raw in enumerate(batch):
-            where = f"item {index}: " if len(batch) > 1 else ""
-            try:
-                item = raw if isinstance(raw, SaveInput) else SaveInput.model_validate(raw)
-                prepared += prepare(item, user_id, project_id, self.policy, self.embedder.model_id)
-            except ValidationError as exc:
-                raise ValidationError(f"{where}{exc}", field=exc.field) from exc
-            except PydanticValidationError as exc:
-                raise ValidationError(where + pydantic_message(exc)) from exc
+        scope_set(user_id, project_id)  # validates user_id; the store uses each memory's scope
+        prepared = prepare_batch(items, user_id, project_id, self.policy, self.embedder.model_id)
         turns = assign_sessions(
             [m for m, _, _ in prepared], lambda: self._latest_turn(user_id, project_id)
         )
@@ -289,7 +221,9 @@ class MemoryBank:
             require(role, Action.CHANGE, project_id)
         if not prepared:
             return []
-        vectors = self._embed([m.content for m, _, _ in prepared], progress)
+        vectors = embedded(
+            self.writes, self.embedder, [m.content for m, _, _ in prepared], progress
+        )
         memories, checks = [m for m, _, _ in prepared], [check for _, check, _ in prepared]
         judge, sure = save_judge(self.store, self.judge, memories, vectors, checks)
         replaces: Replaces | None = None
@@ -313,45 +247,6 @@ class MemoryBank:
         ]
         self.usage.saves_decided(user_id, results)
         return results
-
-    def save_records(
-        self,
-        memories: Sequence[Memory],
-        *,
-        actor: str,
-        role: Role | None = None,
-        progress: ProgressFn | None = None,
-    ) -> builtins.list[Memory]:
-        """Store ready-made records as they are: no rephrasing and no duplicate check (an
-        import, a decision log). Each is embedded anew with the bank's model and checked like
-        any save for the project it names; all are stored in one transaction.
-
-        >>> record = Memory(user_id="u1", content="User was told about the outage",
-        ...                 category="context")
-        >>> [m.content for m in bank.save_records([record], actor="u1")]
-        ['User was told about the outage']
-        """
-        for memory in memories:
-            require(role, adding(memory.source), memory.project_id)
-        if not memories:
-            return []
-        model = {"embedding_model": self.embedder.model_id}
-        memories = [m.model_copy(update=model) for m in memories]
-        vectors = self._embed([m.content for m in memories], progress)
-        outcomes = self.store.insert(memories, vectors, dedup=[False] * len(memories), actor=actor)
-        return [o.memory for o in outcomes]
-
-    def _embed(self, texts: Sequence[str], progress: ProgressFn | None = None) -> Vectors:
-        with self.writes.storing(len(texts)):  # charged, queued
-            if progress is None or len(texts) <= 256:
-                vectors = self.embedder.embed(texts)
-            else:
-                parts = []
-                for start in range(0, len(texts), 256):
-                    parts.append(self.embedder.embed(texts[start : start + 256]))
-                    progress(min(start + 256, len(texts)), len(texts))
-                vectors = np.concatenate(parts)
-        return vectors
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -384,9 +279,9 @@ class MemoryBank:
         check_query(query)
         if not 1 <= limit <= 1000:
             raise ValidationError(f"limit {limit} must be between 1 and 1000", field="limit")
-        scope_set = self.scope_set(user_id, project_id, scopes)
+        scopes_searched = scope_set(user_id, project_id, scopes)
         chosen = where(filters, conditions, superseded=None if include_superseded else False)
-        found = self._pool().ranked(scope_set, query, limit, chosen, utcnow(), min_relevance)
+        found = self._pool().ranked(scopes_searched, query, limit, chosen, utcnow(), min_relevance)
         self.reinforcements.note(found)
         self.usage.searched(user_id, hits=len(found))  # search hit rate: searches that found any
         return found
@@ -402,34 +297,11 @@ class MemoryBank:
     def _pool(self) -> Pool:
         """Where :meth:`search` looks: its candidates and their evidence."""
         vector_of = functools.partial(self.query_cache.vector, self.embedder)
-        return Pool(self.store, vector_of, self.retrieval, self._probe_pool, self.judge)
-
-    def recent(
-        self,
-        user_id: str,
-        filters: MemoryFilter | None = None,
-        *,
-        project_id: str | None = None,
-        scopes: ScopeChoice = "all",
-        limit: int = 30,
-        include_superseded: bool = False,
-        **conditions: Unpack[FilterArgs],
-    ) -> list[Memory]:
-        """Newest memories first, optionally only those ``since="24h"``/``7d``/``30d``/``90d``
-        (or meeting any other of :meth:`search`'s filters). Memories replaced by newer ones
-        are left out unless ``include_superseded``."""
-        if not 1 <= limit <= 500:
-            raise ValidationError(f"limit {limit} must be between 1 and 500", field="limit")
-        superseded = None if include_superseded else False
-        return self.store.list_memories(
-            self.scope_set(user_id, project_id, scopes),
-            where(filters, conditions, superseded=superseded),
-            limit=limit,
-        )
+        return Pool(self.store, vector_of, self.retrieval, self._probes, self.judge)
 
     def get(self, memory_id: str, user_id: str, *, project_id: str | None = None) -> Memory:
         """One memory by id. Raises :class:`NotFound` if it is not in the caller's scopes."""
-        memory = self.store.get(memory_id, self.scope_set(user_id, project_id))
+        memory = self.store.get(memory_id, scope_set(user_id, project_id))
         if memory is None:
             raise NotFound(f"no memory {memory_id!r}")
         return memory
@@ -447,14 +319,21 @@ class MemoryBank:
         **conditions: Unpack[FilterArgs],
     ) -> builtins.list[Memory]:
         """Memories in the caller's scopes meeting ``filters`` or ``conditions`` (as
-        :meth:`search` takes them), newest first by default, a page at a time."""
+        :meth:`search` takes them), newest first by default, a page at a time. Superseded
+        memories are listed too unless the filter says ``superseded=False``: the newest
+        current facts of the last week are ``list(user, since="7d", superseded=False)``.
+
+        >>> _ = bank.save("u1", "User prefers green tea", "preference")
+        >>> [m.content for m in bank.list("u1", since="7d", superseded=False, limit=5)]
+        ['User prefers green tea']
+        """
         # The stores bind offset as a 64-bit integer: a larger one is the caller's mistake.
         if not 1 <= limit <= 10_000 or not 0 <= offset < 2**63:
             raise ValidationError("limit must be 1–10000 and offset 0 to 2^63-1", field="limit")
         if order not in ("created_desc", "created_asc", "importance_desc"):
             raise ValidationError(f"unknown order {order!r}", field="order")
         return self.store.list_memories(
-            self.scope_set(user_id, project_id, scopes),
+            scope_set(user_id, project_id, scopes),
             where(filters, conditions),
             limit=limit,
             offset=offset,
@@ -471,22 +350,16 @@ class MemoryBank:
         **conditions: Unpack[FilterArgs],
     ) -> int:
         """How many memories the caller has (in the chosen scopes, meeting the filters)."""
-        return self.store.count(
-            self.scope_set(user_id, project_id, scopes), where(filters, conditions)
-        )
+        return self.store.count(scope_set(user_id, project_id, scopes), where(filters, conditions))
 
     def history(
         self, memory_id: str, user_id: str, *, project_id: str | None = None
     ) -> builtins.list[HistoryEvent]:
         """ADD / UPDATE (old → new) / DELETE events of one memory, oldest first."""
-        events = self.store.history(memory_id, self.scope_set(user_id, project_id))
+        events = self.store.history(memory_id, scope_set(user_id, project_id))
         if not events:
             raise NotFound(f"no memory {memory_id!r}")
         return events
-
-    def events(self, user_id: str, **options: Any) -> builtins.list[Event]:
-        """Changes the caller may see, oldest first: :func:`memorybank.core.events.read_events`."""
-        return read_events(self.store, user_id, **options)
 
     # -- changing ---------------------------------------------------------------------------
 
@@ -515,28 +388,8 @@ class MemoryBank:
         """
         require(role, Action.CHANGE, project_id)
         changes = Changes(content, category, tags, metadata, importance)
-        by = actor or user_id
-
-        def attempt(old: Memory) -> Memory | None:
-            changed = edited(old, changes, self.policy, self.embedder.model_id)
-            vector = (
-                self.embedder.embed([changed.content])[0]
-                if changed.content != old.content
-                else None
-            )
-            same = (
-                None
-                if vector is None
-                else already_said(self.store, self.judge, old, changed.content, vector)
-            )
-            if same is not None and not is_conversation(old.ring, old.source):
-                return merge_into(self.store, old, same, by)
-            event = HistoryEvent.about(
-                old, EventKind.UPDATE, by, old_content=old.content, new_content=changed.content
-            )
-            written = self.store.replace(changed, vector, event, expected=old.updated_at)
-            return changed if written else None
-
+        parts = (self.store, self.judge, self.embedder, self.policy)
+        attempt = functools.partial(apply_changes, *parts, changes, actor or user_id)
         return compare_and_set(
             self.store, self.get(memory_id, user_id, project_id=project_id), attempt
         )
@@ -553,9 +406,7 @@ class MemoryBank:
         """Delete for real: text, vector and index entries are gone; history keeps a
         tombstone. Raises :class:`NotFound` if the memory is not in the caller's scopes."""
         require(role, Action.CHANGE, project_id)
-        deleted = self.store.delete(
-            [memory_id], self.scope_set(user_id, project_id), actor or user_id
-        )
+        deleted = self.store.delete([memory_id], scope_set(user_id, project_id), actor or user_id)
         if not deleted:
             raise NotFound(f"no memory {memory_id!r}")
 
@@ -570,9 +421,7 @@ class MemoryBank:
     ) -> builtins.list[str]:
         """Delete several memories in one transaction; returns the ids actually deleted."""
         require(role, Action.CHANGE, project_id)
-        return self.store.delete(
-            list(memory_ids), self.scope_set(user_id, project_id), actor or user_id
-        )
+        return self.store.delete(list(memory_ids), scope_set(user_id, project_id), actor or user_id)
 
     def clear(
         self,
@@ -583,7 +432,7 @@ class MemoryBank:
         role: Role | None = None,
     ) -> int:
         """Delete every memory of the user's private scope (or of ``project_id``)."""
-        self.scope_set(user_id, project_id)
+        scope_set(user_id, project_id)
         require(role, Action.CHANGE, project_id)
         return self.store.clear(Scope(user_id=user_id, project_id=project_id), actor or user_id)
 
@@ -608,7 +457,7 @@ class MemoryBank:
         require(role, Action.CHANGE, project_id)
         old = self.get(memory_id, user_id, project_id=project_id)
         newer = self.get(newer_id, user_id, project_id=project_id)
-        check_link(self.store, old, newer, self.scope_set(user_id, project_id))
+        check_link(self.store, old, newer, scope_set(user_id, project_id))
         return mark_superseded(self.store, old, newer_id, actor or user_id)
 
     def restore(
@@ -635,10 +484,6 @@ class MemoryBank:
         if old.superseded_by is None:
             return old
         return unsupersede(self.store, old, actor or user_id)
-
-    def stats(self) -> dict[str, int | str]:
-        """Store counts plus the embedding model."""
-        return {**self.store.stats(), "embedding_model": self.embedder.model_id}
 
 
 __all__ = ["MemoryBank", "OnConflict"]

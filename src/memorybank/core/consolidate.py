@@ -42,6 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memorybank.core.rewrite import mark_superseded
+from memorybank.core.scopes import scope_set
 from memorybank.errors import ValidationError
 from memorybank.model import (
     Channel,
@@ -648,7 +649,7 @@ def consolidate(
     checked first): a preview unless ``dry_run=False``; ``only`` applies just the merges
     keeping these ids; ``cursor`` continues where an earlier call's ``next_cursor`` said;
     ``roles`` says who may retire what (:data:`RoleOf`)."""
-    bank.scope_set(user_id, project_id)
+    scope_set(user_id, project_id)
     return run(
         bank.store,
         user_id,
@@ -673,7 +674,7 @@ def consolidate_all(
     roles: RoleOf | None = None,
 ) -> Consolidation:
     """Merge all of one scope's duplicates in ``bank``, page by page (:func:`run_all`)."""
-    bank.scope_set(user_id, project_id)
+    scope_set(user_id, project_id)
     return run_all(
         bank.store, user_id, project_id, dry_run=dry_run, role=role, roles=roles, judge=bank.judge
     )

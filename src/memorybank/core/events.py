@@ -1,4 +1,4 @@
-"""The events of memory a caller may see (:meth:`MemoryBank.events`): every change to a
+"""The events of memory a caller may see (:func:`read_events`): every change to a
 memory, recorded by the store in the same transaction as the change (see
 :class:`~memorybank.model.Event`), read in order after the last one seen.
 
@@ -7,10 +7,10 @@ adapter has checked they belong to (the REST API: every project the principal is
 of). Events never carry the text of a deleted memory.
 
 >>> mid = bank.save("u1", "User drinks green tea", "preference").memory_id
->>> [(e.type, e.channel, e.content) for e in bank.events("u1")]
+>>> [(e.type, e.channel, e.content) for e in read_events(bank.store, "u1")]
 [('created', <Channel.AI: 'ai'>, 'User drinks green tea')]
 >>> bank.delete(mid, "u1")
->>> [(e.type, e.content) for e in bank.events("u1")]
+>>> [(e.type, e.content) for e in read_events(bank.store, "u1")]
 [('deleted', None)]
 """
 

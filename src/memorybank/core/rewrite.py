@@ -25,7 +25,7 @@ from memorybank.model import (
     ScopeSet,
     utcnow,
 )
-from memorybank.providers.embedders.base import Vectors
+from memorybank.providers.embedders.base import Embedder, Vectors
 from memorybank.rules.intake import is_conversation
 from memorybank.rules.policy import PolicySettings, to_third_person, validate_memory, validate_turn
 from memorybank.rules.render import FACT_SOURCES
@@ -202,11 +202,37 @@ def unsupersede(store: Store, old: Memory, actor: str) -> Memory:
     return compare_and_set(store, old, attempt)
 
 
+def apply_changes(
+    store: Store,
+    judge: Judge,
+    embedder: Embedder,
+    policy: PolicySettings,
+    changes: Changes,
+    actor: str,
+    old: Memory,
+) -> Memory | None:
+    """One attempt of an edit (:func:`compare_and_set` runs it on the memory as stored):
+    ``old`` with ``changes`` written over it, re-embedded when its text changed; a fact whose
+    new text another current fact already says is merged into that one, which is returned.
+    None when ``old`` changed since it was read."""
+    changed = edited(old, changes, policy, embedder.model_id)
+    vector = embedder.embed([changed.content])[0] if changed.content != old.content else None
+    same = None if vector is None else already_said(store, judge, old, changed.content, vector)
+    if same is not None and not is_conversation(old.ring, old.source):
+        return merge_into(store, old, same, actor)
+    event = HistoryEvent.about(
+        old, EventKind.UPDATE, actor, old_content=old.content, new_content=changed.content
+    )
+    written = store.replace(changed, vector, event, expected=old.updated_at)
+    return changed if written else None
+
+
 __all__ = [
     "ATTEMPTS",
     "Changes",
     "edited",
     "already_said",
+    "apply_changes",
     "check_link",
     "compare_and_set",
     "mark_superseded",

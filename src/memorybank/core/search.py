@@ -12,8 +12,9 @@ query.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -231,4 +232,30 @@ class Pool:
         return newer_of
 
 
-__all__ = ["Pool", "VectorOf", "find", "neighbours"]
+class Probes:
+    """The threads that run a search's speaker probe beside its vector search (see
+    :func:`find`), started by the first search that needs one; :meth:`close` waits for
+    those running. Calling it gives the executor (what :class:`Pool` takes as ``probes``)."""
+
+    def __init__(self, threads: int = 4) -> None:
+        self._threads = threads
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+
+    def __call__(self) -> Executor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    self._threads, thread_name_prefix="memorybank-probe"
+                )
+            return self._pool
+
+    def close(self) -> None:
+        """Stop the threads, after the probes they run."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+
+__all__ = ["Pool", "Probes", "VectorOf", "find", "neighbours"]

@@ -28,12 +28,15 @@ memorybank.errors.RateLimited: too many memory writes: at most 3 items a minute 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+
+from memorybank.providers.embedders.base import Embedder, ProgressFn, Vectors
 from memorybank.rules.limits import RateLimiter
 
 
@@ -78,7 +81,7 @@ def writing(
     :meth:`WriteBudget.count` already took for it), which covers its first record, and one
     more for each further record the bank stores inside
     (:meth:`~memorybank.MemoryBank.save_many`, each chunk of a conversation turn;
-    :meth:`~memorybank.MemoryBank.save_records`). :class:`~memorybank.errors.RateLimited`
+    :func:`~memorybank.core.records.save_records`). :class:`~memorybank.errors.RateLimited`
     when the request, or later a batch, does not fit; a refused batch stores nothing."""
     budget = bank.writes
     if paid is None:
@@ -151,9 +154,11 @@ class HeavyWrites:
 
 
 class WriteBudget:
-    """One bank's write limits, in one place: the per-user limit of writes the adapters start
-    (``per_minute`` units a minute, ``None`` for none; :meth:`count`, :func:`writing`) and the
-    queue heavy writes wait in (``heavy``, :class:`HeavyWrites`). The bank's own methods are
+    """One bank's limits of the work adapters start, in one place (``bank.writes``): the
+    per-user limit of writes (``per_minute`` units a minute, ``None`` for none;
+    :meth:`count`, :func:`writing`), the queue heavy writes wait in (``heavy``,
+    :class:`HeavyWrites`), and the per-user limit of reads the server sets beside it
+    (``reads``, :meth:`count_read`: searches, memory blocks). The bank's own methods are
     never counted, so the host application itself is not limited.
 
     >>> budget = WriteBudget(per_minute=2)
@@ -162,11 +167,14 @@ class WriteBudget:
     Traceback (most recent call last):
     memorybank.errors.RateLimited: too many memory writes: at most 2 items a minute ...
     >>> WriteBudget().count("ann", 500)  # no limit
+    >>> WriteBudget().count_read("ann", 500)  # no read limit unless one is set
     """
 
     def __init__(self, per_minute: int | None = None) -> None:
         self.limiter: RateLimiter | None = None
         self.heavy = HeavyWrites()  # big batches embed one at a time (issue 27)
+        #: The read limit (``None``: none), which the server sets from its settings.
+        self.reads: RateLimiter | None = None
         self.set_limit(per_minute)
 
     def set_limit(self, per_minute: int | None) -> None:
@@ -187,6 +195,12 @@ class WriteBudget:
         if self.limiter is not None:
             self.limiter.hit(user_id, cost)
 
+    def count_read(self, user_id: str, cost: int = 1) -> None:
+        """Charge ``cost`` units of ``user_id``'s read limit (when ``reads`` is set) for a
+        read started through an adapter, as :meth:`count` does for writes."""
+        if self.reads is not None:
+            self.reads.hit(user_id, cost)
+
     @contextmanager
     def storing(self, records: int) -> Iterator[None]:
         """Around the embedding of ``records`` records the bank is about to store: charge
@@ -197,12 +211,36 @@ class WriteBudget:
             yield
 
 
+#: How many texts a write embeds at a time when it reports progress.
+EMBED_BATCH = 256
+
+
+def embedded(
+    budget: WriteBudget,
+    embedder: Embedder,
+    texts: Sequence[str],
+    progress: ProgressFn | None = None,
+) -> Vectors:
+    """The vectors of ``texts`` a bank is about to store, embedded as :meth:`WriteBudget.storing`
+    charges and queues them; a long batch reports ``progress`` every :data:`EMBED_BATCH` texts."""
+    with budget.storing(len(texts)):
+        if progress is None or len(texts) <= EMBED_BATCH:
+            return embedder.embed(texts)
+        parts = []
+        for start in range(0, len(texts), EMBED_BATCH):
+            parts.append(embedder.embed(texts[start : start + EMBED_BATCH]))
+            progress(min(start + EMBED_BATCH, len(texts)), len(texts))
+        return np.concatenate(parts)
+
+
 __all__ = [
+    "EMBED_BATCH",
     "HEAVY_RECORDS",
     "Budgeted",
     "HeavyWrites",
     "WriteBudget",
     "charge_records",
     "charging",
+    "embedded",
     "writing",
 ]

@@ -96,6 +96,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from memorybank.core.bank import MemoryBank
+from memorybank.core.records import save_records
 from memorybank.errors import NotFound
 from memorybank.model import Category, Memory, ScopeChoice, Source, utcnow
 
@@ -434,7 +435,7 @@ class MemoryBankStore(BaseStore):
         for scope, ids in gone.items():
             self.bank.delete_many(ids, scope.user_id, project_id=scope.project_id)
         if new:
-            self.bank.save_records(new, actor=self.app_user_id)
+            save_records(self.bank, new, actor=self.app_user_id)
 
     def _memory(
         self,

@@ -1,4 +1,4 @@
-"""The keyword filters of search, list, recent and count, turned into a
+"""The keyword filters of search, list and count, turned into a
 :class:`~memorybank.model.MemoryFilter`.
 
 >>> memory_filter(category="preference", since="7d").category
@@ -156,7 +156,7 @@ def _metadata(conditions: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class FilterArgs(TypedDict, total=False):
-    """The keyword filters of search, list, recent and count, as :func:`memory_filter` takes
+    """The keyword filters of search, list and count, as :func:`memory_filter` takes
     them (a list matches any of its values; ``since`` may be ``"7d"``); each adapter either
     passes these or builds the :class:`~memorybank.model.MemoryFilter` itself."""
 

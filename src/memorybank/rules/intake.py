@@ -11,10 +11,13 @@ conversation turns stored as said, split into chunks when long.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from pydantic import ValidationError as PydanticValidationError
+
+from memorybank.errors import ValidationError
 from memorybank.model import (
     Category,
     Conflict,
@@ -36,6 +39,7 @@ from memorybank.rules.policy import (
     validate_memory,
     validate_turn,
 )
+from memorybank.rules.pydantic_errors import pydantic_message
 
 #: The importance of a conversation turn saved without one.
 CONVERSATION_IMPORTANCE = 5
@@ -254,6 +258,30 @@ def skipped(memory: Memory) -> SaveResult:
     )
 
 
+def prepare_batch(
+    batch: Iterable[SaveInput | Mapping[str, Any]],
+    user_id: str,
+    project_id: str | None,
+    policy: PolicySettings,
+    model_id: str,
+) -> list[Prepared]:
+    """The records a batch of inputs becomes (:func:`prepare` of each, in order). An invalid
+    item is a :class:`~memorybank.ValidationError` naming its index when there are several,
+    so nothing of the batch is stored."""
+    items = list(batch)
+    out: list[Prepared] = []
+    for index, raw in enumerate(items):
+        where = f"item {index}: " if len(items) > 1 else ""
+        try:
+            item = raw if isinstance(raw, SaveInput) else SaveInput.model_validate(raw)
+            out += prepare(item, user_id, project_id, policy, model_id)
+        except ValidationError as exc:
+            raise ValidationError(f"{where}{exc}", field=exc.field) from exc
+        except PydanticValidationError as exc:
+            raise ValidationError(where + pydantic_message(exc)) from exc
+    return out
+
+
 __all__ = [
     "CONVERSATION_IMPORTANCE",
     "chunk_text",
@@ -261,6 +289,7 @@ __all__ = [
     "is_conversation",
     "replaces_any",
     "prepare",
+    "prepare_batch",
     "save_result",
     "skipped",
     "stored",

@@ -3,7 +3,7 @@
 (:class:`OpenLimit`).
 
 One :class:`RateLimiter` belongs to a :class:`~memorybank.MemoryBank`
-(``write_rate_per_minute``, :meth:`~memorybank.MemoryBank.count_write`), so every adapter that
+(``write_rate_per_minute``, ``bank.writes.count``), so every adapter that
 serves the bank (the REST API, the tools API, MCP) spends the same budget: limits belong to
 the operation, not to one adapter. In memory, per process: a restart forgets the counts,
 and ``memorybank serve --workers N`` has one limiter in each of its N processes.

@@ -20,7 +20,7 @@ OpenAPI at
   that change memory, facts added by hand, batches, imports, new threads, forget previews,
   consolidation), charged one unit per record they store, over ``ai_write_rate_per_minute``
   a minute get 429 with ``Retry-After``, and over MCP an error result saying when to retry:
-  the app sets the bank's one limiter (:meth:`~memorybank.MemoryBank.count_write`,
+  the app sets the bank's one limiter (``bank.writes.count``,
   :func:`memorybank.core.writes.writing`), which REST, the tools and MCP share.
 * Where endpoints run (the event loop, a small compute pool, or FastAPI's general pool) is
   decided once per app, by what they wait on: :mod:`memorybank.server.execution`.
@@ -222,7 +222,7 @@ def _add_webhooks(app: FastAPI, bank: MemoryBank, accounts: Accounts, settings: 
 
 
 def _stored_memories(bank: MemoryBank) -> float:
-    return float(bank.stats().get("memories", 0))
+    return float(bank.store.stats().get("memories", 0))
 
 
 def app_from_environment() -> FastAPI:
@@ -308,7 +308,7 @@ def create_app(
     app.state.execution = execution
     app.state.inline_searches = execution.inline
     bank.writes.set_limit(settings.ai_write_rate_per_minute)  # one limiter: REST, tools, MCP
-    bank.read_limiter = RateLimiter(
+    bank.writes.reads = RateLimiter(
         settings.read_rate_per_minute,
         setting=READ_SETTING,
         what="reads",

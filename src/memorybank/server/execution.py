@@ -11,7 +11,7 @@ A route says what kind of work it is with one decorator, under its ``@router`` o
 
 * :func:`computing` — saves and edits: in the compute pool, in the caller's turn;
 * :func:`searching` — read-only CPU work: the same, charged as one read of the caller's read
-  limit (:meth:`~memorybank.MemoryBank.count_read`);
+  limit (``bank.writes.count_read``);
 * :func:`reading` — plain reads: on the loop when reads run inline, else in FastAPI's
   general pool, like an undecorated ``def`` endpoint;
 * :func:`listing` — a plain read that searches when given its search parameter: then as
@@ -194,7 +194,7 @@ def _placed(
         user = _user_of(kwargs)
         searches = search is not None and bool(kwargs.get(search))
         if (read or searches) and user is not None:
-            state.bank.count_read(user)
+            state.bank.writes.count_read(user)
         call = functools.partial(endpoint, *args, **kwargs)
         result: R = await (_in_compute_pool if searches else runner)(execution, call, user)
         return result

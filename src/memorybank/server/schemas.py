@@ -163,6 +163,26 @@ class SupersedeRequest(RequestBody):
     by: Name
 
 
+#: The most memories one batch delete names.
+DELETE_MAX = 1000
+
+
+class DeleteRequest(RequestBody):
+    """``POST /api/memories/delete``: the memories to delete in one transaction; with
+    ``project_id``, that project's may be among them (admins and owners)."""
+
+    model_config = example(ids=["mem_01JABCDEFGHJKMNPQRSTVWXYZ0"], project_id=None)
+
+    ids: list[Id] = Field(min_length=1, max_length=DELETE_MAX)
+    project_id: Id | None = None
+
+
+class DeletedIds(BaseModel):
+    """The memories a batch delete removed: the ids named that were in the caller's scopes."""
+
+    deleted: list[str]
+
+
 class ForgetRequest(RequestBody):
     """``POST /api/forget/preview``."""
 
@@ -462,6 +482,8 @@ class ForgetPreview(BaseModel):
     summary: str
     steps: list[ForgetStepView]
     expires_at: datetime
+    #: What the plan could not do as asked (an LLM that failed, so the word-match rule planned).
+    warnings: list[str]
     text: str
 
 

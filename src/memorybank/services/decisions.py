@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict
 from pydantic import ValidationError as PydanticValidationError
 
+from memorybank.core.records import save_records
+from memorybank.core.scopes import scope_set
 from memorybank.errors import NotFound, ValidationError
 from memorybank.model import (
     Caller,
@@ -83,7 +85,7 @@ def log_decision(
     >>> memory.decision.action, memory.ring, memory.importance
     ('denied_refund', <Ring.EPISODIC: 'episodic'>, 6)
     """
-    bank.scope_set(caller.user_id, caller.project_id)  # validates the caller
+    scope_set(caller.user_id, caller.project_id)  # validates the caller
     decision = _decision(
         action, outcome, rationale, policy_applied, precedent, exception, memories_considered
     )
@@ -97,7 +99,7 @@ def log_decision(
                 field="memoriesConsidered",
             ) from exc
     memory = _record(bank, caller, decision, _domain(domain))
-    return bank.save_records([memory], actor=caller.user_id, role=caller.role)[0]
+    return save_records(bank, [memory], actor=caller.user_id, role=caller.role)[0]
 
 
 def _decision(
@@ -285,12 +287,13 @@ def filtered_recent(
     limit: int = 30,
     **filters: Any,
 ) -> builtins.list[Memory]:
-    """:meth:`MemoryBank.recent` narrowed by ``decisions``: newest first, exact (pages
-    through the caller's decisions until ``limit`` match)."""
-    if not decisions.active:
-        return bank.recent(user_id, limit=limit, **filters)
+    """The newest current memories (:meth:`MemoryBank.list` of those a newer one did not
+    replace) narrowed by ``decisions``: newest first, exact (pages through the caller's
+    decisions until ``limit`` match)."""
     if not 1 <= limit <= 500:
         raise ValidationError(f"limit {limit} must be between 1 and 500", field="limit")
+    if not decisions.active:
+        return bank.list(user_id, limit=limit, superseded=False, **filters)
     narrowed = _narrowed(decisions, filters)
     now = utcnow()
     found: builtins.list[Memory] = []

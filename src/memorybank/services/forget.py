@@ -78,11 +78,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import Stemmer
 from pydantic import BaseModel, ConfigDict, Field
 
+from memorybank.core.scopes import scope_set
 from memorybank.errors import NotFound, ProviderError, ValidationError
 from memorybank.model import (
     Caller,
@@ -213,7 +214,7 @@ def forget_preview(
         created_at=now,
         expires_at=now + PLAN_TTL,
     )
-    bank.scope_set(plan.user_id, plan.project_id)  # the ids are checked before it is stored
+    scope_set(plan.user_id, plan.project_id)  # the ids are checked before it is stored
     bank.store.save_forget_plan(plan)
     return ForgetPreview(plan=plan, query=query, summary=summary, items=items, warnings=warnings)
 
@@ -243,7 +244,7 @@ def _rewritten(
 ) -> dict[str, tuple[Memory, Vectors]]:
     """The plan's REWRITE steps as the memories they leave, with their new vectors, for the
     store to apply in the transaction that deletes the rest (every step, or nothing)."""
-    scopes = bank.scope_set(caller.user_id, caller.project_id)
+    scopes = scope_set(caller.user_id, caller.project_id)
     changed: list[Memory] = []
     for step in plan.steps:
         if step.action != ForgetAction.REWRITE or not step.rewrite:
@@ -418,7 +419,7 @@ def _with_history(
     if not wanted:
         return items
     found = bank.store.earlier_texts(
-        bank.scope_set(caller.user_id, caller.project_id),
+        scope_set(caller.user_id, caller.project_id),
         # One per stem, repeats kept: two stems with one substring must still count twice.
         [_substring(stem) for stem in wanted],
         min(MIN_SHARED_WORDS, len(wanted)),
@@ -616,6 +617,31 @@ def render_preview(preview: ForgetPreview) -> str:
     return "\n".join(lines)
 
 
+def preview_json(preview: ForgetPreview) -> dict[str, Any]:
+    """The preview as JSON, one shape for every adapter (``POST /api/forget/preview`` and
+    ``memorybank forget --json``): the plan's id and expiry, the summary, each step (the
+    memory, its action in capitals, why, the rewrite and, for REDACT, the earlier texts that
+    leave its history), the warnings, and the seed's text (:func:`render_preview`)."""
+    return {
+        "plan_id": preview.plan.id,
+        "summary": preview.summary,
+        "steps": [
+            {
+                "memory_id": item.memory.id,
+                "action": item.action.value.upper(),
+                "reason": item.reason,
+                "content": item.memory.content,
+                "rewritten": item.rewrite,
+                "earlier": item.earlier,
+            }
+            for item in preview.items
+        ],
+        "expires_at": preview.plan.expires_at.isoformat(),
+        "warnings": preview.warnings,
+        "text": render_preview(preview),
+    }
+
+
 def render_executed(result: ForgetResult) -> str:
     """Seed 003's "## Forget Plan Executed" answer."""
     lines = [
@@ -646,6 +672,7 @@ __all__ = [
     "forget_cancel",
     "forget_confirm",
     "forget_preview",
+    "preview_json",
     "render_executed",
     "render_preview",
 ]

@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+from memorybank.core.records import save_records
+from memorybank.core.scopes import scope_set
 from memorybank.errors import ValidationError
 from memorybank.model import (
     Channel,
@@ -42,8 +44,8 @@ def export(
     project_id: str | None = None,
 ) -> str:
     """Every memory of one scope as JSON (lossless) or Markdown (for people)."""
-    scope_set = bank.scope_set(user_id, project_id, "project" if project_id else "user")
-    memories = bank.store.list_memories(scope_set, MemoryFilter(), limit=_ALL, order="created_asc")
+    scopes = scope_set(user_id, project_id, "project" if project_id else "user")
+    memories = bank.store.list_memories(scopes, MemoryFilter(), limit=_ALL, order="created_asc")
     if format == "json":
         return export_json(user_id, project_id, memories)
     if format == "markdown":
@@ -68,7 +70,7 @@ def import_(
     Ids are kept only for the host application itself (``role=None``, a restore): a user's
     import gets new ids throughout, so its answer cannot tell whether an id exists in
     someone else's memory (see :func:`memorybank.rules.intake.imported`)."""
-    bank.scope_set(user_id, project_id)
+    scope_set(user_id, project_id)
     require(role, Action.ADD_MANUAL, project_id)
     target = ScopeSet.of(Scope(user_id=user_id, project_id=project_id))
     memories = parse_export(data, bank.policy)
@@ -83,7 +85,7 @@ def import_(
     results, fresh = imported(memories, taken, present, user_id, project_id, keep_ids=keep_ids)
     fresh = _relinked(memories, present, fresh, keep=bank.store.existing_ids if keep_ids else None)
     with acting_through(Channel.IMPORT):  # the records keep their source: who first said it
-        added = bank.save_records(fresh, actor=user_id, role=role, progress=progress)
+        added = save_records(bank, fresh, actor=user_id, role=role, progress=progress)
     return results + [stored(m) for m in added]
 
 

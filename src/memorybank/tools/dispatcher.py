@@ -6,10 +6,10 @@ model, runs the tool within its timeout, and returns a JSON-serialisable value. 
 raises: every failure becomes ``{"success": false, "error": "<what to fix>"}``, worded for a
 model that will retry, and never carrying tracebacks, SQL or file paths. Each call of a
 side-effecting tool (and of a forget preview) is one unit of the caller's per-user write
-limit (:meth:`~memorybank.MemoryBank.count_write`), counted here so the REST API, MCP and
+limit (``bank.writes.count``), counted here so the REST API, MCP and
 every host of the tools API spend one budget, and each record it stores beyond the first one
 more (:func:`memorybank.core.writes.writing`); every other call (a recall) is one unit of
-the caller's read limit (:meth:`~memorybank.MemoryBank.count_read`, where the REST API's
+the caller's read limit (``bank.writes.count_read``, where the REST API's
 searches are charged too, when a server set one). Over either limit the model is told when
 to try again.
 
@@ -296,9 +296,9 @@ def _call(
 
     try:
         if tool.counted:
-            bank.count_write(caller.user_id)  # before it runs: a refused call writes nothing
+            bank.writes.count(caller.user_id)  # before it runs: a refused call writes nothing
         else:
-            bank.count_read(caller.user_id)  # a read, like a REST search (issue 34)
+            bank.writes.count_read(caller.user_id)  # a read, like a REST search (issue 34)
     except RateLimited as exc:
         return _refusal(exc, tool, propagate)
     handler = functools.partial(tool.handler, llm=llm) if tool.uses_llm else tool.handler

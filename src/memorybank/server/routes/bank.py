@@ -1,7 +1,7 @@
 """:class:`~memorybank.MemoryBank`'s own calls over HTTP, with every argument the library
-takes: saving facts and conversation turns (one or a batch), listing with filters and
-counting. :class:`memorybank.Client` uses them; the routes beside this one serve the UI's
-shapes (seed 002's user and drive memory)."""
+takes: saving facts and conversation turns (one or a batch), listing with filters,
+counting, and deleting several at once. :class:`memorybank.Client` uses them; the routes
+beside this one serve the UI's shapes (seed 002's user and drive memory)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ from memorybank.server.principals import USER_HEADER, Principal, authorize
 from memorybank.server.routes.search import SearchFilters
 from memorybank.server.schemas import (
     Count,
+    DeletedIds,
+    DeleteRequest,
     IdParam,
     MemoryList,
     SaveBody,
@@ -153,6 +155,21 @@ def count_memories(
     if superseded is not None:
         filters = filters.model_copy(update={"superseded": superseded})
     return {"count": bank.count(principal.user_id, filters, project_id=project_id, scopes=scopes)}
+
+
+@router.post("/api/memories/delete", responses=documented(DeletedIds, 404, *WRITE_ERRORS))
+@computing
+def delete_memories(
+    principal: PrincipalDep, bank: BankDep, accounts: AccountsDep, body: DeleteRequest
+) -> dict[str, Any]:
+    """Delete several memories in one transaction, as :meth:`~memorybank.MemoryBank.delete_many`
+    does: the caller's private ones, and with ``project_id`` that project's (admins and
+    owners, 403 for a member). Answers the ids deleted; one not in those scopes is left out."""
+    role = authorize(accounts, principal, Action.VIEW, body.project_id)
+    deleted = bank.delete_many(
+        body.ids, principal.user_id, project_id=body.project_id, actor=principal.user_id, role=role
+    )
+    return {"deleted": deleted}
 
 
 __all__ = ["router"]

@@ -26,7 +26,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.types import Receive, Scope, Send
 
 from memorybank.core.bank import MemoryBank
-from memorybank.core.events import MAX_EVENT_ID, MAX_EVENTS
+from memorybank.core.events import MAX_EVENT_ID, MAX_EVENTS, read_events
 from memorybank.errors import StoreError, ValidationError
 from memorybank.model import Event
 from memorybank.rules.limits import OpenLimit
@@ -79,7 +79,9 @@ def _read(
     bank: MemoryBank, accounts: Accounts, principal: Principal, after: int, limit: int
 ) -> list[Event]:
     projects = visible_projects(accounts, principal)
-    return bank.events(principal.user_id, project_ids=projects, after=after, limit=limit)
+    return read_events(
+        bank.store, principal.user_id, project_ids=projects, after=after, limit=limit
+    )
 
 
 def _resume_point(last_event_id: str | None, after: int | None) -> int | None:

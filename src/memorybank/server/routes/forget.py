@@ -19,7 +19,7 @@ from memorybank.services.forget import (
     forget_cancel,
     forget_confirm,
     forget_preview,
-    render_preview,
+    preview_json,
 )
 from memorybank.tools import Caller
 
@@ -41,27 +41,11 @@ def preview_forget(
     write limit, as a write: it stores a plan and may ask an LLM (429 over the limit)."""
     if body.project_id is not None:
         authorize(accounts, principal, Action.CHANGE, body.project_id)
-    bank.count_write(principal.user_id)
+    bank.writes.count(principal.user_id)
     caller = Caller(user_id=principal.user_id, project_id=body.project_id)
     with llm_for(accounts, principal, settings) as llm:
         preview = forget_preview(bank, caller, body.query, llm=llm)
-    return {
-        "plan_id": preview.plan.id,
-        "summary": preview.summary,
-        "steps": [
-            {
-                "memory_id": item.memory.id,
-                "action": item.action.value.upper(),
-                "reason": item.reason,
-                "content": item.memory.content,
-                "rewritten": item.rewrite,
-                "earlier": item.earlier,  # REDACT: the old texts that leave its history
-            }
-            for item in preview.items
-        ],
-        "expires_at": preview.plan.expires_at.isoformat(),
-        "text": render_preview(preview),
-    }
+    return preview_json(preview)
 
 
 def plan_context(

@@ -68,7 +68,7 @@ def add_fact(
     tools share); :class:`StateConflict` with the stored one for a duplicate. The answer's
     ``replaced`` are the stored facts the new one surely replaced (superseded by it),
     ``conflicts`` those it may update or contradict (kept)."""
-    bank.count_write(principal.user_id)
+    bank.writes.count(principal.user_id)
     result = bank.save(
         principal.user_id,
         body.fact,

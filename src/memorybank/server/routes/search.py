@@ -47,7 +47,7 @@ async def search_filters(
     ] = None,
 ) -> MemoryFilter:
     """The optional conditions of a search or a listing: the :class:`MemoryFilter` the
-    bank's search, list, recent and count take (a list matches any of its values). Async: it
+    bank's search, list and count take (a list matches any of its values). Async: it
     computes nothing, so it needs no thread."""
     for name, values in (("category", category), ("tags", tags)):
         if values and any(len(value) > TAG_MAX for value in values):
@@ -105,7 +105,7 @@ def search_memories(
     if org_wide:
         users = org_readers(bank, caller_of(accounts, principal, None), "org_wide")
         if len(users) > 1:  # one search per member: charged by the work, before it is done
-            bank.count_read(principal.user_id, len(users) - 1)
+            bank.writes.count_read(principal.user_id, len(users) - 1)
         hits = [
             hit
             for user in users
@@ -149,13 +149,9 @@ def recent_memories(
     """Newest memories first (``since``: 24h, 7d, 30d, 90d, a number with h/d/w up to 100
     years, or an ISO datetime)."""
     authorize(accounts, principal, Action.VIEW, project_id)
-    memories = bank.recent(
-        principal.user_id,
-        filters,
-        project_id=project_id,
-        scopes=scopes,
-        limit=limit,
-        include_superseded=include_superseded,
+    current = filters.model_copy(update={"superseded": None if include_superseded else False})
+    memories = bank.list(
+        principal.user_id, current, project_id=project_id, scopes=scopes, limit=limit
     )
     return memory_list_json(memories, bank, len(memories))
 

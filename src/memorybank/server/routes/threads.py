@@ -40,7 +40,7 @@ def create_thread(
     against the caller's write limit: 429 with ``Retry-After`` over it)."""
     if body.project_id is not None:
         authorize(accounts, principal, Action.VIEW, body.project_id)
-    bank.count_write(principal.user_id)
+    bank.writes.count(principal.user_id)
     thread = accounts.create_thread(
         principal.user_id,
         project_id=body.project_id,

@@ -40,15 +40,15 @@ FACTS_PER_READ = 10
 
 def _starting(bank: MemoryBank, user_id: str) -> None:
     """A call's first unit of each limit, refused (429) when either is spent."""
-    bank.count_read(user_id)
-    bank.count_write(user_id)
+    bank.writes.count_read(user_id)
+    bank.writes.count(user_id)
 
 
 def _charged(bank: MemoryBank, user_id: str, found: Consolidation) -> Consolidation:
     """``found``, the rest of its work charged to ``user_id``'s read limit (never refused: it
     is done; the next call waits for it)."""
-    if bank.read_limiter is not None:
-        bank.read_limiter.charge(user_id, math.ceil(found.examined / FACTS_PER_READ) - 1)
+    if bank.writes.reads is not None:
+        bank.writes.reads.charge(user_id, math.ceil(found.examined / FACTS_PER_READ) - 1)
     return found
 
 
