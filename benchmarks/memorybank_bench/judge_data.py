@@ -120,24 +120,6 @@ def locomo(seed: int, root: Path = SHARED) -> list[TrainingPair]:
     return out
 
 
-def chat_questions(path: Path, seed: int, copies: int = 3) -> list[TrainingPair]:
-    """Relevance examples from chats in the conversations benchmark's shape: each fact's
-    question is relevant to the fact and not to up to three other facts of the same chat
-    (same person, same world: the negatives a search ranks near the answer). ``copies``
-    repeats them beside the thousands of generated questions."""
-    rng = random.Random(seed)
-    out: list[TrainingPair] = []
-    for row in _jsonl(path):
-        facts = [str(f["fact"]) for f in row["facts"]]
-        for item in row["facts"]:
-            question, fact = str(item["question"]), str(item["fact"])
-            out.append(TrainingPair(question, fact, "relevant", path.name, "relevance"))
-            others = [f for f in facts if f != fact]
-            for other in rng.sample(others, min(3, len(others))):
-                out.append(TrainingPair(question, other, "irrelevant", path.name, "relevance"))
-    return out * copies
-
-
 def _shares_word(a: str, b: str) -> bool:
     words = {w.lower().strip(".,!?'") for w in a.split() if len(w) > 4}
     return bool(words & {w.lower().strip(".,!?'") for w in b.split() if len(w) > 4})
@@ -173,7 +155,6 @@ def training_set(seed: int = 0, slots: int = 12000, questions: int = 3500) -> li
         + phrases(seed)
         + pairs_dev()
         + lifecycle_pairs(SHARED / "facts" / "lifecycle_dev.jsonl")
-        + chat_questions(OWN / "conversations_own.jsonl", seed)
     )
     scored = scored_sentences()
     data = [pair for pair in generated if pair.a not in scored and pair.b not in scored]
@@ -190,7 +171,6 @@ __all__ = [
     "OWN",
     "SCORED",
     "SHARED",
-    "chat_questions",
     "lifecycle_pairs",
     "locomo",
     "pairs_dev",
