@@ -4,8 +4,9 @@
 The bank's memory operations that have a route, with the bank's arguments, return types and
 exceptions, so code written against one runs against the other: ``save``, ``save_many``,
 ``search``, ``recent``, ``get``, ``list``, ``count``, ``history``, ``events``, ``update``,
-``restore``, ``delete``, ``clear``, plus ``export``, ``import_``, ``system_prompt``,
-``auto_recall``, ``tool_definitions``, ``call_tool`` and ``me``. The bank's ``supersede`` and
+``restore``, ``keep_both``, ``open_pairs``, ``delete``, ``clear``, plus ``export``,
+``import_``, ``system_prompt``, ``auto_recall``, ``tool_definitions``, ``call_tool`` and
+``me``. The bank's ``supersede`` and
 ``delete_many`` have no route (over HTTP a save with ``on_conflict="supersede"`` or the
 consolidation routes supersede, and ``delete`` removes one memory at a time), nor have its
 forget plans and org membership, which the server's own routes and services handle.

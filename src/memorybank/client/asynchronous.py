@@ -132,6 +132,8 @@ class AsyncClient(ClientBase):
     events = _awaiting(Calls.events)
     update = _awaiting(Calls.update)
     restore = _awaiting(Calls.restore)
+    keep_both = _awaiting(Calls.keep_both)
+    open_pairs = _awaiting(Calls.open_pairs)
     delete = _awaiting(Calls.delete)
     clear = _awaiting(Calls.clear)
     export = _awaiting(Calls.export)

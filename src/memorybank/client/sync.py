@@ -123,6 +123,8 @@ class Client(ClientBase):
     events = _blocking(Calls.events)
     update = _blocking(Calls.update)
     restore = _blocking(Calls.restore)
+    keep_both = _blocking(Calls.keep_both)
+    open_pairs = _blocking(Calls.open_pairs)
     delete = _blocking(Calls.delete)
     clear = _blocking(Calls.clear)
     export = _blocking(Calls.export)

@@ -636,6 +636,67 @@ class MemoryBank:
             return old
         return unsupersede(self.store, old, actor or user_id)
 
+    def keep_both(
+        self,
+        memory_id: str,
+        other_id: str,
+        user_id: str,
+        *,
+        project_id: str | None = None,
+        actor: str | None = None,
+        role: Role | None = None,
+    ) -> None:
+        """Answer "both are true" for a fact and one it may update (the pair a save reported
+        as a conflict, either order): both stay current, the pair leaves :meth:`open_pairs`,
+        and a memory block never shows the older as an earlier, maybe outdated value of the
+        newer. Recorded in the store, so every adapter and browser sees the answer.
+
+        >>> a = bank.save("u1", "User works at Globex as an engineer", "identity").memory_id
+        >>> b = bank.save("u1", "User works at Initech as an engineer", "identity")
+        >>> [(new.id, old.id) for new, old in bank.open_pairs("u1")] == [(b.memory_id, a)]
+        True
+        >>> bank.keep_both(b.memory_id, a, "u1")
+        >>> bank.open_pairs("u1")
+        []
+        """
+        require(role, Action.CHANGE, project_id)
+        if memory_id == other_id:
+            raise ValidationError(
+                f"memory {memory_id!r} cannot be paired with itself; name the other fact",
+                field="other_id",
+            )
+        newer = self.get(memory_id, user_id, project_id=project_id)
+        other = self.get(other_id, user_id, project_id=project_id)
+        if newer.scope.key != other.scope.key:
+            raise ValidationError(
+                f"memories {memory_id!r} and {other_id!r} are in different scopes; only facts "
+                "of one scope are asked about as a pair",
+                field="other_id",
+            )
+        self.store.keep_both(newer, other, actor or user_id)
+
+    def open_pairs(
+        self,
+        user_id: str,
+        *,
+        project_id: str | None = None,
+        scopes: ScopeChoice = "all",
+        limit: int = 100,
+    ) -> builtins.list[tuple[Memory, Memory]]:
+        """The (newer, older) facts a save said may be an update (its conflicts) that nobody
+        has answered yet (:meth:`supersede` closes a pair, :meth:`restore` opens it again,
+        :meth:`keep_both` closes it for good), oldest question first."""
+        if not 1 <= limit <= 1000:
+            raise ValidationError("limit must be 1–1000", field="limit")
+        scope_set = self.scope_set(user_id, project_id, scopes)
+        ids = self.store.open_pairs([s.key for s in scope_set.scopes()], limit)
+        out: builtins.list[tuple[Memory, Memory]] = []
+        for newer_id, older_id in ids:
+            newer, older = self.store.get(newer_id, scope_set), self.store.get(older_id, scope_set)
+            if newer is not None and older is not None:
+                out.append((newer, older))
+        return out
+
     def stats(self) -> dict[str, int | str]:
         """Store counts plus the embedding model."""
         return {**self.store.stats(), "embedding_model": self.embedder.model_id}
