@@ -158,8 +158,9 @@ def test_search_lists_good_matches_and_keeps_weaker_ones_a_click_away(
 def test_a_fact_that_may_update_another_shows_the_pair_to_answer(
     sized: Page, serve: Callable[..., Server]
 ) -> None:
-    """The save's conflicts (what the API answers) are shown under the new fact: "Replace"
-    supersedes the older one (Undo restores it), "Both are true" keeps both and stops asking."""
+    """The save's conflicts (kept by the server until answered) are shown under the new fact:
+    "Replace" supersedes the older one (Undo restores it), "Both are true" keeps both and is
+    recorded on the server, so no reload and no other browser asks again."""
     server = serve()
     open_ui(sized, server.url)
     add_fact(sized, "User works at Globex as an engineer")
@@ -167,6 +168,11 @@ def test_a_fact_that_may_update_another_shows_the_pair_to_answer(
     cards = sized.locator("#memory-list .memory")
     newer = cards.filter(has_text="Initech")
     pair = newer.locator(".pair")
+    expect(pair.locator(".pair-text")).to_have_text(
+        "May update: User works at Globex as an engineer"
+    )
+    sized.reload()  # not answered yet: the server still asks
+    expect(sized.locator("body")).to_have_attribute("data-ready", "1")
     expect(pair.locator(".pair-text")).to_have_text(
         "May update: User works at Globex as an engineer"
     )
@@ -186,6 +192,20 @@ def test_a_fact_that_may_update_another_shows_the_pair_to_answer(
     expect(newer.locator(".pair")).to_have_count(0)
     expect(cards).to_have_count(2)
     expect(sized.locator("#memory-status")).to_contain_text("Kept both")
-    sized.get_by_role("button", name="Search").click()  # a reload does not ask again
+    assert server.bank.open_pairs("local") == []  # the answer is the server's
+    sized.get_by_role("button", name="Search").click()  # a list reload does not ask again
     expect(cards).to_have_count(2)
     expect(sized.locator("#memory-list .pair")).to_have_count(0)
+    sized.reload()  # nor does the page's
+    expect(sized.locator("body")).to_have_attribute("data-ready", "1")
+    expect(cards).to_have_count(2)
+    expect(sized.locator("#memory-list .pair")).to_have_count(0)
+    other = sized.context.browser.new_context() if sized.context.browser else None
+    assert other is not None
+    try:  # nor another browser's
+        elsewhere = other.new_page()
+        open_ui(elsewhere, server.url)
+        expect(elsewhere.locator("#memory-list .memory")).to_have_count(2)
+        expect(elsewhere.locator("#memory-list .pair")).to_have_count(0)
+    finally:
+        other.close()
