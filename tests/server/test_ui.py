@@ -521,26 +521,6 @@ def test_the_events_stream_starts_when_a_script_arrives_after_the_data(
     expect(page.locator(".toast")).to_contain_text("Remembered: User goes rock climbing")
 
 
-def test_a_change_the_model_settles_shows_a_toast_and_the_new_value(
-    page: Page, serve: Callable[..., Server]
-) -> None:
-    server = serve()
-    old = server.bank.save("local", "User lives in Boston", "identity", source="user")
-    go_live(page, server.url)
-    expect(page.locator("#memory-list .memory")).to_have_count(1)
-
-    # The shipped judge reports the move as a conflict; the model settles it as the tool says
-    # (remember with the old fact's id), and the UI says so.
-    said = tool(server.url, "remember", {"fact": "User moved to Chicago"})
-    assert old.memory_id in [c["id"] for c in said["conflicts"]], said
-    saved = tool(server.url, "remember", {"fact": "User moved to Chicago", "id": old.memory_id})
-    assert saved["success"], saved
-    toast = page.locator(f'.toast[data-memory-id="{old.memory_id}"]')
-    expect(toast).to_be_visible()
-    # The list shows what is current: one fact, the new value.
-    expect(page.locator("#memory-list .memory .content")).to_have_text(["User moved to Chicago"])
-
-
 def test_an_ai_forget_says_what_was_forgotten_and_hand_edits_make_no_toast(
     page: Page, serve: Callable[..., Server]
 ) -> None:
