@@ -219,9 +219,11 @@ def test_cards_show_decayed_importance(page: Page, serve: Callable[..., Server])
     server.bank.save_records([old], actor="local")
     server.bank.save("local", "User prefers window seats on planes", "preference")
     open_ui(page, server.url)
-    faded = page.locator("#memory-list .memory").filter(has_text="aisle seats")
+    # By the fact's own text: the newer card also quotes the older, as a fact it may update.
+    cards = page.locator("#memory-list .memory")
+    faded = cards.filter(has=page.locator(".content", has_text="aisle seats"))
     expect(faded.locator(".importance")).to_have_text("Importance 9 (now 5.0)")
-    fresh = page.locator("#memory-list .memory").filter(has_text="window seats")
+    fresh = cards.filter(has=page.locator(".content", has_text="window seats"))
     expect(fresh.locator(".importance")).to_have_text(re.compile(r"^Importance \d+$"))
 
 
