@@ -11,9 +11,10 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
-from ui_harness import TABS, TIMEOUT_MS, Server, open_ui
+from ui_harness import TABS, TIMEOUT_MS, Server, go_live, open_ui, tool
 
 from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
+from memorybank.services.pairs import open_pairs
 
 WIDTHS = {"desktop": 1280, "phone": 390}
 
@@ -158,8 +159,9 @@ def test_search_lists_good_matches_and_keeps_weaker_ones_a_click_away(
 def test_a_fact_that_may_update_another_shows_the_pair_to_answer(
     sized: Page, serve: Callable[..., Server]
 ) -> None:
-    """The save's conflicts (what the API answers) are shown under the new fact: "Replace"
-    supersedes the older one (Undo restores it), "Both are true" keeps both and stops asking."""
+    """The save's conflicts (kept by the server until answered) are shown under the new fact:
+    "Replace" supersedes the older one (Undo restores it), "Both are true" keeps both and is
+    recorded on the server, so no reload and no other browser asks again."""
     server = serve()
     open_ui(sized, server.url)
     add_fact(sized, "User works at Globex as an engineer")
@@ -167,6 +169,11 @@ def test_a_fact_that_may_update_another_shows_the_pair_to_answer(
     cards = sized.locator("#memory-list .memory")
     newer = cards.filter(has_text="Initech")
     pair = newer.locator(".pair")
+    expect(pair.locator(".pair-text")).to_have_text(
+        "May update: User works at Globex as an engineer"
+    )
+    sized.reload()  # not answered yet: the server still asks
+    expect(sized.locator("body")).to_have_attribute("data-ready", "1")
     expect(pair.locator(".pair-text")).to_have_text(
         "May update: User works at Globex as an engineer"
     )
@@ -186,6 +193,75 @@ def test_a_fact_that_may_update_another_shows_the_pair_to_answer(
     expect(newer.locator(".pair")).to_have_count(0)
     expect(cards).to_have_count(2)
     expect(sized.locator("#memory-status")).to_contain_text("Kept both")
-    sized.get_by_role("button", name="Search").click()  # a reload does not ask again
+    assert open_pairs(server.bank, "local") == []  # the answer is the server's
+    sized.get_by_role("button", name="Search").click()  # a list reload does not ask again
     expect(cards).to_have_count(2)
     expect(sized.locator("#memory-list .pair")).to_have_count(0)
+    sized.reload()  # nor does the page's
+    expect(sized.locator("body")).to_have_attribute("data-ready", "1")
+    expect(cards).to_have_count(2)
+    expect(sized.locator("#memory-list .pair")).to_have_count(0)
+    other = sized.context.browser.new_context() if sized.context.browser else None
+    assert other is not None
+    try:  # nor another browser's
+        elsewhere = other.new_page()
+        open_ui(elsewhere, server.url)
+        expect(elsewhere.locator("#memory-list .memory")).to_have_count(2)
+        expect(elsewhere.locator("#memory-list .pair")).to_have_count(0)
+    finally:
+        other.close()
+
+
+def test_a_change_the_model_settles_by_a_merge_says_replaced_and_undo_restores(
+    sized: Page, serve: Callable[..., Server]
+) -> None:
+    """The shipped judge reports the move as a conflict; the model settles it as the tool says
+    (remember with the old fact's id), which merges the old fact into the new one: the toast
+    says what was replaced, and Undo brings it back, as the other replace paths do."""
+    server = serve()
+    old = server.bank.save("local", "User lives in Boston", "identity", source="user")
+    go_live(sized, server.url)
+    cards = sized.locator("#memory-list .memory .content")
+    expect(cards).to_have_count(1)
+    said = tool(server.url, "remember", {"fact": "User moved to Chicago"})
+    assert old.memory_id in [c["id"] for c in said["conflicts"]], said
+    saved = tool(server.url, "remember", {"fact": "User moved to Chicago", "id": old.memory_id})
+    assert saved["success"] and saved["replaced"][0]["id"] == old.memory_id, saved
+    toast = sized.locator(f'.toast[data-memory-id="{old.memory_id}"]')
+    expect(toast.locator(".toast-text")).to_have_text("Replaced: User lives in Boston")
+    expect(cards).to_have_text(["User moved to Chicago"])  # the list shows what is current
+    # The fact it merged into is unchanged: no second toast about it.
+    expect(sized.locator(f'.toast[data-memory-id="{saved["id"]}"]')).to_have_count(1)  # created
+    toast.get_by_role("button", name="Undo").click()
+    expect(toast).to_contain_text("Restored: “User lives in Boston” is remembered again.")
+    assert server.bank.get(old.memory_id, "local").superseded_by is None
+    expect(cards).to_have_count(2)
+
+
+def test_a_change_the_model_makes_in_place_says_updated_and_undo_puts_the_text_back(
+    sized: Page, serve: Callable[..., Server]
+) -> None:
+    server = serve()
+    old = server.bank.save("local", "User's favourite colour is blue", "identity", source="user")
+    go_live(sized, server.url)
+    cards = sized.locator("#memory-list .memory .content")
+    expect(cards).to_have_text(["User's favourite colour is blue"])
+    changed = tool(
+        server.url, "remember", {"fact": "User's favourite colour is green", "id": old.memory_id}
+    )
+    assert changed == {
+        "success": True,
+        "id": old.memory_id,
+        "fact": "User's favourite colour is green",
+    }, changed
+    toast = sized.locator(f'.toast[data-memory-id="{old.memory_id}"]')
+    expect(toast.locator(".toast-text")).to_have_text("Updated: User's favourite colour is green")
+    expect(cards).to_have_text(["User's favourite colour is green"])
+    undo = toast.get_by_role("button", name="Undo")
+    expect(undo).to_be_in_viewport()
+    undo.click()
+    expect(toast).to_contain_text("Undone: “User's favourite colour is blue” is remembered again.")
+    assert server.bank.get(old.memory_id, "local").content == "User's favourite colour is blue"
+    expect(cards).to_have_text(["User's favourite colour is blue"])
+    kinds = [e.kind.value for e in server.bank.history(old.memory_id, "local")]
+    assert kinds == ["ADD", "UPDATE", "UPDATE"]  # the change and its undoing, both kept

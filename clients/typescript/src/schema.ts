@@ -333,6 +333,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/memories/{memory_id}/keep-both": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Keep Both Memories
+         * @description Answer "both are true" for this fact and ``other``, one of which may update the other
+         *     (the UI's "Both are true"): both stay current, the pair is not asked about again (it
+         *     leaves ``GET /api/memory-pairs``), and the memory block never shows one as an earlier,
+         *     maybe outdated value of the other. Both must be in the same scope; project memories:
+         *     admins and owners.
+         */
+        post: operations["keep_both_memories"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/memory-pairs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Memory Pairs
+         * @description The facts a save said may update a stored one (its ``conflicts``), with that one, not
+         *     yet answered: neither replaced (``POST …/supersede``) nor both kept (``POST
+         *     …/keep-both``). In the caller's private memory and, with ``project_id``, that project's
+         *     (``scopes`` as for search).
+         */
+        get: operations["list_memory_pairs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/memories/{memory_id}/history": {
         parameters: {
             query?: never;
@@ -1468,6 +1515,18 @@ export interface components {
             results: components["schemas"]["SaveResult"][];
         };
         /**
+         * KeepBothRequest
+         * @description ``POST /api/memories/{id}/keep-both``: the other fact of the pair, which this one may
+         *     update (or which may update this one).
+         * @example {
+         *       "other": "mem_01JABCDEFGHJKMNPQRSTVWXYZ0"
+         *     }
+         */
+        KeepBothRequest: {
+            /** Other */
+            other: string;
+        };
+        /**
          * LlmCheck
          * @description Whether the caller's LLM answered.
          */
@@ -1585,6 +1644,22 @@ export interface components {
             memories: components["schemas"]["ShownMemory"][];
             /** Count */
             count: number;
+        };
+        /**
+         * MemoryPair
+         * @description A fact (``memory``) and a stored one it may update (``other``): a save's conflict.
+         */
+        MemoryPair: {
+            memory: components["schemas"]["ShownMemory"];
+            other: components["schemas"]["ShownMemory"];
+        };
+        /**
+         * MemoryPairList
+         * @description The pairs a save said may be an update that nobody has answered yet, oldest first.
+         */
+        MemoryPairList: {
+            /** Pairs */
+            pairs: components["schemas"]["MemoryPair"][];
         };
         /**
          * MemoryPatch
@@ -3954,6 +4029,182 @@ export interface operations {
             };
             /** @description The disk is full */
             507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    keep_both_memories: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memory_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeepBothRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryPair"];
+                };
+            };
+            /** @description The request body is not valid JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid API key (auth mode only) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller's role does not allow this, or a write from another site's page */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such memory, plan, thread, profile or project, or not the caller's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Host header is not an allowed host (MEMORYBANK_ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A parameter or field is invalid */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The database refused the write (read-only, or locked for too long) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The disk is full */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    list_memory_pairs: {
+        parameters: {
+            query?: {
+                project_id?: string | null;
+                scopes?: "all" | "user" | "project";
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryPairList"];
+                };
+            };
+            /** @description No valid API key (auth mode only) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such memory, plan, thread, profile or project, or not the caller's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The Host header is not an allowed host (MEMORYBANK_ALLOWED_HOSTS) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A parameter or field is invalid */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -4,10 +4,12 @@
 Every memory operation of the bank, with the bank's arguments, return types and exceptions,
 so code written against one runs against the other: ``save``, ``save_many``, ``search``,
 ``get``, ``list``, ``count``, ``history``, ``update``, ``supersede``, ``restore``, ``delete``,
-``delete_many``, ``clear``; ``events``, what :func:`memorybank.core.events.read_events` reads
-of a bank; plus ``export``, ``import_``, ``system_prompt``, ``auto_recall``,
-``tool_definitions``, ``call_tool`` and ``me``. (The bank's ``judge`` and ``close`` are its
-own; forget plans and org membership are the server's routes and services.)
+``delete_many``, ``clear``; ``keep_both`` and ``open_pairs``, what
+:mod:`memorybank.services.pairs` does over a bank; ``events``, what
+:func:`memorybank.core.events.read_events` reads of a bank; plus ``export``, ``import_``,
+``system_prompt``, ``auto_recall``, ``tool_definitions``, ``call_tool`` and ``me``. (The
+bank's ``judge`` and ``close`` are its own; forget plans and org membership are the
+server's routes and services.)
 What differs is who decides: with accounts, the server acts for
 the user its API key belongs to, with that user's role in each project, so a ``user_id`` other
 than the key's is a :class:`~memorybank.PermissionDenied`; in local mode (no accounts, no key)

@@ -132,6 +132,8 @@ class AsyncClient(ClientBase):
     update = _awaiting(Calls.update)
     restore = _awaiting(Calls.restore)
     supersede = _awaiting(Calls.supersede)
+    keep_both = _awaiting(Calls.keep_both)
+    open_pairs = _awaiting(Calls.open_pairs)
     delete = _awaiting(Calls.delete)
     delete_many = _awaiting(Calls.delete_many)
     clear = _awaiting(Calls.clear)

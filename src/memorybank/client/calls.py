@@ -367,6 +367,39 @@ class Calls:
         )
         return _memory(answer.json())
 
+    def keep_both(
+        self, memory_id: str, other_id: str, user_id: str, *, project_id: str | None = None
+    ) -> Plan[None]:
+        """Answer "both are true" for a fact and one it may update (``POST …/keep-both``):
+        the pair is not asked about again, nor shown as an earlier note in a memory block."""
+        yield from self.acting_as(user_id)
+        yield Call(
+            "POST",
+            f"/api/memories/{_segment(memory_id)}/keep-both",
+            params=_params(project_id=project_id),
+            json_body={"other": other_id},
+            user_id=user_id,
+        )
+
+    def open_pairs(
+        self,
+        user_id: str,
+        *,
+        project_id: str | None = None,
+        scopes: Literal["all", "user", "project"] = "all",
+        limit: int = 100,
+    ) -> Plan[builtins.list[tuple[Memory, Memory]]]:
+        """The (newer, older) facts a save said may be an update, not yet answered
+        (``GET /api/memory-pairs``), oldest first."""
+        yield from self.acting_as(user_id)
+        answer = yield Call(
+            "GET",
+            "/api/memory-pairs",
+            params=_params(project_id=project_id, scopes=scopes, limit=limit),
+            user_id=user_id,
+        )
+        return [(_memory(p["memory"]), _memory(p["other"])) for p in answer.json()["pairs"]]
+
     def delete(self, memory_id: str, user_id: str, *, project_id: str | None = None) -> Plan[None]:
         """Delete for real (a private memory, or with ``project_id`` a project's)."""
         yield from self.acting_as(user_id)

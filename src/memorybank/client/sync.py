@@ -123,6 +123,8 @@ class Client(ClientBase):
     update = _blocking(Calls.update)
     restore = _blocking(Calls.restore)
     supersede = _blocking(Calls.supersede)
+    keep_both = _blocking(Calls.keep_both)
+    open_pairs = _blocking(Calls.open_pairs)
     delete = _blocking(Calls.delete)
     delete_many = _blocking(Calls.delete_many)
     clear = _blocking(Calls.clear)

@@ -239,8 +239,9 @@ def _recently_changed(bank: MemoryBank, caller: Caller) -> list[Memory]:
 
 def _earlier_notes(bank: MemoryBank, memories: Sequence[Memory]) -> dict[str, list[Memory]]:
     """The older memories each of ``memories`` may update (:mod:`memorybank.rules.earlier`):
-    the pairs near enough by their stored vectors (one read) asked of the bank's judge in one
-    batch (answers are cached, so the next message's block asks the model nothing new)."""
+    the pairs near enough by their stored vectors (one read), less those answered "both are
+    true", asked of the bank's judge in one batch (answers are cached, so the next message's
+    block asks the model nothing new)."""
     window = memories[:WINDOW]
     if len(window) < 2:
         return {}
@@ -252,6 +253,10 @@ def _earlier_notes(bank: MemoryBank, memories: Sequence[Memory]) -> dict[str, li
     matrix = normalise(np.stack([stored[m.id] for m in have]))
     similarity = matrix @ matrix.T
     near = [(i, j) for i, j in pairs_to_judge(have) if similarity[i, j] >= THRESHOLDS.together]
+    if near:
+        # A pair the person answered "both are true" (services.pairs.keep_both) is no update.
+        kept = bank.store.distinct_pairs([m.id for m in have])
+        near = [(i, j) for i, j in near if frozenset((have[i].id, have[j].id)) not in kept]
     if not near:
         return {}
     scores = bank.judge.score([(have[j].content, have[i].content) for i, j in near])

@@ -183,6 +183,28 @@ class DeletedIds(BaseModel):
     deleted: list[str]
 
 
+class KeepBothRequest(RequestBody):
+    """``POST /api/memories/{id}/keep-both``: the other fact of the pair, which this one may
+    update (or which may update this one)."""
+
+    model_config = example(other="mem_01JABCDEFGHJKMNPQRSTVWXYZ0")
+
+    other: Name
+
+
+class MemoryPair(BaseModel):
+    """A fact (``memory``) and a stored one it may update (``other``): a save's conflict."""
+
+    memory: ShownMemory
+    other: ShownMemory
+
+
+class MemoryPairList(BaseModel):
+    """The pairs a save said may be an update that nobody has answered yet, oldest first."""
+
+    pairs: list[MemoryPair]
+
+
 class ForgetRequest(RequestBody):
     """``POST /api/forget/preview``."""
 

@@ -294,6 +294,20 @@ class Store(Protocol):
         """The users of an org, sorted."""
         ...
 
+    def keep_both(self, memory: Memory, other: Memory, actor: str | None) -> None:
+        """Record the answer "both are true" for two facts a save may have said one updates
+        (either order): no longer an open pair, nor an earlier note in a prompt block."""
+        ...
+
+    def open_pairs(self, scope_keys: Sequence[str], limit: int) -> list[tuple[str, str]]:
+        """The (newer id, older id) pairs a save reported as conflicts in these scopes, not yet
+        answered, both facts current; oldest first, at most ``limit``."""
+        ...
+
+    def distinct_pairs(self, memory_ids: Sequence[str]) -> set[frozenset[str]]:
+        """The pairs among ``memory_ids`` answered "both are true"."""
+        ...
+
 
 def require_sql(store: Store, needs: str) -> SqlDatabase:
     """The SQL database of ``store``, which ``needs`` (e.g. ``"accounts"``) keep their

@@ -7,6 +7,7 @@ index needs a fixed-length column); the length is recorded in ``meta`` as ``vect
 from __future__ import annotations
 
 from memorybank.stores.accounts_schema import accounts_tables
+from memorybank.stores.sql_pairs import pairs_table
 from memorybank.stores.webhooks_schema import webhook_tables
 
 MIGRATIONS: list[tuple[int, str, str]] = [
@@ -167,6 +168,11 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         -- first rows of this index backwards, not a sort of the whole scope.
         CREATE INDEX memories_scope_importance ON memories (scope_key, importance, created_us);
         """,
+    ),
+    (
+        9,
+        "pairs of facts a save said may update one another, and the answer both are true",
+        pairs_table("BIGINT"),
     ),
 ]
 

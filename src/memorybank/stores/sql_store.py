@@ -2,7 +2,8 @@
 method whose SQL is the same in both, written once over a
 :class:`~memorybank.stores.sql.Dialect`, and the public transaction API. The forget-plan
 methods (seed 003) are in its base :class:`~memorybank.stores.sql_forget.SqlForgetPlans`, the
-org members' in :class:`~memorybank.stores.sql_orgs.SqlOrgMembers`.
+org members' in :class:`~memorybank.stores.sql_orgs.SqlOrgMembers`, the pairs a save asked
+about (and the answers) in :class:`~memorybank.stores.sql_pairs.SqlPairs`.
 
 A backend (:class:`~memorybank.stores.sqlite.SQLiteStore`,
 :class:`~memorybank.stores.postgres.PostgresStore`) subclasses :class:`SqlStore` and supplies
@@ -66,6 +67,7 @@ from memorybank.stores.sql import (
 )
 from memorybank.stores.sql_forget import SqlForgetPlans
 from memorybank.stores.sql_orgs import SqlOrgMembers
+from memorybank.stores.sql_pairs import SqlPairs
 
 #: A migration: version, name, SQL (as the backend's ``_run_migration`` runs it).
 Migration = tuple[int, str, str]
@@ -88,7 +90,7 @@ INSERT_HISTORY = (
 _SET_META = upsert("meta", "key, value", "key")
 
 
-class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
+class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT], SqlPairs[TxnT]):
     """A :class:`~memorybank.stores.base.Store` over SQL tables; see the module documentation.
 
     ``TxnT`` is the backend's transaction, which its hooks receive.
@@ -278,7 +280,9 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
                         continue
                     conflicts = decided
                 self.index.add(txn, memory, vector, bound, check)
-                outcomes.append(self._supersede(txn, memory, conflicts, replaces, actor))
+                outcome = self._supersede(txn, memory, conflicts, replaces, actor)
+                self._ask_pairs(txn, memory, [related.memory for related in outcome.conflicts])
+                outcomes.append(outcome)
             for outcome in outcomes if record else ():
                 if outcome.inserted:
                     self._record(txn, _added(outcome.memory, actor))
@@ -425,6 +429,7 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT]):
             return
         born = self._created_us(txn, [str(r[1]) for r in rows])
         self.index.remove(txn, rows)
+        self._drop_pairs(txn, [str(r[1]) for r in rows])
         # History keeps a tombstone only: earlier events carried the text.
         for ids in chunks([str(r[1]) for r in rows], self.dialect.list_max):
             condition, params = self.dialect.any_of("memory_id", ids)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from memorybank.stores.accounts_schema import accounts_tables
+from memorybank.stores.sql_pairs import pairs_table
 from memorybank.stores.webhooks_schema import webhook_tables
 
 MIGRATIONS: list[tuple[int, str, str]] = [
@@ -180,5 +181,10 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         -- first rows of this index backwards, not a sort of the whole scope.
         CREATE INDEX memories_scope_importance ON memories (scope_key, importance, created_us);
         """,
+    ),
+    (
+        8,
+        "pairs of facts a save said may update one another, and the answer both are true",
+        pairs_table("INTEGER"),
     ),
 ]

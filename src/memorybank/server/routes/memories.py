@@ -32,8 +32,11 @@ from memorybank.server.schemas import (
     DriveMemoryList,
     HistoryList,
     IdParam,
+    KeepBothRequest,
     MemoryCreated,
     MemoryList,
+    MemoryPair,
+    MemoryPairList,
     MemoryPatch,
     NameParam,
     OptionalSearchText,
@@ -42,6 +45,7 @@ from memorybank.server.schemas import (
     memory_json,
     memory_list_json,
 )
+from memorybank.services import pairs
 from memorybank.services.accounts import Accounts, Role
 
 router = APIRouter(tags=["memories"])
@@ -411,6 +415,65 @@ def supersede_memory(
         memory_id, body.by, principal.user_id, project_id=scope, actor=principal.user_id, role=role
     )
     return memory_json(old, bank)
+
+
+@router.post(
+    "/api/memories/{memory_id}/keep-both",
+    responses=documented(MemoryPair, 404, *WRITE_ERRORS),
+)
+@computing
+def keep_both_memories(
+    principal: PrincipalDep,
+    bank: BankDep,
+    accounts: AccountsDep,
+    memory_id: str,
+    body: KeepBothRequest,
+) -> dict[str, Any]:
+    """Answer "both are true" for this fact and ``other``, one of which may update the other
+    (the UI's "Both are true"): both stay current, the pair is not asked about again (it
+    leaves ``GET /api/memory-pairs``), and the memory block never shows one as an earlier,
+    maybe outdated value of the other. Both must be in the same scope; project memories:
+    admins and owners."""
+    scope, role = memory_scope(accounts, principal, memory_id, Action.CHANGE)
+    pairs.keep_both(
+        bank,
+        memory_id,
+        body.other,
+        principal.user_id,
+        project_id=scope,
+        actor=principal.user_id,
+        role=role,
+    )
+    return {
+        "memory": memory_json(bank.get(memory_id, principal.user_id, project_id=scope), bank),
+        "other": memory_json(bank.get(body.other, principal.user_id, project_id=scope), bank),
+    }
+
+
+@router.get("/api/memory-pairs", responses=documented(MemoryPairList, 404))
+@reading
+def list_memory_pairs(
+    principal: PrincipalDep,
+    bank: BankDep,
+    accounts: AccountsDep,
+    project_id: IdParam = None,
+    scopes: Literal["all", "user", "project"] = "all",
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict[str, Any]:
+    """The facts a save said may update a stored one (its ``conflicts``), with that one, not
+    yet answered: neither replaced (``POST …/supersede``) nor both kept (``POST
+    …/keep-both``). In the caller's private memory and, with ``project_id``, that project's
+    (``scopes`` as for search)."""
+    authorize(accounts, principal, Action.VIEW, project_id)
+    found = pairs.open_pairs(
+        bank, principal.user_id, project_id=project_id, scopes=scopes, limit=limit
+    )
+    return {
+        "pairs": [
+            {"memory": memory_json(new, bank), "other": memory_json(old, bank)}
+            for new, old in found
+        ]
+    }
 
 
 @router.get("/api/memories/{memory_id}/history", responses=documented(HistoryList, 404))

@@ -23,8 +23,9 @@
     tools: [],
     settings: null,
     showWeaker: false,
-    // Facts a save said may update another (the answer's conflicts): new id → [{memory_id,
-    // content}], shown under the new fact until the user answers.
+    // Facts a save said may update another (its conflicts), as the server keeps them until
+    // someone answers (GET /api/memory-pairs): new id → [{memory_id, content}], shown under
+    // the new fact.
     pairs: {},
     // Pairs answered "Replace" on this page: new id → [older], shown with Undo (any reload,
     // a live event's included, keeps the line).
@@ -489,7 +490,16 @@
       state.pairs[m.id] = [...(state.pairs[m.id] || []), older];
       await loadMemory();
     }
-    function bothTrue() {
+    // Recorded on the server, so no browser asks again, and the memory block never shows
+    // the older as an earlier, maybe outdated value of the newer.
+    async function bothTrue() {
+      try {
+        await api("POST", "/api/memories/" + encodeURIComponent(m.id) + "/keep-both",
+          { other: older.memory_id });
+      } catch (e) {
+        setStatus(memOpts.status, "Could not keep both: " + e.message, "error");
+        return;
+      }
       forget();
       setStatus(memOpts.status, "Kept both: " + m.content + " · " + older.content, "ok");
       box.remove();
@@ -579,6 +589,17 @@
     return { memories: data.hits.map((h) => h.memory), count: data.hits.length, hits: data.hits };
   }
 
+  // The open pairs of the private memory (a fact a save said may update another, not yet
+  // answered): newer id → [{memory_id, content}] of the older ones.
+  async function fetchPairs() {
+    const data = await api("GET", "/api/memory-pairs?scopes=user");
+    const pairs = {};
+    for (const p of data.pairs) {
+      (pairs[p.memory.id] = pairs[p.memory.id] || []).push({ memory_id: p.other.id, content: p.other.content });
+    }
+    return pairs;
+  }
+
   // The relevance a search match needs to be listed before "Show weaker matches" (the
   // server's, auto-recall's default), read once.
   async function searchMinRelevance() {
@@ -600,9 +621,10 @@
     // newest request may render, or a stale list replaces the one being edited.
     const asked = (state.memoryAsked = (state.memoryAsked || 0) + 1);
     try {
-      const data = await fetchMemories(q, category);
+      const [data, pairs] = await Promise.all([fetchMemories(q, category), fetchPairs()]);
       const cut = data.hits ? await searchMinRelevance() : 0;
       if (asked !== state.memoryAsked) return;
+      state.pairs = pairs;
       const strong = data.hits ? data.hits.filter((h) => h.relevance >= cut).length : data.memories.length;
       const weaker = data.memories.length - strong;  // hits come best first: the weak ones last
       const shown = state.showWeaker ? data.memories.length : strong;
@@ -658,10 +680,6 @@
       const data = await api("POST", path, body);
       input.value = "";
       const replaced = ((data && data.replaced) || []).map((c) => c.content);
-      const conflicts = (data && data.conflicts) || [];
-      if (path === "/api/memory/user" && data && data.memory && conflicts.length) {
-        state.pairs[data.memory.id] = conflicts;
-      }
       setStatus(status, "Saved: " + ((data && data.memory && data.memory.content) || fact) +
         (replaced.length ? ". Replaced: " + replaced.join("; ") : ""), "ok");
       await reload();

@@ -131,8 +131,12 @@
     } else if (event.type === "superseded") {
       const gone = Object.assign({}, event, { content: event.content || before });
       toast(gone, "Replaced: " + quote(gone.content), mayUndo(event) ? () => restore(gone) : null);
-    } else if (event.type === "updated" || event.type === "merged") {
-      toast(event, "Updated: " + quote(event.content), null);
+    } else if (event.type === "updated") {
+      // The model changed a fact in place (remember with its id, or a conversation's update):
+      // Undo puts the text before the change back.
+      toast(event, "Updated: " + quote(event.content), mayUndo(event) ? () => revert(event) : null);
+    } else if (event.type === "merged") {
+      merged(event, before);
     } else if (event.type === "deleted" || event.type === "forgotten" || event.type === "cleared") {
       toast(event, "Forgot: " + quote(before), null);
     }
@@ -169,13 +173,52 @@
     if (button) button.remove();
   }
 
+  function scopeQuery(event) {
+    return event.project_id === null ? "" : "?project_id=" + encodeURIComponent(event.project_id);
+  }
+
+  // A change the model settled by merging a fact into one that already says its new text:
+  // both get an event; the merged one is replaced (Undo restores it), the kept one is as it
+  // was, so only the first gets a toast.
+  async function merged(event, before) {
+    let memory;
+    try {
+      memory = await ui().api("GET", "/api/memories/" + encodeURIComponent(event.memory_id) + scopeQuery(event));
+    } catch (e) {
+      return;  // gone already (deleted since): nothing to say or undo
+    }
+    if (!memory.superseded_by) return;
+    const gone = Object.assign({}, event, { content: before || memory.content });
+    toast(gone, "Replaced: " + (gone.content || "a memory"), mayUndo(event) ? () => restore(gone) : null);
+  }
+
+  // Undo of an "Updated: …": the text the fact had before the model's change, from its
+  // history, written back (the change and its undoing both stay in history).
+  async function revert(event) {
+    const node = document.querySelector('.toast[data-memory-id="' + CSS.escape(event.memory_id) + '"]');
+    const text = node && node.querySelector(".toast-text");
+    const path = "/api/memories/" + encodeURIComponent(event.memory_id);
+    try {
+      const history = await ui().api("GET", path + "/history" + scopeQuery(event));
+      const changes = history.events.filter((e) => e.kind === "UPDATE" && e.old_content &&
+        e.old_content !== e.new_content);
+      const last = changes[changes.length - 1];
+      if (!last) throw new Error("its history has no earlier text");
+      await ui().api("PATCH", path + scopeQuery(event), { content: last.old_content });
+      if (text) text.textContent = "Undone: “" + last.old_content + "” is remembered again.";
+    } catch (e) {
+      if (text) text.textContent = "Could not undo: " + e.message;
+    }
+    const button = node && node.querySelector("button.undo");
+    if (button) button.remove();
+  }
+
   // Undo of a "Replaced: …": the replaced fact comes back; the newer one stays.
   async function restore(event) {
     const node = document.querySelector('.toast[data-memory-id="' + CSS.escape(event.memory_id) + '"]');
     const text = node && node.querySelector(".toast-text");
-    const query = event.project_id === null ? "" : "?project_id=" + encodeURIComponent(event.project_id);
     try {
-      await ui().api("POST", "/api/memories/" + encodeURIComponent(event.memory_id) + "/restore" + query);
+      await ui().api("POST", "/api/memories/" + encodeURIComponent(event.memory_id) + "/restore" + scopeQuery(event));
       if (text) text.textContent = "Restored: “" + (event.content || "it") + "” is remembered again.";
     } catch (e) {
       if (text) text.textContent = "Could not restore: " + e.message;

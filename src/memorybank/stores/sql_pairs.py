@@ -1,0 +1,116 @@
+"""Pairs of facts where a newer one may update an older one (a save's conflicts), and the
+person's answer "both are true": the pair methods of :class:`~memorybank.stores.base.Store`
+over the ``memory_pairs`` table, shared by both SQL stores.
+
+A save records each conflict it reports as an *asked* pair, in the insert's own transaction,
+so any adapter (the web UI in any browser, after any reload) can show the open pairs. An
+answer "both are true" turns the pair *distinct*: it is never shown as a pair again, and the
+prompt block never puts the older under the newer as "earlier, may be outdated". "Replace"
+needs no row of its own: the older fact is superseded, which closes the pair (and a restore
+opens it again). A deleted memory takes its pairs with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import ClassVar
+
+from memorybank.model import Memory
+from memorybank.model.stored import to_us
+from memorybank.stores.sql import Dialect, SqlTransactions, TxnT, chunks
+
+ASKED = "asked"
+DISTINCT = "distinct"
+
+
+def pairs_table(microseconds: str) -> str:
+    """The ``memory_pairs`` DDL, with the backend's integer type for microseconds."""
+    return f"""
+        -- memory_id: the newer fact; other_id: the stored fact it may update.
+        CREATE TABLE memory_pairs (
+            memory_id TEXT NOT NULL,
+            other_id TEXT NOT NULL,
+            scope_key TEXT NOT NULL,
+            verdict TEXT NOT NULL,
+            actor TEXT,
+            decided_us {microseconds} NOT NULL,
+            PRIMARY KEY (memory_id, other_id)
+        );
+        CREATE INDEX memory_pairs_other ON memory_pairs (other_id);
+        CREATE INDEX memory_pairs_scope ON memory_pairs (scope_key, verdict);
+        """
+
+
+class SqlPairs(SqlTransactions[TxnT]):
+    """The pair methods of a SQL store (its transactions are the store's own)."""
+
+    dialect: ClassVar[Dialect]
+
+    def _ask_pairs(self, txn: TxnT, memory: Memory, others: Sequence[Memory]) -> None:
+        """Record that ``memory`` may update each of ``others`` (an answer already given for a
+        pair is kept)."""
+        now = to_us(datetime.now(UTC))
+        for other in others:
+            txn.execute(
+                "INSERT INTO memory_pairs (memory_id, other_id, scope_key, verdict, actor, "
+                "decided_us) VALUES (?, ?, ?, ?, NULL, ?) ON CONFLICT DO NOTHING",
+                (memory.id, other.id, memory.scope.key, ASKED, now),
+            )
+
+    def _drop_pairs(self, txn: TxnT, memory_ids: Sequence[str]) -> None:
+        """Delete the pairs of deleted memories (either side)."""
+        for ids in chunks(list(memory_ids), self.dialect.list_max):
+            newer, p1 = self.dialect.any_of("memory_id", ids)
+            older, p2 = self.dialect.any_of("other_id", ids)
+            txn.execute(f"DELETE FROM memory_pairs WHERE {newer} OR {older}", [*p1, *p2])
+
+    def keep_both(self, memory: Memory, other: Memory, actor: str | None) -> None:
+        """Record the answer "both are true" for ``memory`` and ``other`` (either order),
+        whether or not a save asked about them."""
+        with self.writing() as txn:
+            txn.execute(
+                "DELETE FROM memory_pairs WHERE memory_id = ? AND other_id = ?",
+                (other.id, memory.id),
+            )
+            txn.execute(
+                "INSERT INTO memory_pairs (memory_id, other_id, scope_key, verdict, actor, "
+                "decided_us) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (memory_id, other_id) "
+                "DO UPDATE SET verdict = excluded.verdict, actor = excluded.actor, "
+                "decided_us = excluded.decided_us",
+                (memory.id, other.id, memory.scope.key, DISTINCT, actor, to_us(datetime.now(UTC))),
+            )
+
+    def open_pairs(self, scope_keys: Sequence[str], limit: int) -> list[tuple[str, str]]:
+        """The asked pairs (newer id, older id) of these scopes whose facts are both current,
+        oldest question first, at most ``limit``."""
+        if not scope_keys:
+            return []
+        in_scope, params = self.dialect.any_of("p.scope_key", list(scope_keys))
+        with self.reading() as txn:
+            rows = txn.fetch(
+                "SELECT p.memory_id, p.other_id FROM memory_pairs p "
+                "JOIN memories n ON n.id = p.memory_id JOIN memories o ON o.id = p.other_id "
+                f"WHERE {in_scope} AND p.verdict = ? AND n.superseded_by IS NULL "
+                "AND o.superseded_by IS NULL ORDER BY p.decided_us, p.memory_id, p.other_id "
+                "LIMIT ?",
+                [*params, ASKED, limit],
+            )
+        return [(str(r[0]), str(r[1])) for r in rows]
+
+    def distinct_pairs(self, memory_ids: Sequence[str]) -> set[frozenset[str]]:
+        """The pairs among ``memory_ids`` answered "both are true"."""
+        found: set[frozenset[str]] = set()
+        wanted = set(memory_ids)
+        with self.reading() as txn:
+            for ids in chunks(list(memory_ids), self.dialect.list_max):
+                newer, params = self.dialect.any_of("memory_id", ids)
+                rows = txn.fetch(
+                    f"SELECT memory_id, other_id FROM memory_pairs WHERE {newer} AND verdict = ?",
+                    [*params, DISTINCT],
+                )
+                found |= {frozenset((str(a), str(b))) for a, b in rows if str(b) in wanted}
+        return found
+
+
+__all__ = ["ASKED", "DISTINCT", "SqlPairs", "pairs_table"]
