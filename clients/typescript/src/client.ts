@@ -280,6 +280,22 @@ export class MemoryBankClient {
     return this.request("POST", path, { body: { by: newerId } });
   }
 
+  /** The pairs a save said may be an update (a fact and the stored one it may update) that
+   * nobody has answered yet, oldest first: neither replaced (`supersede`) nor kept both. */
+  async openPairs(
+    options: { projectId?: string; scopes?: "all" | "user" | "project"; limit?: number } = {},
+  ): Promise<Schemas["MemoryPair"][]> {
+    const query = { project_id: options.projectId, scopes: options.scopes, limit: options.limit };
+    return (await this.request<Schemas["MemoryPairList"]>("GET", "/api/memory-pairs", { query })).pairs;
+  }
+
+  /** Answer "both are true" for a fact and `otherId`, one of which may update the other: both
+   * stay current, the pair is not asked about again, nor shown as an earlier note. */
+  keepBoth(memoryId: string, otherId: string, projectId?: string): Promise<Schemas["MemoryPair"]> {
+    const path = `/api/memories/${segment(memoryId)}/keep-both`;
+    return this.request("POST", path, { query: { project_id: projectId }, body: { other: otherId } });
+  }
+
   /** Delete for real (a private memory, or with `projectId` a project's). */
   async delete(memoryId: string, projectId?: string): Promise<void> {
     const where = projectId === undefined ? "user" : "drive";

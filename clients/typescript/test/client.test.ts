@@ -105,6 +105,20 @@ describe("the memory API", () => {
     assert.deepEqual(await memory.deleteMany([]), []);
   });
 
+  test("a pair a save asked about, answered both are true", async () => {
+    const memory = new MemoryBankClient({ baseUrl, user: "yuki" });
+    const old = (await memory.save("User works at Globex as an engineer", { category: "identity" }))
+      .memory_id as string;
+    const newer = (await memory.save("User works at Initech as an engineer", { category: "identity" }))
+      .memory_id as string;
+    const pairs = await memory.openPairs();
+    assert.deepEqual(pairs.map((p) => [p.memory.id, p.other.id]), [[newer, old]]);
+    const answered = await memory.keepBoth(newer, old);
+    assert.equal(answered.other.id, old);
+    assert.deepEqual(await memory.openPairs(), []);
+    assert.equal((await memory.list({ superseded: false })).count, 2);
+  });
+
   test("export, import and clear", async () => {
     const carol = new MemoryBankClient({ baseUrl, user: "carol" });
     await carol.saveMany([
