@@ -20,6 +20,7 @@ from typing import Any, Literal, Unpack
 import numpy as np
 from pydantic import ValidationError as PydanticValidationError
 
+from memorybank.core.block_cache import BlockCache
 from memorybank.core.events import read_events
 from memorybank.core.reinforcement import Reinforcements
 from memorybank.core.rewrite import (
@@ -121,6 +122,8 @@ class MemoryBank:
         self.policy = policy or PolicySettings()
         self.retrieval = retrieval or RetrievalSettings()
         self.query_cache = QueryVectorCache(query_cache_size)
+        # What the memory block reads again for the next message, until a write to the scope.
+        self.block_cache = BlockCache(store)
         # What searches return is reinforced (importance decay); usage feeds seed 002's metrics.
         self.reinforcements = Reinforcements(store)
         self.usage = Usage(usage_sink(store))

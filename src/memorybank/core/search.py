@@ -34,7 +34,7 @@ from memorybank.rules.ranking import (
     reranked,
 )
 from memorybank.rules.third_person import question_in_third_person
-from memorybank.rules.verdicts import THRESHOLDS, Judge, shown_as_change
+from memorybank.rules.verdicts import THRESHOLDS, Judge, asks_alone, shown_as_change
 from memorybank.stores.base import Store
 
 #: The query vector of a text (from the bank's query cache).
@@ -219,6 +219,8 @@ class Pool:
                     pairs.append((j, i))
         if not pairs:
             return {}
+        if asks_alone(self.judge):
+            return self._newest_updaters(top, pairs, similarity, have)
         scores = self.judge.score(
             [(top[j].memory.content, top[i].memory.content) for j, i in pairs]
         )
@@ -228,6 +230,31 @@ class Pool:
                 j not in newer_of or top[i].memory.updated_at > top[newer_of[j]].memory.updated_at
             ):
                 newer_of[j] = i
+        return newer_of
+
+    def _newest_updaters(
+        self,
+        top: Sequence[SearchHit],
+        pairs: Sequence[tuple[int, int]],
+        similarity: np.ndarray,
+        have: Sequence[int],
+    ) -> dict[int, int]:
+        """:meth:`_newer_of` for a judge that scores each pair alone: each older fact's
+        updaters asked newest first (ties in ``have``'s order), stopping at the first that
+        may update it, which is the one the full reading would choose."""
+        assert self.judge is not None
+        where = {i: a for a, i in enumerate(have)}
+        updaters: dict[int, list[int]] = {}
+        for j, i in pairs:
+            updaters.setdefault(j, []).append(i)
+        newer_of: dict[int, int] = {}
+        for j, newer in updaters.items():
+            newer.sort(key=lambda i: (top[i].memory.updated_at, -where[i]), reverse=True)
+            for i in newer:
+                score = self.judge.score([(top[j].memory.content, top[i].memory.content)])[0]
+                if shown_as_change(score, float(similarity[where[i], where[j]])):
+                    newer_of[j] = i
+                    break
         return newer_of
 
 
