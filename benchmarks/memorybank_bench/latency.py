@@ -84,10 +84,10 @@ def from_cold(bank: MemoryBank) -> None:
     block measured after the search on the same queries found the judge's relevance of every
     hit cached, and looked cheaper than a block for a new message is.)"""
     bank.query_cache.clear()
-    bank.block_cache.clear()
-    clear = getattr(bank.judge, "clear_cache", None)
-    if callable(clear):
-        clear()
+    for cached in (getattr(bank, "block_cache", None), bank.judge):
+        clear = getattr(cached, "clear_cache", None) or getattr(cached, "clear", None)
+        if callable(clear):
+            clear()
 
 
 def measure_search(bank: MemoryBank, user: str, queries: Sequence[str]) -> list[float]:
@@ -119,9 +119,9 @@ def measure_breakdown(
     bank: MemoryBank, user: str, queries: Sequence[str], search_p50: float, block_p50: float
 ) -> dict[str, float]:
     """Where a search's and a block's time goes, p50 ms each: the query embedding, the
-    vector scan and BM25 as the store runs them (50 candidates), the judge (a search's p50
-    less the same search's without re-reading, ``rerank=0``), the rest of a search (fusion,
-    neighbours, rows), and what the block adds to its search."""
+    vector scan and BM25 as the store runs them (50 candidates), the whole search without the
+    judge (``rerank=0``), the judge (a search's p50 less that one), and what the block adds
+    to its search."""
     scope = bank.scope_set(user, None)
     chosen = where(None, {}, superseded=False)
     k = bank.retrieval.candidates
@@ -144,7 +144,8 @@ def measure_breakdown(
         "vector scan": Percentiles.of(vector).p50,
         "BM25": Percentiles.of(text).p50,
     }
-    parts["rest of search"] = unjudged - sum(parts.values())
+    # p50s do not add up (each is another query's), so the rest is shown whole, not as a sum
+    parts["search without the judge"] = unjudged
     parts["judge (re-reading)"] = search_p50 - unjudged
     parts["block beyond its search"] = block_p50 - search_p50
     return parts

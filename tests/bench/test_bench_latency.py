@@ -67,7 +67,7 @@ def test_run_latency_small(tmp_path: Path, embedder: LocalEmbedder) -> None:
         "query embedding",
         "vector scan",
         "BM25",
-        "rest of search",
+        "search without the judge",
         "judge (re-reading)",
         "block beyond its search",
     }
