@@ -36,8 +36,11 @@ from rich.console import Console
 import memorybank
 from memorybank.core.bank import MemoryBank
 from memorybank.core.prompt import auto_recall
+from memorybank.core.scopes import scope_set
 from memorybank.factory import build_embedder
 from memorybank.model import Caller, Category, Source
+from memorybank.rules.filtering import where
+from memorybank.rules.third_person import question_in_third_person
 from memorybank.settings import Settings
 from memorybank.stores.postgres import PostgresStore
 from memorybank_bench.facts import FactGenerator
@@ -76,9 +79,22 @@ def _timed(call: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - started, result
 
 
+def from_cold(bank: MemoryBank) -> None:
+    """Forget what the bank and its judge cached, so that two measurements of the same
+    queries start alike: the query vectors, the judge's answers and the block's reads. (The
+    block measured after the search on the same queries found the judge's relevance of every
+    hit cached, and looked cheaper than a block for a new message is.)"""
+    bank.query_cache.clear()
+    for cached in (getattr(bank, "block_cache", None), bank.judge):
+        clear = getattr(cached, "clear_cache", None) or getattr(cached, "clear", None)
+        if callable(clear):
+            clear()
+
+
 def measure_search(bank: MemoryBank, user: str, queries: Sequence[str]) -> list[float]:
-    """Wall time (s) of ``bank.search`` for each query, query embedding included, after a
-    few warm-up searches."""
+    """Wall time (s) of ``bank.search`` for each query, query embedding included, from cold
+    caches and after a few warm-up searches."""
+    from_cold(bank)
     for query in queries[:WARMUP_SEARCHES]:
         bank.search(user, query, limit=10)
     return [
@@ -88,15 +104,52 @@ def measure_search(bank: MemoryBank, user: str, queries: Sequence[str]) -> list[
 
 
 def measure_auto_recall(bank: MemoryBank, user: str, queries: Sequence[str]) -> list[float]:
-    """Wall time (s) of ``auto_recall`` (a 500-token block) for each query, after the
-    same warm-up as :func:`measure_search`."""
+    """Wall time (s) of ``auto_recall`` (a 500-token block) for each query, from the same
+    cold start and warm-up as :func:`measure_search`."""
     caller = Caller(user_id=user)
+    from_cold(bank)
     for query in queries[:WARMUP_SEARCHES]:
         auto_recall(bank, caller, query, 500)
     return [
         _timed(functools.partial(auto_recall, bank, caller, query, 500))[0]
         for query in queries[WARMUP_SEARCHES:]
     ]
+
+
+def measure_breakdown(
+    bank: MemoryBank, user: str, queries: Sequence[str], search_p50: float, block_p50: float
+) -> dict[str, float]:
+    """Where a search's and a block's time goes, p50 ms each: the query embedding, the
+    vector scan and BM25 as the store runs them (50 candidates), the whole search without the
+    judge (``rerank=0``), the judge (a search's p50 less that one), and what the block adds
+    to its search."""
+    scope = scope_set(user, None)
+    chosen = where(None, {}, superseded=False)
+    k = bank.retrieval.candidates
+    embed, vector, text = [], [], []
+    for query in queries[WARMUP_SEARCHES:]:
+        asked = question_in_third_person(query)
+        seconds, vectors = _timed(functools.partial(bank.embedder.embed, [asked]))
+        embed.append(seconds)
+        search = bank.store.vector_search
+        vector.append(_timed(functools.partial(search, scope, vectors[0], k, chosen))[0])
+        text.append(_timed(functools.partial(bank.store.text_search, scope, asked, k, chosen))[0])
+    settings = bank.retrieval
+    bank.retrieval = settings.model_copy(update={"rerank": 0})
+    try:
+        unjudged = Percentiles.of(measure_search(bank, user, queries)).p50
+    finally:
+        bank.retrieval = settings
+    parts = {
+        "query embedding": Percentiles.of(embed).p50,
+        "vector scan": Percentiles.of(vector).p50,
+        "BM25": Percentiles.of(text).p50,
+    }
+    # p50s do not add up (each is another query's), so the rest is shown whole, not as a sum
+    parts["search without the judge"] = unjudged
+    parts["judge (re-reading)"] = search_p50 - unjudged
+    parts["block beyond its search"] = block_p50 - search_p50
+    return parts
 
 
 def measure_saves(
@@ -178,6 +231,9 @@ def measure_size(
     queries = [gen.query() for _ in range(samples + WARMUP_SEARCHES)]
     search = measure_search(bank, user, queries)
     auto_recall = measure_auto_recall(bank, user, queries)
+    breakdown = measure_breakdown(
+        bank, user, queries, Percentiles.of(search).p50, Percentiles.of(auto_recall).p50
+    )
     recall = hnsw_recall = None
     if isinstance(bank.store, PostgresStore):
         vectors = bank.embedder.embed(queries)
@@ -206,6 +262,7 @@ def measure_size(
         recall=recall,
         hnsw_recall=hnsw_recall,
         auto_recall=Percentiles.of(auto_recall),
+        breakdown=breakdown,
     )
 
 

@@ -115,6 +115,8 @@ class LatencyRow:
     #: ``MemoryBank.auto_recall`` (auto-recall: the always-loaded memories plus those relevant
     #: to the query, a 500-token block) for the same queries as ``search``.
     auto_recall: Percentiles | None = None
+    #: p50 ms of each part of a search and of what the block adds (``measure_breakdown``).
+    breakdown: dict[str, float] | None = None
 
     @property
     def bulk_ratio(self) -> float:
@@ -149,6 +151,32 @@ def machine_info() -> dict[str, Any]:
         "numpy": np.__version__,
         "memorybank": memorybank.__version__,
     }
+
+
+def machine_line(info: dict[str, Any]) -> str:
+    """One line naming the machine and the libraries a report was measured with.
+
+    >>> line = machine_line({"cpu_model": "AMD EPYC", "usable_cpus": 2, "cpu_count": 2,
+    ...     "memory_mib": 24576, "python": "3.11.7", "sqlite": "3.54.1",
+    ...     "onnxruntime": "1.32.0", "numpy": "2.4.6", "load_avg": 1.5})
+    >>> line[:49], line[-16:]
+    ('AMD EPYC, 2 of 2 cores, 24 GiB, Python 3.11.7, SQ', 'load average 1.5')
+    """
+    load = f"{info['load_avg']:.1f}"
+    if "load_avg_end" in info:  # other work on the machine skews the numbers: say how much
+        load += f" at the start, {info['load_avg_end']:.1f} at the end"
+    return (
+        f"{info['cpu_model']}, {info['usable_cpus']} of {info['cpu_count']} cores, "
+        f"{info['memory_mib'] / 1024:.0f} GiB, Python {info['python']}, SQLite {info['sqlite']}, "
+        f"onnxruntime {info['onnxruntime']}, numpy {info['numpy']}; "
+        f"load average {load}"
+    )
+
+
+def _ratios(row: LatencyRow) -> str:
+    """ "block / search, save / search" of one row's p50s: the goals are ratios (issue 36)."""
+    block = "–" if row.auto_recall is None else f"{row.auto_recall.p50 / row.search.p50:.2f}×"
+    return f"{block} / {row.save.p50 / row.search.p50:.2f}×"
 
 
 def _recalls(row: LatencyRow) -> str:
@@ -210,6 +238,7 @@ class LatencyReport:
         with_auto = any(row.auto_recall is not None for row in self.rows)
         if with_auto:
             table.add_column("auto-recall p50 / p95 ms", justify="right")
+            table.add_column("p50 ÷ search: auto-recall / save", justify="right")
         with_recall = any(row.recall is not None for row in self.rows)
         if with_recall:
             table.add_column("recall@10 search / HNSW", justify="right")
@@ -218,7 +247,8 @@ class LatencyReport:
             recall = [_recalls(row)] if with_recall else []
             if with_auto:
                 auto = row.auto_recall
-                recall.insert(0, "-" if auto is None else f"{auto.p50:.1f} / {auto.p95:.1f}")
+                recall[:0] = ["-" if auto is None else f"{auto.p50:.1f} / {auto.p95:.1f}"]
+                recall.insert(1, _ratios(row))
             table.add_row(
                 f"{row.n:,}",
                 f"{row.in_scope:,}",
@@ -233,6 +263,16 @@ class LatencyReport:
                 self._mark(row),
             )
         return table
+
+    def notes(self) -> list[str]:
+        """The machine line, and each size's breakdown of a search and a block (p50 ms)."""
+        load = {"load_avg": max((r.load_avg for r in self.rows), default=0.0)}
+        lines = [f"Machine: {machine_line({**self.machine, **load})}"]
+        for row in self.rows:
+            if row.breakdown:
+                parts = ", ".join(f"{k} {v:.1f}" for k, v in row.breakdown.items())
+                lines.append(f"N={row.n:,}, p50 ms: {parts}")
+        return lines
 
     def _mark(self, row: LatencyRow) -> str:
         verdict = self.verdict(row)
@@ -257,4 +297,5 @@ __all__ = [
     "Percentiles",
     "Targets",
     "machine_info",
+    "machine_line",
 ]

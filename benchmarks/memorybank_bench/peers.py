@@ -33,7 +33,7 @@ from rich.table import Table
 import memorybank
 import memorybank_bench
 from memorybank.errors import MemoryBankError, ValidationError
-from memorybank_bench.latency_report import machine_info
+from memorybank_bench.latency_report import machine_info, machine_line
 from memorybank_bench.peers_mem0 import check_mem0_installed
 from memorybank_bench.peers_run import SYSTEMS, TOP_K, load_workload
 
@@ -41,26 +41,6 @@ _MIB = 1024 * 1024
 #: Issue 36's goals for memorybank against mem0, in one run.
 GOAL_SEARCH_SPEEDUP = 15.0
 GOAL_INGEST_SPEEDUP = 5.0
-
-
-def machine_line(info: dict[str, Any]) -> str:
-    """One line naming the machine and the libraries a report was measured with.
-
-    >>> line = machine_line({"cpu_model": "AMD EPYC", "usable_cpus": 2, "cpu_count": 2,
-    ...     "memory_mib": 24576, "python": "3.11.7", "sqlite": "3.54.1",
-    ...     "onnxruntime": "1.32.0", "numpy": "2.4.6", "load_avg": 1.5})
-    >>> line[:49], line[-16:]
-    ('AMD EPYC, 2 of 2 cores, 24 GiB, Python 3.11.7, SQ', 'load average 1.5')
-    """
-    load = f"{info['load_avg']:.1f}"
-    if "load_avg_end" in info:  # other work on the machine skews the numbers: say how much
-        load += f" at the start, {info['load_avg_end']:.1f} at the end"
-    return (
-        f"{info['cpu_model']}, {info['usable_cpus']} of {info['cpu_count']} cores, "
-        f"{info['memory_mib'] / 1024:.0f} GiB, Python {info['python']}, SQLite {info['sqlite']}, "
-        f"onnxruntime {info['onnxruntime']}, numpy {info['numpy']}; "
-        f"load average {load}"
-    )
 
 
 def _max_rss_bytes(maxrss: int) -> int:

@@ -63,6 +63,18 @@ def test_run_latency_small(tmp_path: Path, embedder: LocalEmbedder) -> None:
     console.print(report.table())
     text = console.export_text()
     assert "2,000" in text and "search p50" in text
+    assert row.breakdown is not None and set(row.breakdown) == {
+        "query embedding",
+        "vector scan",
+        "BM25",
+        "search without the judge",
+        "judge (re-reading)",
+        "block beyond its search",
+    }
+    assert all(_positive(row.breakdown[part]) for part in ("query embedding", "vector scan"))
+    machine, breakdown = report.notes()
+    assert machine.startswith("Machine: ") and "cores" in machine
+    assert breakdown.startswith("N=2,000, p50 ms: query embedding ")
 
     data = json.loads(json.dumps(report.as_dict()))
     assert data["rows"][0]["n"] == 2000

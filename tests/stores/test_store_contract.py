@@ -1143,6 +1143,36 @@ def test_event_ids_are_never_reused(store: Store) -> None:
     assert store.last_event_id() > tombstone
 
 
+def test_the_last_event_of_scopes_moves_with_each_write_to_them(store: Store) -> None:
+    both = ScopeSet(user_id="alice", project_ids=("apollo",))
+    assert store.last_event_of(both) == 0
+    seen = [0]
+
+    def moved() -> bool:
+        now = store.last_event_of(both)
+        grew = now > seen[-1]
+        seen.append(now)
+        return grew
+
+    a, b = mem("alice", "User drinks green tea"), mem("alice", "User owns a cat")
+    put(store, [a, b], [vec(1), vec(0, 1)])
+    assert moved()
+    put(store, [mem("bob", "User likes coffee")], [vec(1, 1)])  # another scope
+    assert not moved()
+    a2 = revise(store, a, "User drinks black tea", 1)
+    assert moved()
+    store.replace(b, None, HistoryEvent.about(b, EventKind.SUPERSEDE, "alice"))
+    assert moved()
+    shared = mem("bob", "Apollo ships in May", project="apollo")  # a member's project write
+    put(store, [shared], [vec(0, 0, 1)])
+    assert moved()
+    store.delete([a2.id], ALICE, actor="alice")
+    assert moved()
+    store.clear(Scope(user_id="alice"), "alice")
+    assert moved()
+    assert store.last_event_of(ScopeSet(user_id="carol")) == 0
+
+
 def test_events_from_concurrent_writers_arrive_in_id_order(open_store: StoreFactory) -> None:
     """A reader that resumes after the newest id it saw misses nothing, however writers in
     other connections (threads here, processes in production) interleave their commits."""

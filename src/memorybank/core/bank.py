@@ -15,6 +15,7 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, Unpack
 
+from memorybank.core.block_cache import BlockCache
 from memorybank.core.reinforcement import Reinforcements
 from memorybank.core.rewrite import (
     Changes,
@@ -102,6 +103,8 @@ class MemoryBank:
         self.policy = policy or PolicySettings()
         self.retrieval = retrieval or RetrievalSettings()
         self.query_cache = QueryVectorCache(query_cache_size)
+        # What the memory block reads again for the next message, until a write to the scope.
+        self.block_cache = BlockCache(store)
         # What searches return is reinforced (importance decay); usage feeds seed 002's metrics.
         self.reinforcements = Reinforcements(store)
         self.usage = Usage(usage_sink(store))

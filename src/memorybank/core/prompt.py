@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memorybank.model import Caller, Category, Memory, Ring, SearchHit, utcnow
+from memorybank.core.block_cache import BlockCache, Reads
+from memorybank.model import Caller, Category, Memory, Ring, ScopeSet, SearchHit, utcnow
 from memorybank.providers.embedders.base import normalise
 from memorybank.rules.earlier import WINDOW, earlier_notes, pairs_to_judge, placed
 from memorybank.rules.quoted import facts_then_quotes
@@ -62,7 +63,7 @@ from memorybank.rules.render import (
     section,
 )
 from memorybank.rules.tokens import Encoding, count_tokens, truncate_to_tokens
-from memorybank.rules.verdicts import THRESHOLDS, shown_as_change
+from memorybank.rules.verdicts import THRESHOLDS, asks_alone, shown_as_change
 
 if TYPE_CHECKING:
     from memorybank.core.bank import MemoryBank
@@ -80,7 +81,9 @@ def _fetch(bank: MemoryBank, user_id: str, **query: Any) -> list[Memory]:
     )
 
 
-def _relevant(bank: MemoryBank, caller: Caller, message: str, min_relevance: float) -> list[Memory]:
+def _relevant(
+    bank: MemoryBank, caller: Caller, message: str, min_relevance: float, reads: Reads
+) -> list[Memory]:
     """The memories relevant to ``message`` (calibrated relevance at least ``min_relevance``),
     best first."""
     if not message.strip():
@@ -94,7 +97,7 @@ def _relevant(bank: MemoryBank, caller: Caller, message: str, min_relevance: flo
     )
     best = max((h.relevance for h in hits), default=0.0)
     if best < min_relevance:
-        stands_out = _stands_out(hits, min_relevance) and _crowd(bank, caller)
+        stands_out = _stands_out(hits, min_relevance) and _crowd(bank, caller, reads)
         return [hits[0].memory] if stands_out else []
     # Companions are measured against the best match too, not only the cut-off: beside a sure
     # match, a memory a twentieth as likely to be relevant is noise, however small the scope.
@@ -114,11 +117,23 @@ def _stands_out(hits: Sequence[SearchHit], min_relevance: float) -> bool:
     return hits[0].relevance >= STANDOUT_RATIO * runner_up
 
 
-def _crowd(bank: MemoryBank, caller: Caller) -> bool:
+def _crowd(bank: MemoryBank, caller: Caller, reads: Reads) -> bool:
     """Whether the caller's memories are enough for one to stand out from the rest: of two
     facts, one is always far above the other, whatever the message."""
-    held = bank.count(caller.user_id, project_id=caller.project_id, superseded=False)
+    held = reads.get(
+        "held", lambda: bank.count(caller.user_id, project_id=caller.project_id, superseded=False)
+    )
     return held >= STANDOUT_MIN_MEMORIES
+
+
+def _reads(bank: MemoryBank, caller: Caller) -> Reads:
+    """The block's reads of the caller's scopes kept since their last write
+    (:mod:`memorybank.core.block_cache`): what the next message's block reads again."""
+    cache: BlockCache | None = getattr(bank, "block_cache", None)
+    if cache is None:  # a stand-in with the bank's reads only: read anew every time
+        return Reads(0)
+    projects = () if caller.project_id is None else (caller.project_id,)
+    return cache.reads(ScopeSet(user_id=caller.user_id, project_ids=projects))
 
 
 def system_prompt(
@@ -193,24 +208,32 @@ def _sections(
     bank: MemoryBank, caller: Caller, message: str | None, min_relevance: float
 ) -> list[Section]:
     """The block's sections, each memory shown once (see :func:`system_prompt`)."""
-    about = _fetch(
-        bank,
-        caller.user_id,
-        scopes="user",
-        category=(Category.IDENTITY, Category.PREFERENCE, Category.RELATIONSHIP),
+    reads = _reads(bank, caller)
+    about = reads.get(
+        "about",
+        lambda: _fetch(
+            bank,
+            caller.user_id,
+            scopes="user",
+            category=(Category.IDENTITY, Category.PREFERENCE, Category.RELATIONSHIP),
+        ),
     )
     workspace = (
         []
         if caller.project_id is None
-        else _fetch(bank, caller.user_id, project_id=caller.project_id, scopes="project")
+        else reads.get(
+            "workspace",
+            lambda: _fetch(bank, caller.user_id, project_id=caller.project_id, scopes="project"),
+        )
     )
-    relevant = [] if message is None else _relevant(bank, caller, message, min_relevance)
+    relevant = [] if message is None else _relevant(bank, caller, message, min_relevance, reads)
     relevant = facts_then_quotes(relevant)  # turns only as dated quotes of the user
     shown = {m.id for m in relevant}
     about = [m for m in about if m.id not in shown]
     workspace = [m for m in workspace if m.id not in shown]
     shown |= {m.id for m in (*about, *workspace)}
-    changed = [m for m in _recently_changed(bank, caller) if m.id not in shown][:RECENT_LIMIT]
+    changed = [m for m in _recently_changed(bank, caller, reads) if m.id not in shown]
+    changed = changed[:RECENT_LIMIT]
     groups = [relevant, changed, about, workspace]
     notes = _earlier_notes(bank, [m for group in groups for m in group])
     relevant, changed, about, workspace = placed(groups, notes)
@@ -222,18 +245,28 @@ def _sections(
     ]
 
 
-def _recently_changed(bank: MemoryBank, caller: Caller) -> list[Memory]:
+def _recently_changed(bank: MemoryBank, caller: Caller, reads: Reads) -> list[Memory]:
     """The caller's own newest facts, saved in the last
     :data:`~memorybank.rules.render.RECENT_DAYS` days, that replaced an older one (which is
     superseded: out of the block), newest first."""
     own: dict[str, Any] = {"scopes": "user", "source": FACT_SOURCES, "order": "created_desc"}
+    # Newest first, so those of the last RECENT_DAYS are a prefix of the newest: read without
+    # the clock (cached until a write), cut with it here.
+    newest = reads.get(
+        "newest", lambda: bank.list(caller.user_id, limit=RECENT_LIMIT * 4, superseded=False, **own)
+    )
     since = utcnow() - timedelta(days=RECENT_DAYS)
-    newest = bank.list(caller.user_id, limit=RECENT_LIMIT * 4, superseded=False, since=since, **own)
+    newest = [m for m in newest if m.created_at >= since]
     if not newest:
         return []
     # Which of them replaced a fact: the replaced ones name them (a user has few).
-    replaced = bank.list(caller.user_id, limit=FETCH_LIMIT, superseded=True, **own)
-    replacing = {m.superseded_by for m in replaced}
+    replacing = reads.get(
+        "replacing",
+        lambda: {
+            m.superseded_by
+            for m in bank.list(caller.user_id, limit=FETCH_LIMIT, superseded=True, **own)
+        },
+    )
     return [m for m in newest if m.id in replacing]
 
 
@@ -252,6 +285,17 @@ def _earlier_notes(bank: MemoryBank, memories: Sequence[Memory]) -> dict[str, li
     have = [m for m in window if m.id in stored and stored[m.id].shape == shape]
     matrix = normalise(np.stack([stored[m.id] for m in have]))
     similarity = matrix @ matrix.T
+    judge = bank.judge
+    if asks_alone(judge):
+        # Pairs asked as earlier_notes needs them: a fact already placed under a newer one is
+        # asked about no more (identical notes, fewer model runs).
+        def may_update(i: int, j: int) -> bool:
+            if similarity[i, j] < THRESHOLDS.together:
+                return False
+            score = judge.score([(have[j].content, have[i].content)])[0]
+            return shown_as_change(score, float(similarity[i, j]))
+
+        return earlier_notes(have, may_update)
     near = [(i, j) for i, j in pairs_to_judge(have) if similarity[i, j] >= THRESHOLDS.together]
     if near:
         # A pair the person answered "both are true" (services.pairs.keep_both) is no update.
@@ -259,7 +303,7 @@ def _earlier_notes(bank: MemoryBank, memories: Sequence[Memory]) -> dict[str, li
         near = [(i, j) for i, j in near if frozenset((have[i].id, have[j].id)) not in kept]
     if not near:
         return {}
-    scores = bank.judge.score([(have[j].content, have[i].content) for i, j in near])
+    scores = judge.score([(have[j].content, have[i].content) for i, j in near])
     updates = {
         (i, j)
         for (i, j), score in zip(near, scores, strict=True)

@@ -35,7 +35,7 @@ from memorybank.rules.ranking import (
     reranked,
 )
 from memorybank.rules.third_person import question_in_third_person
-from memorybank.rules.verdicts import THRESHOLDS, Judge, shown_as_change
+from memorybank.rules.verdicts import THRESHOLDS, Judge, asks_alone, shown_as_change
 from memorybank.stores.base import Store
 
 #: The query vector of a text (from the bank's query cache).
@@ -220,6 +220,8 @@ class Pool:
                     pairs.append((j, i))
         if not pairs:
             return {}
+        if asks_alone(self.judge):
+            return self._newest_updaters(top, pairs, similarity, have)
         scores = self.judge.score(
             [(top[j].memory.content, top[i].memory.content) for j, i in pairs]
         )
@@ -230,6 +232,43 @@ class Pool:
             ):
                 newer_of[j] = i
         return newer_of
+
+    def _newest_updaters(
+        self,
+        top: Sequence[SearchHit],
+        pairs: Sequence[tuple[int, int]],
+        similarity: np.ndarray,
+        have: Sequence[int],
+    ) -> dict[int, int]:
+        """:meth:`_newer_of` for a judge that scores each pair alone, asking fewer pairs for
+        the same answer: each older fact's updaters newest first (ties in ``have``'s order)
+        up to the first that may update it, the one the full reading chooses; then the
+        updaters ranked above that one, up to the first that may, which says where the full
+        reading (pairs by updater, then by older fact) first met the older fact. The answer
+        keeps that order: :func:`~memorybank.rules.ranking.reranked` moves facts in it."""
+        judge = self.judge
+        assert judge is not None
+        where = {i: a for a, i in enumerate(have)}
+        updaters: dict[int, list[int]] = {}
+        for j, i in pairs:
+            updaters.setdefault(j, []).append(i)
+
+        def may_update(j: int, i: int) -> bool:
+            score = judge.score([(top[j].memory.content, top[i].memory.content)])[0]
+            return shown_as_change(score, float(similarity[where[i], where[j]]))
+
+        found: list[tuple[tuple[int, int], int, int]] = []  # (where first met, older, newest)
+        for j, newer in updaters.items():
+            by_time = sorted(
+                newer, key=lambda i: (top[i].memory.updated_at, -where[i]), reverse=True
+            )
+            chosen = next((i for i in by_time if may_update(j, i)), None)
+            if chosen is None:
+                continue
+            above = sorted(i for i in newer if where[i] < where[chosen])
+            first = next((i for i in above if may_update(j, i)), chosen)
+            found.append(((where[first], where[j]), j, chosen))
+        return {j: i for _, j, i in sorted(found)}
 
 
 class Probes:

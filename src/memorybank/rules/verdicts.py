@@ -81,6 +81,14 @@ class Judge(Protocol):
         ...
 
 
+def asks_alone(judge: Judge) -> bool:
+    """Whether ``judge`` scores each pair in a model run of its own (the shipped model,
+    ``pairs_alone``): then a caller may ask pairs one at a time, only those its answer still
+    depends on, at no extra cost; a judge that reads a batch in one call (an LLM) is asked
+    once for all of them."""
+    return bool(getattr(judge, "pairs_alone", False))
+
+
 @dataclass(frozen=True)
 class Thresholds:
     """The similarities that choose which stored facts are judged, and the probabilities
@@ -373,6 +381,7 @@ def specificity(text: str) -> int:
 __all__ = [
     "THRESHOLDS",
     "asks_llm",
+    "asks_alone",
     "Judge",
     "PairScores",
     "Relation",

@@ -194,6 +194,12 @@ class Store(Protocol):
         """The number of the newest event (0 when there is none)."""
         ...
 
+    def last_event_of(self, scopes: ScopeSet) -> int:
+        """The number of the newest event of the scopes in ``scopes`` (0 when there is none):
+        it changes with every write to them, so what was read of them is current while it
+        stays the same (the memory block's cache)."""
+        ...
+
     def history(self, memory_id: str, scopes: ScopeSet) -> list[HistoryEvent]:
         """Events of one memory, oldest first (tombstones included for deleted ones)."""
         ...

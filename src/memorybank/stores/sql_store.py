@@ -682,6 +682,18 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT], SqlPairs[TxnT]):
             row = txn.one(f"SELECT max({seq}) FROM history")
         return int(row[0]) if row and row[0] is not None else 0
 
+    def last_event_of(self, scopes: ScopeSet) -> int:
+        """The number of the newest event of ``scopes`` (0: none): one index lookup per scope
+        (``history_scope`` is ``(scope_key, seq)``)."""
+        seq = self.dialect.history_seq
+        newest = 0
+        with self.reading() as txn:
+            for key in scope_keys(scopes):
+                row = txn.one(f"SELECT max({seq}) FROM history WHERE scope_key = ?", (key,))
+                if row and row[0] is not None:
+                    newest = max(newest, int(row[0]))
+        return newest
+
     def iter_memories(self, batch_size: int = 500) -> Iterator[list[Memory]]:
         """Every memory, in batches, by insertion order (stable under concurrent inserts)."""
         d = self.dialect

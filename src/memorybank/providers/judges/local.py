@@ -26,8 +26,9 @@ from memorybank.errors import ConfigurationError, ProviderError
 from memorybank.providers.embedders.local import default_threads, session_options
 from memorybank.rules.verdicts import PairScores, weighed
 
-#: How many answers the process keeps (pairs and relevances; about 100 bytes each).
-CACHE_SIZE = 32_768
+#: How many answers the process keeps (model answers of pairs and relevances, and the pairs'
+#: weighed scores; about 100 bytes each).
+CACHE_SIZE = 65_536
 
 
 def _files() -> tuple[Path, Path, Path]:
@@ -66,6 +67,11 @@ class LocalJudge:
     [True]
     """
 
+    #: Each pair is scored in a run of its own (see :meth:`_answers`), so asking pairs one at a
+    #: time, only those a caller turns out to need, costs no more than asking them together
+    #: (:func:`memorybank.rules.verdicts.asks_alone`).
+    pairs_alone = True
+
     def __init__(self, model_dir: Path | str | None = None, *, threads: int | None = None) -> None:
         model, meta, tokenizer = _files()
         if model_dir is not None:
@@ -97,11 +103,21 @@ class LocalJudge:
         """The scores of each (stored, new) pair of fact texts, in one batched pass for the
         pairs not asked before, read by :func:`~memorybank.rules.verdicts.weighed` (a near
         copy with a new number, name, "not" or value is a change, never a duplicate)."""
-        logits = self._answers("pair", pairs)
-        return [
-            weighed(self._scores(row), old, new)
-            for row, (old, new) in zip(logits, pairs, strict=True)
-        ]
+        # The weighed scores are cached too: reading a pair's words (``weighed``) costs more
+        # than the cached model answer it reads, and a block asks hundreds of known pairs.
+        out: list[PairScores | None] = [self._cache.get(("weighed", a, b)) for a, b in pairs]
+        todo = [i for i, value in enumerate(out) if value is None]
+        if todo:
+            logits = self._answers("pair", [pairs[i] for i in todo])
+            for i, row in zip(todo, logits, strict=True):
+                old, new = pairs[i]
+                out[i] = scores = weighed(self._scores(row), old, new)
+                self._cache.put(("weighed", old, new), scores)
+        return [s for s in out if s is not None]
+
+    def clear_cache(self) -> None:
+        """Forget every cached answer (benchmarks time the model from cold with it)."""
+        self._cache = _Cache(CACHE_SIZE)
 
     def relevance(self, message: str, texts: Sequence[str]) -> list[float]:
         """How likely each fact text bears on ``message`` (0 to 1)."""
