@@ -124,7 +124,7 @@ def test_rest_definitions_and_call_for_a_project_thread(client: TestClient, worl
 
 @pytest.mark.slow
 def test_mcp_in_a_project_lists_and_saves_with_scope(tmp_path: Path) -> None:
-    from test_mcp import _json, _run, served
+    from mcp_helpers import _json, _run, served
 
     listed: list[dict[str, Any]] = []
     saved: dict[str, Any] = {}

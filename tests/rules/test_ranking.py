@@ -358,7 +358,7 @@ def test_named_speaker_search_on_every_store(any_bank: MemoryBank) -> None:
     assert plain[0].memory.content.startswith("Melanie: Caroline, I painted")
     assert any_bank.search("someone-else", "What did Caroline buy?") == []
     any_bank.close()
-    assert any_bank._probes is None  # the probe threads are gone with the bank
+    assert not any_bank._probes.started  # the probe threads are gone with the bank
 
 
 def test_an_unknown_setting_name_is_an_error_that_names_it() -> None:

@@ -289,6 +289,11 @@ class Probes:
                 )
             return self._pool
 
+    @property
+    def started(self) -> bool:
+        """Whether its threads are running (from the first probe until :meth:`close`)."""
+        return self._pool is not None
+
     def close(self) -> None:
         """Stop the threads, after the probes they run."""
         with self._lock:
