@@ -322,6 +322,9 @@ class _FakeReport:
     def as_dict(self) -> dict[str, Any]:
         return {"sizes": [10, 20]}
 
+    def notes(self) -> list[str]:
+        return ["block ÷ search 1.5×"]
+
 
 def test_bench_latency_is_wired(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[dict[str, Any]] = []
@@ -337,6 +340,7 @@ def test_bench_latency_is_wired(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     result = CliRunner().invoke(app, args, env=ENV)
     assert result.exit_code == 0, result.output
     assert "│ 10 │" in result.stdout
+    assert "block ÷ search 1.5×" in result.stdout  # the report's notes follow its table
     assert json.loads(out.read_text(encoding="utf-8")) == {"sizes": [10, 20]}
     [kwargs] = calls
     assert kwargs["sizes"] == [10, 20]

@@ -286,21 +286,30 @@ def _earlier_notes(bank: MemoryBank, memories: Sequence[Memory]) -> dict[str, li
     matrix = normalise(np.stack([stored[m.id] for m in have]))
     similarity = matrix @ matrix.T
     judge = bank.judge
+    # A pair the person answered "both are true" (services.pairs.keep_both) is no update;
+    # the answers are read once, when a pair near enough is first asked about.
+    kept: list[set[frozenset[str]]] = []
+
+    def answered(i: int, j: int) -> bool:
+        if not kept:
+            kept.append(set(bank.store.distinct_pairs([m.id for m in have])))
+        return frozenset((have[i].id, have[j].id)) in kept[0]
+
     if asks_alone(judge):
         # Pairs asked as earlier_notes needs them: a fact already placed under a newer one is
         # asked about no more (identical notes, fewer model runs).
         def may_update(i: int, j: int) -> bool:
-            if similarity[i, j] < THRESHOLDS.together:
+            if similarity[i, j] < THRESHOLDS.together or answered(i, j):
                 return False
             score = judge.score([(have[j].content, have[i].content)])[0]
             return shown_as_change(score, float(similarity[i, j]))
 
         return earlier_notes(have, may_update)
-    near = [(i, j) for i, j in pairs_to_judge(have) if similarity[i, j] >= THRESHOLDS.together]
-    if near:
-        # A pair the person answered "both are true" (services.pairs.keep_both) is no update.
-        kept = bank.store.distinct_pairs([m.id for m in have])
-        near = [(i, j) for i, j in near if frozenset((have[i].id, have[j].id)) not in kept]
+    near = [
+        (i, j)
+        for i, j in pairs_to_judge(have)
+        if similarity[i, j] >= THRESHOLDS.together and not answered(i, j)
+    ]
     if not near:
         return {}
     scores = judge.score([(have[j].content, have[i].content) for i, j in near])
