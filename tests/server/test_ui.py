@@ -568,6 +568,29 @@ def test_a_live_change_waits_for_an_open_edit(page: Page, serve: Callable[..., S
     )
 
 
+def test_a_reload_answered_during_an_edit_waits_for_it(
+    page: Page, serve: Callable[..., Server]
+) -> None:
+    """A list reload whose answer arrives while a fact is being edited (a slow answer to a
+    reload started just before, seen under load) does not replace the card being edited: the
+    list is loaded again once the edit is cancelled."""
+    server = serve()
+    server.bank.save("local", "User lives in Lisbon with two cats", "identity", source="user")
+    open_ui(page, server.url)
+    card = page.locator("#memory-list .memory").first
+    card.get_by_role("button", name=re.compile("^Edit")).click()
+    editor = page.locator("#memory-list form.edit").get_by_label("Fact text")
+    editor.fill("User lives in Porto with two cats")
+    server.bank.save("local", "User goes rock climbing on Sundays", "preference", source="user")
+    page.evaluate("window.memorybankUI.loadMemory()")  # its answer comes while editing
+    page.wait_for_timeout(600)
+    expect(editor).to_have_value("User lives in Porto with two cats")
+    expect(page.locator("#memory-list .memory")).to_have_count(1)
+
+    page.locator("#memory-list form.edit").get_by_role("button", name="Cancel").click()
+    expect(page.locator("#memory-list .memory")).to_have_count(2)
+
+
 def test_insights_page_draws_the_success_metrics(page: Page, serve: Callable[..., Server]) -> None:
     def org(accounts: Accounts) -> dict[str, str]:
         keys = team(accounts)

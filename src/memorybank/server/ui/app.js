@@ -535,6 +535,7 @@
       try {
         await api("PATCH", "/api/memories/" + encodeURIComponent(m.id) + q, body);
         setStatus(opts.status, "Saved your change.", "ok");
+        form.remove();  // the edit is done: the reload renders the list with the change
         await opts.reload();
       } catch (e) {
         setStatus(status, "Could not save: " + e.message, "error");
@@ -613,6 +614,12 @@
     return state.settings.search_min_relevance;
   }
 
+  // Run ``fn`` once no fact of ``list`` is being edited (checked every 300 ms, no request).
+  function afterEditing(list, fn) {
+    const check = () => ($(list + " form.edit") ? setTimeout(check, 300) : fn());
+    setTimeout(check, 300);
+  }
+
   async function loadMemory() {
     if (!state.me) return;
     const q = $("#search-q").value.trim();
@@ -624,6 +631,12 @@
       const [data, pairs] = await Promise.all([fetchMemories(q, category), fetchPairs()]);
       const cut = data.hits ? await searchMinRelevance() : 0;
       if (asked !== state.memoryAsked) return;
+      // An answer that arrives while a fact is being edited would replace the card and throw
+      // away what is being typed: the list is loaded again once the edit is saved or cancelled.
+      if ($("#memory-list form.edit")) {
+        afterEditing("#memory-list", loadMemory);
+        return;
+      }
       state.pairs = pairs;
       const strong = data.hits ? data.hits.filter((h) => h.relevance >= cut).length : data.memories.length;
       const weaker = data.memories.length - strong;  // hits come best first: the weak ones last
