@@ -14,11 +14,19 @@ Sources:
   is another person's: distinct from the newer one);
 * ``locomo`` - LoCoMo's development half: two observations about one speaker are two facts
   (distinct), and a question is relevant to the observations of its evidence turns; scored
-  only, never trained on (CC BY-NC, for evaluation).
+  only, never trained on (CC BY-NC, for evaluation);
+* ``profiles`` - imaginary users written for this project (``benchmarks/data/profiles_*.jsonl``:
+  15 or so facts each, and the questions the user would ask of each): a question is relevant to
+  its own fact and not to the user's other facts (the ones sharing its words first), and two
+  facts of one user are distinct (the ones sharing words first: "takes the train" / "trains for
+  a triathlon").
 
 The shipped judge is trained on ``slots``, ``phrases``, ``pairs_dev`` and ``lifecycle_dev``
-(written for this project, free to use). Never trained on: SICK, LoCoMo,
-``lifecycle_dev2.jsonl``, ``benchmarks/data/lifecycle_own.jsonl``.
+(written for this project, free to use); ``profiles`` too only when asked
+(``train-judge --profiles``: measured and not shipped, docs/benchmarks.md). Never trained on:
+SICK, LoCoMo, the chats (``conversations_dev.jsonl``,
+``benchmarks/data/conversations_own.jsonl``), ``lifecycle_dev2.jsonl``,
+``benchmarks/data/lifecycle_own.jsonl``.
 """
 
 from __future__ import annotations
@@ -29,8 +37,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import Stemmer
+
 from memorybank_bench.judge_slots import TrainingPair, slot_pairs, slot_questions
 from memorybank_bench.pair_gen import generate
+
+_STEMMER = Stemmer.Stemmer("english")
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 #: The project's own benchmark data (``benchmarks/data``).
@@ -125,6 +137,49 @@ def _shares_word(a: str, b: str) -> bool:
     return bool(words & {w.lower().strip(".,!?'") for w in b.split() if len(w) > 4})
 
 
+def profiles(seed: int, root: Path = OWN, negatives: int = 3) -> list[TrainingPair]:
+    """Relevance and distinct pairs from the written profiles: each question with its own fact
+    (relevant, said twice to weigh it as much as its negatives), with ``negatives`` other facts
+    of the same user, the one sharing most word stems first and the rest at random (irrelevant),
+    and with one fact of another user; each fact with the fact of its user sharing most stems
+    with it and one at random (distinct)."""
+    rng = random.Random(seed)
+    users = [row for path in sorted(root.glob("profiles_*.jsonl")) for row in _jsonl(path)]
+    out: list[TrainingPair] = []
+    every = [f["fact"] for row in users for f in row["facts"]]
+    for row in users:
+        facts = [f["fact"] for f in row["facts"]]
+        stems = [_stems(f) for f in facts]
+        for i, item in enumerate(row["facts"]):
+            others = [j for j in range(len(facts)) if j != i]
+            if not others:
+                continue
+            closest = max(others, key=lambda j: (len(stems[i] & stems[j]), -j))
+            out.append(TrainingPair(facts[closest], facts[i], "distinct", "profiles:close"))
+            out.append(TrainingPair(facts[rng.choice(others)], facts[i], "distinct", "profiles"))
+            for question in item["questions"]:
+                asked = _stems(question)
+                ranked = sorted(others, key=lambda j: (-len(asked & stems[j]), j))
+                rest = ranked[1:]
+                chosen = ranked[:1] + rng.sample(rest, min(negatives - 1, len(rest)))
+                out += [TrainingPair(question, facts[i], "relevant", "profiles", "relevance")] * 2
+                out += [
+                    TrainingPair(question, facts[j], "irrelevant", "profiles", "relevance")
+                    for j in chosen
+                ]
+                stranger = rng.choice(every)
+                if stranger not in facts:
+                    out.append(
+                        TrainingPair(question, stranger, "irrelevant", "profiles", "relevance")
+                    )
+    return out
+
+
+def _stems(text: str) -> set[str]:
+    words = {w.strip(".,!?'\"()").lower() for w in text.split()}
+    return {_STEMMER.stemWord(w) for w in words if len(w) > 2} - {"user", "user'"}
+
+
 def phrases(seed: int) -> list[TrainingPair]:
     """The older generator's pairs (synonyms, word order, voice, negation, numbers)."""
     return [TrainingPair(p.a, p.b, p.label, f"phrases:{p.family}") for p in generate(seed, 60)]
@@ -145,16 +200,20 @@ def scored_sentences(paths: Sequence[Path] = SCORED) -> set[str]:
     }
 
 
-def training_set(seed: int = 0, slots: int = 12000, questions: int = 3500) -> list[TrainingPair]:
-    """Everything the shipped judge is trained on, shuffled (deterministic for ``seed``). A
-    pair that says a sentence of a scored set is left out: the generators build common
-    sentences ("User is 22 years old") that the scored sets happen to hold too."""
+def training_set(
+    seed: int = 0, slots: int = 12000, questions: int = 3500, with_profiles: bool = False
+) -> list[TrainingPair]:
+    """Everything the shipped judge is trained on (and the written profiles when
+    ``with_profiles``), shuffled (deterministic for ``seed``). A pair that says a sentence of
+    a scored set is left out: the generators build common sentences ("User is 22 years old")
+    that the scored sets happen to hold too."""
     generated = (
         slot_pairs(seed, slots)
         + slot_questions(seed + 1, questions)
         + phrases(seed)
         + pairs_dev()
         + lifecycle_pairs(SHARED / "facts" / "lifecycle_dev.jsonl")
+        + (profiles(seed + 2) if with_profiles else [])
     )
     scored = scored_sentences()
     data = [pair for pair in generated if pair.a not in scored and pair.b not in scored]
@@ -175,6 +234,7 @@ __all__ = [
     "locomo",
     "pairs_dev",
     "phrases",
+    "profiles",
     "scored_sentences",
     "sick",
     "training_set",

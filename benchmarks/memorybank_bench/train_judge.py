@@ -42,6 +42,7 @@ class TrainConfig:
     slots: int = 12000
     questions: int = 3500
     limit: int | None = None  # train on the first N examples only (a test's tiny slice)
+    profiles: bool = False  # also the written profiles (measured, not shipped)
     out: Path = OUT
 
 
@@ -103,7 +104,7 @@ def train(config: TrainConfig = TrainConfig()) -> dict[str, Any]:
     random.seed(config.seed)
     np.random.seed(config.seed)
     torch.set_num_threads(2)
-    data = training_set(config.seed, config.slots, config.questions)
+    data = training_set(config.seed, config.slots, config.questions, config.profiles)
     if config.limit is not None:
         data = data[: config.limit]
     train_part, held = split(data, config.seed)

@@ -14,6 +14,7 @@ from memorybank_bench.judge_data import (
     SHARED,
     lifecycle_pairs,
     locomo,
+    profiles,
     scored_sentences,
     sick,
     training_set,
@@ -31,6 +32,25 @@ def test_generated_pairs_cover_every_relation_and_are_seeded() -> None:
     assert traps and all(p.label == "distinct" for p in traps)  # another person's same slot
     questions = slot_questions(seed=5, count=50)
     assert {q.label for q in questions} == {"relevant", "irrelevant"}
+
+
+def test_the_written_profiles_pair_each_question_with_its_own_fact_and_its_neighbours() -> None:
+    data = profiles(seed=3)
+    assert profiles(seed=3) == data
+    assert {(p.task, p.label) for p in data} == {
+        ("relevance", "relevant"),
+        ("relevance", "irrelevant"),
+        ("pair", "distinct"),
+    }
+    # The hardest negative of a question is a fact of the same user sharing its words.
+    asked = [p for p in data if p.a == "how much do I pay for the room?"]
+    relevant = {p.b for p in asked if p.label == "relevant"}
+    assert relevant == {"User's kos rent is 1.2 million rupiah a month"}
+    assert "User pays 850,000 rupiah a month on the scooter loan" in {
+        p.b for p in asked if p.label == "irrelevant"
+    }
+    # Not in the shipped judge's data unless asked for.
+    assert not {p.source for p in training_set(seed=0, slots=50, questions=20)} & {"profiles"}
 
 
 def test_the_held_out_part_is_never_trained_on() -> None:

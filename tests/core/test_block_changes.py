@@ -13,6 +13,7 @@ from memorybank import MemoryBank
 from memorybank.core.prompt import auto_recall, system_prompt
 from memorybank.core.records import save_records
 from memorybank.model import Caller, Category, Memory, utcnow
+from memorybank.services.pairs import keep_both
 from memorybank.tools import call, profile
 
 # Unrelated facts, so that the search has something else to find.
@@ -121,3 +122,22 @@ def test_recent_changes_are_the_callers_own(bank: MemoryBank) -> None:
     assert "## Recently Changed\n- User moved to Chicago\n" in system_prompt(
         bank, Caller(user_id="mo"), ""
     )
+
+
+def test_facts_answered_both_true_are_no_update_in_the_search_or_the_block(
+    bank: MemoryBank,
+) -> None:
+    globex, initech = "User works at Globex as an engineer", "User works at Initech as an engineer"
+    a_user(bank, "ola", globex, initech)
+    caller = Caller(user_id="ola")
+    older, newer = (next(m for m in bank.list("ola") if m.content == t) for t in (globex, initech))
+    question = "Which company do I work at, Globex?"
+    order = [h.memory.content for h in bank.search("ola", question, limit=5)]
+    # Read as a change: the newer fact is placed before the one it may update.
+    assert order.index(initech) < order.index(globex)
+    keep_both(bank, newer.id, older.id, "ola")
+    order = [h.memory.content for h in bank.search("ola", question, limit=5)]
+    assert order[0] == globex  # the words' own order: both hold, neither is the newer value
+    block = auto_recall(bank, caller, question)
+    assert not any(line.startswith("  - earlier") for line in block.splitlines())
+    assert f"- {globex}" in block.splitlines() and f"- {initech}" in block.splitlines()

@@ -54,8 +54,8 @@ def _remember(bank: MemoryBank, caller: Caller, fact: str) -> None:
 def test_a_question_in_the_users_voice_finds_the_fact_that_answers(bank: MemoryBank) -> None:
     """What the user sees: the fact that answers is among the first two hits (beside the one
     about where a friend lives, which is a near call that int8 kernels order differently on
-    different CPUs), well above every fact that does not answer, and in the block the model
-    reads."""
+    different CPUs), ranked well above every fact that does not answer, and in the block the
+    model reads."""
     ana = Caller(user_id="ana")
     for fact in ELSEWHERE:
         bank.save("ana", fact)
@@ -63,10 +63,13 @@ def test_a_question_in_the_users_voice_finds_the_fact_that_answers(bank: MemoryB
     _remember(bank, ana, home)
     for question in ("Where do I live?", "where do i live these days", "Which city am I in?"):
         hits = bank.search("ana", question, limit=10)
-        first_two = {h.memory.content: h.relevance for h in hits[:2]}
+        first_two = {h.memory.content: h.score for h in hits[:2]}
         assert home in first_two, question
-        # At least twice the best fact about anything else (today three times and more).
-        assert first_two[home] > 2 * hits[2].relevance, question
+        # At least twice the best fact about anything else in the evidence that orders them
+        # (today fifty times and more). Not in the relevance the judge's read lifts: its read
+        # of a fact about something else varies by CPU (0.83 on one AMD EPYC for "User is
+        # saving up for a trip to Patagonia", where another CPU read it as unrelated).
+        assert first_two[home] > 2 * hits[2].score, question
         recalled = call(bank, profile("default"), "recall", json.dumps({"query": question}), ana)
         assert any("Rotterdam" in f["fact"] for f in recalled["facts"][:2]), question
         assert "Rotterdam" in auto_recall(bank, ana, question, 500)

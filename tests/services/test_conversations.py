@@ -399,6 +399,28 @@ def test_facts_said_in_passing_are_kept_through_the_save_path(bank: MemoryBank) 
     assert fact.occurred_at == said
 
 
+def test_a_question_is_never_a_fact_but_what_it_states_is(bank: MemoryBank) -> None:
+    messages = [
+        {
+            "role": "user",
+            "content": "I'm moving house next month and it's chaos. Where do I start?",
+        },
+        {"role": "assistant", "content": "Start with a list of what has to happen when."},
+        {"role": "user", "content": "how do I tell the landlord that I found a flat in Bristol?"},
+        {"role": "user", "content": "I also have two cats, can they travel in the car?"},
+    ]
+    result = remember_conversation(bank, CALLER, messages)
+    stored = [m.content for m in result.stored]
+    assert not any("start" in f.lower() for f in stored), stored
+    assert "Where do I start?" in [p.content for p in result.passed_over]
+    assert any(f.startswith("User found a flat in Bristol") for f in stored), stored
+    # The statement before a question tagged on is weighed on its own (kept or passed over
+    # as the model reads it), the question never.
+    weighed = stored + [p.content for p in result.passed_over]
+    assert "I also have two cats" in weighed or "User also has two cats" in weighed, weighed
+    assert not any(f.endswith("?") or "can they travel" in f for f in stored), stored
+
+
 def test_over_the_write_limit_only_the_facts_beyond_it_are_lost(bank: MemoryBank) -> None:
     # The facts of a chat are saved as one batch; a batch over the limit is saved one fact at
     # a time, so the facts that fit are kept and only the rest are reported, with the reason.

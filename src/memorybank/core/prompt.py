@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memorybank.core.answered import kept_both
 from memorybank.core.block_cache import BlockCache, Reads
 from memorybank.model import Caller, Category, Memory, Ring, ScopeSet, SearchHit, utcnow
 from memorybank.providers.embedders.base import normalise
@@ -286,14 +287,10 @@ def _earlier_notes(bank: MemoryBank, memories: Sequence[Memory]) -> dict[str, li
     matrix = normalise(np.stack([stored[m.id] for m in have]))
     similarity = matrix @ matrix.T
     judge = bank.judge
-    # A pair the person answered "both are true" (services.pairs.keep_both) is no update;
-    # the answers are read once, when a pair near enough is first asked about.
-    kept: list[set[frozenset[str]]] = []
+    both = kept_both(bank.store, [m.id for m in have])
 
     def answered(i: int, j: int) -> bool:
-        if not kept:
-            kept.append(set(bank.store.distinct_pairs([m.id for m in have])))
-        return frozenset((have[i].id, have[j].id)) in kept[0]
+        return both(have[i].id, have[j].id)
 
     if asks_alone(judge):
         # Pairs asked as earlier_notes needs them: a fact already placed under a newer one is

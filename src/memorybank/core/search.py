@@ -20,6 +20,7 @@ from datetime import datetime
 
 import numpy as np
 
+from memorybank.core.answered import kept_both
 from memorybank.errors import ValidationError
 from memorybank.model import MemoryFilter, ScopeSet, SearchHit
 from memorybank.model.stored import Candidate
@@ -210,13 +211,15 @@ class Pool:
             return {}
         matrix = normalise(np.stack([stored[top[i].memory.id] for i in have]))
         similarity = matrix @ matrix.T
+        both = kept_both(self.store, [top[i].memory.id for i in have])
         pairs = []
         for a, i in enumerate(have):
             for b, j in enumerate(have):
                 new, old = top[i].memory, top[j].memory
                 if similarity[a, b] < THRESHOLDS.together or old.updated_at >= new.updated_at:
                     continue
-                if old.scope == new.scope and (old.created_by or "") == (new.created_by or ""):
+                same_author = (old.created_by or "") == (new.created_by or "")
+                if old.scope == new.scope and same_author and not both(new.id, old.id):
                     pairs.append((j, i))
         if not pairs:
             return {}

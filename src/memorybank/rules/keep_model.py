@@ -42,7 +42,8 @@ MODEL_FILE = "keep_model.json"
 Floats = npt.NDArray[np.float64]
 
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z'’]*")
-_QUESTION_HEAD_RE = re.compile(
+#: How a question opens (its first word); also read by :func:`memorybank.rules.said.is_question`.
+QUESTION_HEAD_RE = re.compile(
     r"(?:what|whats|what's|which|who|whom|whose|where|when|why|how|is|are|am|was|were|do|does"
     r"|did|can|could|would|will|should|shall|may|might|have|has|any)\b",
     re.IGNORECASE,
@@ -96,7 +97,7 @@ def surface_features(sentence: str) -> list[float]:
     words = _WORD_RE.findall(text)
     cues = (
         "?" in text,
-        _QUESTION_HEAD_RE.match(text) is not None,
+        QUESTION_HEAD_RE.match(text) is not None,
         _REQUEST_RE.search(text) is not None,
         _CONDITION_RE.search(text) is not None,
         _SMALL_TALK_RE.match(text) is not None,
@@ -198,6 +199,7 @@ def load_keep_model() -> KeepModel:
 
 __all__ = [
     "MODEL_FILE",
+    "QUESTION_HEAD_RE",
     "SURFACE",
     "KeepModel",
     "feature_matrix",

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from memorybank.model import Category
+from memorybank.rules.keep_model import QUESTION_HEAD_RE
 from memorybank.rules.policy import infer_category
 from memorybank.rules.third_person import said_in_third_person, strip_lead_in
 
@@ -27,6 +28,11 @@ _CLAUSE_RE = re.compile(
     r"\s*(?:[,;:]|\s[-–—])\s+(?=(?:i|i['’]m|we|we['’]re|my|our|she|he|they|[A-Z][a-z]+\s+(?:is|was|left"
     r"|works|lives|has|had))\b)"
 )
+# A question can carry a statement: after its "that" ("how do I say that I was a pharmacist
+# for 35 years?"), or before the comma of a question tagged on ("I teach on Tuesdays, does
+# that count?").
+_STATED_RE = re.compile(r"\bthat\s+(?=(?:i|i['’]m|we|we['’]re|my|our)\b)", re.IGNORECASE)
+_TAGGED_RE = re.compile(r",\s+(?=(?:" + QUESTION_HEAD_RE.pattern + r"))[^,]*\?\W*$", re.IGNORECASE)
 # Words that open a chat sentence without saying anything: dropped before rephrasing.
 _FILLER_RE = re.compile(
     r"^(?:(?:ok(?:ay)?|so|also|oh|and|but|well|yeah|yes|yep|no|nah|hmm|um|uh|lol|haha|btw"
@@ -139,10 +145,38 @@ def pieces(text: str) -> list[str]:
     out = []
     for sentence in sentences(text):
         for clause in _CLAUSE_RE.split(sentence):
-            clause = _FILLER_RE.sub("", clause.strip()).strip()
+            clause = _stated(_FILLER_RE.sub("", clause.strip()).strip())
             if len(clause.split()) >= _PIECE_MIN_WORDS:
                 out.append(clause)
     return out
+
+
+def is_question(piece: str) -> bool:
+    """Whether ``piece`` is a question (it opens as one and ends with a question mark): never
+    a fact, whatever else it says.
+
+    >>> is_question("Where do I start?"), is_question("I'm a nurse, you?")
+    (True, False)
+    """
+    text = piece.strip()
+    return text.endswith("?") and QUESTION_HEAD_RE.match(text) is not None
+
+
+def _stated(clause: str) -> str:
+    """The statement a question carries (see ``_STATED_RE``), else ``clause`` as it is.
+
+    >>> _stated("how do I say that I was a pharmacist for 35 years?")
+    'I was a pharmacist for 35 years'
+    >>> _stated("I also have two cows, can I use the manure on the coffee?")
+    'I also have two cows'
+    """
+    if not clause.endswith("?"):
+        return clause
+    if is_question(clause):
+        stated = _STATED_RE.search(clause)
+        return clause[stated.end() :].rstrip(" ?") if stated else clause
+    tagged = _TAGGED_RE.search(clause)
+    return clause[: tagged.start()] if tagged else clause
 
 
 def group_of(said_before: Sequence[str]) -> str:
@@ -185,4 +219,12 @@ def as_fact(piece: str, group: str, said_at: datetime | None) -> str:
     return text
 
 
-__all__ = ["as_fact", "confirms", "explicit_category", "group_of", "pieces", "sentences"]
+__all__ = [
+    "as_fact",
+    "confirms",
+    "explicit_category",
+    "group_of",
+    "is_question",
+    "pieces",
+    "sentences",
+]

@@ -24,7 +24,7 @@ from memorybank.model import Category
 from memorybank.model.times import StoredTime
 from memorybank.rules.keep_model import feature_matrix, load_keep_model
 from memorybank.rules.policy import infer_category, to_third_person
-from memorybank.rules.said import as_fact, explicit_category, group_of, pieces
+from memorybank.rules.said import as_fact, explicit_category, group_of, is_question, pieces
 
 if TYPE_CHECKING:
     from memorybank.core.bank import MemoryBank
@@ -96,7 +96,10 @@ def weigh(bank: MemoryBank, turns: Sequence[Turn]) -> tuple[list[Said], list[Sai
         explicit = explicit_category(piece)
         category = explicit or infer_category(fact)
         said = Said(index, piece, _as_asked(piece, fact, explicit), category, round(float(p), 3))
-        (kept if explicit is not None or p >= model.threshold else passed).append(said)
+        # A question is never a fact, however the model reads its words ("Where do I
+        # start?" reads much like "where I start work").
+        keep = explicit is not None or (p >= model.threshold and not is_question(piece))
+        (kept if keep else passed).append(said)
     return kept, passed
 
 
