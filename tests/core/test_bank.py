@@ -27,10 +27,12 @@ from memorybank import (
     Source,
     ValidationError,
 )
+from memorybank.core.prompt import auto_recall
 from memorybank.core.reindex import reindex
+from memorybank.model import Caller
 from memorybank.providers.embedders.local import LocalEmbedder
 from memorybank.rules.ranking import RetrievalSettings
-from memorybank.services import transfer
+from memorybank.services import pairs, transfer
 from memorybank.stores.sqlite import SQLiteStore
 
 
@@ -352,6 +354,82 @@ def test_export_import_round_trip(memories: Any, tmp_path: Path, embedder: Local
         import_into(memories, "alice", "{not json")
     with pytest.raises(ValidationError, match="item 0"):
         import_into(memories, "alice", json.dumps({"memories": [{"content": 3}]}))
+
+
+OLDER_JOB = "User works at Globex as an engineer"
+NEWER_JOB = "User works at Initech as an engineer"
+EARLIER_JOB = f"earlier, may be outdated: {OLDER_JOB}"
+
+
+def kept_both_export(bank: MemoryBank) -> tuple[str, str, str]:
+    """An export of alice's two jobs, answered "both are true": the older id, the newer id
+    and the document."""
+    older = bank.save("alice", OLDER_JOB, "identity").memory_id
+    newer = bank.save("alice", NEWER_JOB, "identity")
+    assert older in [c.memory_id for c in newer.conflicts]
+    pairs.keep_both(bank, newer.memory_id, older, "alice")
+    return older, newer.memory_id, transfer.export(bank, "alice")
+
+
+def test_export_import_keeps_both_are_true(any_bank: MemoryBank) -> None:
+    older, newer, exported = kept_both_export(any_bank)
+    doc = json.loads(exported)
+    assert [(p["memory_id"], p["other_id"], p["verdict"], p["actor"]) for p in doc["pairs"]] == [
+        (newer, older, "distinct", "alice")
+    ]
+    question = "Where do I work?"
+    # An export from before pairs were kept imports as it did, and its block shows the
+    # note: what the pairs of the export below take away.
+    without = {key: value for key, value in doc.items() if key != "pairs"}
+    assert all(r.success for r in transfer.import_(any_bank, "carol", without))
+    assert EARLIER_JOB in auto_recall(any_bank, Caller(user_id="carol"), question)
+
+    assert all(r.success for r in transfer.import_(any_bank, "bob", exported))
+    assert pairs.open_pairs(any_bank, "bob") == []
+    block = auto_recall(any_bank, Caller(user_id="bob"), question)
+    assert NEWER_JOB in block and OLDER_JOB in block and EARLIER_JOB not in block
+    ids = {m.content: m.id for m in any_bank.list("bob")}
+    assert older not in ids.values()  # a user's import gets new ids; the pair follows them
+    kept = any_bank.store.kept_pairs(list(ids.values()))
+    assert [(p.memory_id, p.other_id, p.actor) for p in kept] == [
+        (ids[NEWER_JOB], ids[OLDER_JOB], "alice")
+    ]
+    assert kept[0].decided_at == datetime.fromisoformat(doc["pairs"][0]["decided_at"])
+    # Importing the same file again stores nothing, and the pair stays one row.
+    assert not any(r.success for r in transfer.import_(any_bank, "bob", exported))
+    assert any_bank.store.kept_pairs(list(ids.values())) == kept
+    assert len(json.loads(transfer.export(any_bank, "bob"))["pairs"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("pair", "words"),
+    [
+        (3, "is int, not an object"),
+        ({"other_id": "OLDER", "verdict": "distinct"}, "memory_id is missing"),
+        ({"memory_id": "NEWER", "other_id": "OLDER", "verdict": "asked"}, "verdict 'asked'"),
+        ({"memory_id": "NEWER", "other_id": "mem_elsewhere", "verdict": "distinct"}, "no memory"),
+        ({"memory_id": "NEWER", "other_id": "NEWER", "verdict": "distinct"}, "the same"),
+        (
+            {"memory_id": "NEWER", "other_id": "OLDER", "verdict": "distinct", "decided_at": "x"},
+            "not an ISO time",
+        ),
+    ],
+)
+def test_a_malformed_pair_imports_nothing(bank: MemoryBank, pair: Any, words: str) -> None:
+    older, newer, exported = kept_both_export(bank)
+    doc = json.loads(exported)
+    if isinstance(pair, dict):
+        named = {"NEWER": newer, "OLDER": older}
+        pair = {key: named.get(value, value) for key, value in pair.items()}
+    doc["pairs"].append(pair)
+    with pytest.raises(ValidationError, match="import pair 1") as err:
+        transfer.import_(bank, "bob", doc)
+    assert words in str(err.value)
+    assert bank.count("bob") == 0
+    doc["pairs"] = {"memory_id": newer}
+    with pytest.raises(ValidationError, match="'pairs' must be a list"):
+        transfer.import_(bank, "bob", doc)
+    assert bank.count("bob") == 0
 
 
 class RenamedEmbedder(LocalEmbedder):

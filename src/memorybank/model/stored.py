@@ -85,6 +85,17 @@ class Related:
     why: str = ""
 
 
+@dataclass(frozen=True)
+class KeptPair:
+    """A person's answer "both are true" for two facts: ``memory_id`` is the one a save said
+    may update ``other_id``; ``actor`` answered at ``decided_at``."""
+
+    memory_id: str
+    other_id: str
+    actor: str | None
+    decided_at: datetime
+
+
 def speaker_of(metadata: Mapping[str, Any]) -> str | None:
     """The non-blank ``metadata["speaker"]`` of a conversation turn, stripped, else ``None``."""
     speaker = metadata.get("speaker")

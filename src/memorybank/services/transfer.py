@@ -1,5 +1,6 @@
 """Moving a scope's memories out and in: :func:`export` and :func:`import_` over a bank (the
-formats themselves are :mod:`memorybank.rules.portability`).
+formats themselves are :mod:`memorybank.rules.portability`), with the person's answers "both
+are true" (:func:`memorybank.services.pairs.keep_both`) for pairs of them.
 
 >>> data = export(bank, "u1")
 >>> [r.success for r in import_(bank, "u2", data)] == [True] * len(bank.list("u1"))
@@ -25,9 +26,10 @@ from memorybank.model import (
     ScopeSet,
     acting_through,
 )
+from memorybank.model.stored import KeptPair
 from memorybank.rules.intake import imported, stored
 from memorybank.rules.permissions import Action, require
-from memorybank.rules.portability import export_json, export_markdown, parse_export
+from memorybank.rules.portability import export_json, export_markdown, parse_document
 
 if TYPE_CHECKING:
     from memorybank.core.bank import MemoryBank
@@ -43,11 +45,13 @@ def export(
     *,
     project_id: str | None = None,
 ) -> str:
-    """Every memory of one scope as JSON (lossless) or Markdown (for people)."""
+    """Every memory of one scope as JSON (lossless, with the pairs of them answered "both are
+    true") or Markdown (for people)."""
     scopes = scope_set(user_id, project_id, "project" if project_id else "user")
     memories = bank.store.list_memories(scopes, MemoryFilter(), limit=_ALL, order="created_asc")
     if format == "json":
-        return export_json(user_id, project_id, memories)
+        kept = bank.store.kept_pairs([m.id for m in memories]) if memories else []
+        return export_json(user_id, project_id, memories, kept)
     if format == "markdown":
         return export_markdown(user_id, project_id, memories)
     raise ValidationError(f"unknown export format {format!r}: use json or markdown", field="format")
@@ -64,8 +68,11 @@ def import_(
 ) -> list[SaveResult]:
     """Load a JSON export into ``user_id`` (and ``project_id``): times, categories and
     metadata are kept, vectors are made anew; memories the scope already holds are skipped.
-    Every item is validated as a save validates it (the first invalid one is a
-    :class:`~memorybank.errors.ValidationError` naming its index, and nothing is imported).
+    The export's answers "both are true" are kept too, for the memories it stored or held
+    already (with who answered and when). Every item is validated as a save validates it,
+    and every pair (see :func:`~memorybank.rules.portability.parse_document`): the first
+    invalid one is a :class:`~memorybank.errors.ValidationError` naming its index, and
+    nothing is imported.
 
     Ids are kept only for the host application itself (``role=None``, a restore): a user's
     import gets new ids throughout, so its answer cannot tell whether an id exists in
@@ -73,7 +80,8 @@ def import_(
     scope_set(user_id, project_id)
     require(role, Action.ADD_MANUAL, project_id)
     target = ScopeSet.of(Scope(user_id=user_id, project_id=project_id))
-    memories = parse_export(data, bank.policy)
+    document = parse_document(data, bank.policy)
+    memories = document.memories
     keep_ids = role is None
     taken = bank.store.existing_ids([m.id for m in memories]) if keep_ids else set()
     # What the target scope holds already, so importing the same file twice (even into
@@ -83,28 +91,56 @@ def import_(
         for m in bank.store.list_memories(target, MemoryFilter(), limit=_ALL)
     }
     results, fresh = imported(memories, taken, present, user_id, project_id, keep_ids=keep_ids)
-    fresh = _relinked(memories, present, fresh, keep=bank.store.existing_ids if keep_ids else None)
+    new_ids = _new_ids(memories, present, fresh)
+    fresh = _relinked(fresh, new_ids, keep=bank.store.existing_ids if keep_ids else None)
     with acting_through(Channel.IMPORT):  # the records keep their source: who first said it
         added = save_records(bank, fresh, actor=user_id, role=role, progress=progress)
+    held = set(present.values()) | {m.id for m in added}
+    bank.store.keep_pairs(_moved_pairs(document.pairs, new_ids, held))
     return results + [stored(m) for m in added]
 
 
-def _relinked(
+def _new_ids(
     memories: Sequence[Memory],
     present: Mapping[tuple[str, datetime], str],
     fresh: Sequence[Memory],
-    keep: Callable[[list[str]], set[str]] | None,
-) -> list[Memory]:
-    """``fresh`` with each ``superseded_by`` following its memory's new id: the memory the
-    document's id became here (stored now, or already held from an earlier import). A link to
-    a memory the document does not hold is kept only for the host application's own restore
-    (``keep``) and only while that id is stored; a user's import drops it, since it would
-    point at nothing of theirs (and the fact it names as outdated comes back as current)."""
+) -> dict[str, str]:
+    """The id each of the document's ``memories`` has here: the one it is stored under now
+    (``fresh``), or the one it was already held under (``present``)."""
     new_ids: dict[str, str] = {}
     stored_ones = iter(fresh)
     for memory in memories:  # imported() keeps the document's order, skipping what is held
         held = present.get((memory.content, memory.created_at))
         new_ids[memory.id] = held if held is not None else next(stored_ones).id
+    return new_ids
+
+
+def _moved_pairs(
+    pairs: Sequence[KeptPair], new_ids: Mapping[str, str], held: set[str]
+) -> list[KeptPair]:
+    """The document's pairs on the ids its memories have here. A pair is dropped when one of
+    its memories is not held here after the import (not stored): it would pair nothing."""
+    moved = []
+    for pair in pairs:
+        newer, other = new_ids.get(pair.memory_id), new_ids.get(pair.other_id)
+        if newer is None or other is None or newer == other:
+            continue
+        if newer in held and other in held:
+            moved.append(KeptPair(newer, other, pair.actor, pair.decided_at))
+    return moved
+
+
+def _relinked(
+    fresh: Sequence[Memory],
+    new_ids: Mapping[str, str],
+    keep: Callable[[list[str]], set[str]] | None,
+) -> list[Memory]:
+    """``fresh`` with each ``superseded_by`` following its memory's new id (``new_ids``: the
+    memory the document's id became here, stored now or already held from an earlier
+    import). A link to a memory the document does not hold is kept only for the host
+    application's own restore (``keep``) and only while that id is stored; a user's import
+    drops it, since it would point at nothing of theirs (and the fact it names as outdated
+    comes back as current)."""
     outside = {m.superseded_by for m in fresh if m.superseded_by and m.superseded_by not in new_ids}
     still_stored = keep(sorted(outside)) if keep is not None and outside else set()
     relinked = []

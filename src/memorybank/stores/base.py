@@ -26,7 +26,7 @@ from memorybank.model import (
     Scope,
     ScopeSet,
 )
-from memorybank.model.stored import Candidate, InsertOutcome, PlanOutcome
+from memorybank.model.stored import Candidate, InsertOutcome, KeptPair, PlanOutcome
 from memorybank.providers.embedders.base import Vectors
 from memorybank.stores.sql import SqlDatabase
 
@@ -312,6 +312,16 @@ class Store(Protocol):
 
     def distinct_pairs(self, memory_ids: Sequence[str]) -> set[frozenset[str]]:
         """The pairs among ``memory_ids`` answered "both are true"."""
+        ...
+
+    def kept_pairs(self, memory_ids: Sequence[str]) -> list[KeptPair]:
+        """The pairs answered "both are true" whose two facts are both among ``memory_ids``,
+        with who answered and when (what an export keeps), oldest answer first."""
+        ...
+
+    def keep_pairs(self, pairs: Sequence[KeptPair]) -> None:
+        """Record answers "both are true" with their own actor and time (an import), in one
+        transaction; a pair whose facts are not both stored in one scope is left out."""
         ...
 
 

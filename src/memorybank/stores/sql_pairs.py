@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import ClassVar
 
 from memorybank.model import Memory
-from memorybank.model.stored import to_us
+from memorybank.model.stored import KeptPair, from_us, to_us
 from memorybank.stores.sql import Dialect, SqlTransactions, TxnT, chunks
 
 ASKED = "asked"
@@ -111,6 +111,55 @@ class SqlPairs(SqlTransactions[TxnT]):
                 )
                 found |= {frozenset((str(a), str(b))) for a, b in rows if str(b) in wanted}
         return found
+
+    def kept_pairs(self, memory_ids: Sequence[str]) -> list[KeptPair]:
+        """The pairs answered "both are true" whose two facts are both among ``memory_ids``,
+        with who answered and when, oldest answer first."""
+        wanted = set(memory_ids)
+        found: list[KeptPair] = []
+        with self.reading() as txn:
+            for ids in chunks(sorted(wanted), self.dialect.list_max):
+                newer, params = self.dialect.any_of("memory_id", ids)
+                rows = txn.fetch(
+                    "SELECT memory_id, other_id, actor, decided_us FROM memory_pairs "
+                    f"WHERE {newer} AND verdict = ?",
+                    [*params, DISTINCT],
+                )
+                found += [
+                    KeptPair(str(a), str(b), None if who is None else str(who), from_us(int(at)))
+                    for a, b, who, at in rows
+                    if str(b) in wanted
+                ]
+        return sorted(found, key=lambda p: (p.decided_at, p.memory_id, p.other_id))
+
+    def keep_pairs(self, pairs: Sequence[KeptPair]) -> None:
+        """Record each answer "both are true" as it was given (its actor and time), in one
+        transaction, as :meth:`keep_both` records one: either order, an earlier row of the
+        pair replaced. A pair whose facts are not both stored in one scope is left out."""
+        if not pairs:
+            return
+        with self.writing() as txn:
+            for pair in pairs:
+                txn.execute(
+                    "DELETE FROM memory_pairs WHERE memory_id = ? AND other_id = ?",
+                    (pair.other_id, pair.memory_id),
+                )
+                # The scope comes from the stored rows, so a pair can only join two facts
+                # of one scope (the check keep_both's caller makes on the memories).
+                txn.execute(
+                    "INSERT INTO memory_pairs (memory_id, other_id, scope_key, verdict, actor, "
+                    "decided_us) SELECT n.id, o.id, n.scope_key, ?, ?, ? FROM memories n "
+                    "JOIN memories o ON o.id = ? AND o.scope_key = n.scope_key WHERE n.id = ? "
+                    "ON CONFLICT (memory_id, other_id) DO UPDATE SET verdict = excluded.verdict, "
+                    "actor = excluded.actor, decided_us = excluded.decided_us",
+                    (
+                        DISTINCT,
+                        pair.actor,
+                        to_us(pair.decided_at),
+                        pair.other_id,
+                        pair.memory_id,
+                    ),
+                )
 
 
 __all__ = ["ASKED", "DISTINCT", "SqlPairs", "pairs_table"]
