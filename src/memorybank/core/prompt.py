@@ -108,14 +108,18 @@ def _relevant(
 
 def _stands_out(hits: Sequence[SearchHit], min_relevance: float) -> bool:
     """Whether the best of ``hits`` (below the cut-off) still answers: it stands far above the
-    rest (:data:`~memorybank.rules.render.STANDOUT_RATIO`). A cut-off stricter than the
-    default is the caller's to keep: then nothing below it answers."""
+    rest (:data:`~memorybank.rules.render.STANDOUT_RATIO`) in the evidence that orders them,
+    ``score``. Not in ``relevance``: the judge's read lifts the relevance of facts about
+    something else too ("User takes the train to work" beside "What did my physio diagnose?"),
+    and a best match would stand out only when the judge happened to read nothing else as
+    near. A cut-off stricter than the default is the caller's to keep: then nothing below it
+    answers."""
     if min_relevance > RECALL_MIN_RELEVANCE or not hits:
         return False
     if hits[0].relevance < STANDOUT_SHARE_OF_CUT * min_relevance:
         return False
-    runner_up = hits[1].relevance if len(hits) > 1 else 0.0
-    return hits[0].relevance >= STANDOUT_RATIO * runner_up
+    runner_up = max((h.score for h in hits[1:]), default=0.0)
+    return hits[0].score >= STANDOUT_RATIO * runner_up
 
 
 def _crowd(bank: MemoryBank, caller: Caller, reads: Reads) -> bool:

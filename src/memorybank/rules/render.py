@@ -48,8 +48,8 @@ LoCoMo, see ``docs/retrieval.md``)."""
 COMPANION_SHARE_OF_BEST = 0.05
 
 STANDOUT_RATIO = 10.0
-"""A best match below the cut-off still answers when it stands out: this many times as
-relevant as the next memory (and at least :data:`STANDOUT_SHARE_OF_CUT` of the cut-off). In a
+"""A best match below the cut-off still answers when it stands out: this many times the score
+of the next memory (and at least :data:`STANDOUT_SHARE_OF_CUT` of the cut-off). In a
 scope of unrelated facts, "User switched to Chrome for work" is the one memory near "Which
 browser do I use?", though relevance fitted on conversations gives it a modest probability."""
 
