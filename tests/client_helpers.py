@@ -14,13 +14,11 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-import uvicorn
-
 from memorybank import AsyncClient, Client, MemoryBank
 from memorybank.server.app import create_app
 from memorybank.services import transfer
 from memorybank.services.accounts import Accounts
-from server_helpers import free_port, settings_for
+from server_helpers import serving_at, settings_for
 
 
 @contextmanager
@@ -29,23 +27,8 @@ def served(bank: MemoryBank, **settings: object) -> Iterator[tuple[str, Accounts
     settings = {"read_rate_per_minute": 1_000_000, **settings}
     config = settings_for(bank, ai_write_rate_per_minute=1_000_000, **settings)
     accounts = Accounts.open(bank, config)
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(bank, accounts, config), host="127.0.0.1", port=port, log_level="warning"
-        )
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}", accounts
-    finally:
-        server.should_exit = True
-        thread.join(10)
+    with serving_at(create_app(bank, accounts, config)) as base:
+        yield base, accounts
 
 
 @contextmanager

@@ -179,9 +179,9 @@ def apollo_team(db: Path, embedder: Embedder) -> dict[str, str]:
 
 
 @contextmanager
-def serving(app: FastAPI) -> Iterator[httpx.Client]:
+def serving_at(app: FastAPI) -> Iterator[str]:
     """``app`` under uvicorn on a loopback port (its lifespan running, the webhook worker
-    too), and an HTTP client for it: a real server over real HTTP, in this process."""
+    too): a real server over real HTTP, in this process. Yields its base URL."""
     import socket
     import threading
 
@@ -193,18 +193,23 @@ def serving(app: FastAPI) -> Iterator[httpx.Client]:
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", ws="none"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while not server.started:
         assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
         time.sleep(0.01)
-    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     try:
-        with httpx.Client(base_url=base, timeout=60) as client:
-            yield client
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:
         server.should_exit = True
         thread.join(timeout=30)
         sock.close()
+
+
+@contextmanager
+def serving(app: FastAPI) -> Iterator[httpx.Client]:
+    """:func:`serving_at`, and an HTTP client for the server."""
+    with serving_at(app) as base, httpx.Client(base_url=base, timeout=60) as client:
+        yield client
 
 
 class Poster(Protocol):

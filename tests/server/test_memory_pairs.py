@@ -6,20 +6,16 @@ closes it until a restore; a deleted fact takes its pairs with it."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
-import uvicorn
 
 from memorybank import MemoryBank
 from memorybank.client import Client
 from memorybank.model import Caller
 from memorybank.tools import system_prompt
-from server_helpers import World, make_world
+from server_helpers import World, make_world, serving_at
 
 OLDER = "User works at Globex as an engineer"
 NEWER = "User works at Initech as an engineer"
@@ -33,22 +29,8 @@ def world(any_bank: MemoryBank) -> World:
 
 @pytest.fixture
 def base_url(world: World) -> Iterator[str]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(world.app, log_level="warning", ws="none"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+    with serving_at(world.app) as base:
+        yield base
 
 
 def save_pair(http: httpx.Client, world: World) -> tuple[str, str]:

@@ -4,22 +4,26 @@ and the `serve` / `admin` commands."""
 from __future__ import annotations
 
 import logging
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import psutil
 import pytest
-import uvicorn
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from memorybank import MemoryBank
 from memorybank.cli import app as cli_app
-from server_helpers import MCP_HEADERS, MCP_INIT, World, make_world, spawn_server, stored_bytes
+from server_helpers import (
+    MCP_HEADERS,
+    MCP_INIT,
+    World,
+    make_world,
+    serving_at,
+    spawn_server,
+    stored_bytes,
+)
 
 PROVIDER_KEY = "sk-byok-PLAINTEXT-0123456789abcd"
 
@@ -32,23 +36,8 @@ def world(any_bank: MemoryBank) -> World:
 
 @pytest.fixture
 def base_url(world: World) -> Iterator[str]:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(world.app, log_level="warning", ws="none"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+    with serving_at(world.app) as base:
+        yield base
 
 
 def test_real_server_round_trip(base_url: str, world: World) -> None:
