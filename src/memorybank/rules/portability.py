@@ -8,10 +8,10 @@ nothing that was answered.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError as PydanticValidationError
 
@@ -25,6 +25,7 @@ from memorybank.rules.pydantic_errors import pydantic_message
 
 FORMAT = "memorybank-export"
 VERSION = 1
+T = TypeVar("T")
 #: The one verdict a pair of an export has: "both are true" (an unanswered pair is not kept).
 DISTINCT = "distinct"
 
@@ -136,12 +137,7 @@ def parse_document(
         )
     checked = policy or PolicySettings()
     now = now or utcnow()
-    memories = []
-    for index, item in enumerate(items):
-        try:
-            memories.append(_record(item, checked, now))
-        except ValidationError as exc:
-            raise ValidationError(f"import item {index}: {exc}", field="data") from exc
+    memories = _each(items, "import item", lambda item: _record(item, checked, now))
     raw_pairs = doc.get("pairs") if isinstance(doc, Mapping) else None
     return ExportDocument(memories, _pairs(raw_pairs, {m.id for m in memories}, now))
 
@@ -156,13 +152,19 @@ def _pairs(raw: object, ids: set[str], now: datetime) -> list[KeptPair]:
             f'"verdict": {DISTINCT!r}, "actor", "decided_at"}}',
             field="data",
         )
-    pairs = []
-    for index, item in enumerate(raw):
+    return _each(raw, "import pair", lambda item: _pair(item, ids, now))
+
+
+def _each(items: Sequence[object], label: str, check: Callable[[object], T]) -> list[T]:
+    """``check`` of every item; the first it refuses is a :class:`ValidationError` naming its
+    index (``label`` and the index: "import item 3: …")."""
+    out = []
+    for index, item in enumerate(items):
         try:
-            pairs.append(_pair(item, ids, now))
+            out.append(check(item))
         except ValidationError as exc:
-            raise ValidationError(f"import pair {index}: {exc}", field="data") from exc
-    return pairs
+            raise ValidationError(f"{label} {index}: {exc}", field="data") from exc
+    return out
 
 
 def _pair(item: object, ids: set[str], now: datetime) -> KeptPair:

@@ -100,17 +100,7 @@ class SqlPairs(SqlTransactions[TxnT]):
 
     def distinct_pairs(self, memory_ids: Sequence[str]) -> set[frozenset[str]]:
         """The pairs among ``memory_ids`` answered "both are true"."""
-        found: set[frozenset[str]] = set()
-        wanted = set(memory_ids)
-        with self.reading() as txn:
-            for ids in chunks(list(memory_ids), self.dialect.list_max):
-                newer, params = self.dialect.any_of("memory_id", ids)
-                rows = txn.fetch(
-                    f"SELECT memory_id, other_id FROM memory_pairs WHERE {newer} AND verdict = ?",
-                    [*params, DISTINCT],
-                )
-                found |= {frozenset((str(a), str(b))) for a, b in rows if str(b) in wanted}
-        return found
+        return {frozenset((p.memory_id, p.other_id)) for p in self.kept_pairs(memory_ids)}
 
     def kept_pairs(self, memory_ids: Sequence[str]) -> list[KeptPair]:
         """The pairs answered "both are true" whose two facts are both among ``memory_ids``,
