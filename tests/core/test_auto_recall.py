@@ -29,14 +29,6 @@ def _kim(bank: MemoryBank, user: str = "kim") -> Caller:
     return Caller(user_id=user)
 
 
-NOISE = (
-    "known: the judge's relevance head lifts weakly related facts into the block (an "
-    "unrelated question's best reading is 0.33; the mean with the fused relevance passes the "
-    "cut-off); not lifting them cost distinct facts on dev2 (docs/benchmarks.md)"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=NOISE)
 def test_relevant_memories_join_the_always_loaded_ones(bank: MemoryBank) -> None:
     kim = _kim(bank)
     block = auto_recall(bank, kim, "Any tips for my marathon training this week?")
@@ -56,7 +48,6 @@ def test_the_relevant_fact_joins_the_always_loaded_ones(bank: MemoryBank) -> Non
     assert ALLERGY in food
 
 
-@pytest.mark.xfail(strict=True, reason=NOISE)
 def test_nothing_extra_when_nothing_is_relevant(bank: MemoryBank) -> None:
     kim = _kim(bank)
     block = auto_recall(bank, kim, "What is the capital of Peru?")

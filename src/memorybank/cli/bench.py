@@ -241,37 +241,6 @@ def bench_facts(
     _show_report(console, report, json_out)
 
 
-@bench_app.command("rerank")
-@handles_errors
-def bench_rerank(
-    data: LocomoDataOption,
-    depths: Annotated[
-        str,
-        typer.Option("--depths", help="Comma-separated re-read depths (rerank) to measure."),
-    ] = "0,2,4,8,12,16",
-    limit_conversations: Annotated[
-        int | None,
-        typer.Option("--limit-conversations", min=1, help="Score only the first N conversations."),
-    ] = None,
-    json_out: JsonOutOption = None,
-) -> None:
-    """The judge's re-read depth against recall on LoCoMo facts and the time of a search."""
-    with bench_installed():
-        from memorybank_bench.rerank_curve import run_rerank_curve
-
-    try:
-        chosen = [int(part) for part in depths.split(",") if part.strip()]
-    except ValueError as exc:
-        raise typer.BadParameter(f"{depths!r} is not a comma-separated list of integers") from exc
-    if not chosen or any(not 0 <= d <= 50 for d in chosen):
-        raise typer.BadParameter("give one or more depths from 0 to 50, e.g. 0,4,8")
-    console = stdout()
-    report = run_rerank_curve(
-        data, depths=chosen, limit_conversations=limit_conversations, console=console
-    )
-    _show_report(console, report, json_out)
-
-
 @bench_app.command("peers")
 @handles_errors
 def bench_peers(

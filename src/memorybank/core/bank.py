@@ -300,7 +300,7 @@ class MemoryBank:
     def _pool(self) -> Pool:
         """Where :meth:`search` looks: its candidates and their evidence."""
         vector_of = functools.partial(self.query_cache.vector, self.embedder)
-        return Pool(self.store, vector_of, self.retrieval, self._probes, self.judge)
+        return Pool(self.store, vector_of, self.retrieval, self._probes)
 
     def get(self, memory_id: str, user_id: str, *, project_id: str | None = None) -> Memory:
         """One memory by id. Raises :class:`NotFound` if it is not in the caller's scopes."""

@@ -385,7 +385,8 @@ class _Pass:
         # against each earlier, kept one it may be merged into.
         scores = self.judge.score([(contents[e], contents[index]) for e in near.tolist()])
         for judged, (earlier, score) in enumerate(zip(near.tolist(), scores, strict=True), 1):
-            if verdict(score, contents[index], contents[earlier]).relation is Relation.DUPLICATE:
+            said = verdict(score, contents[index], contents[earlier], float(row[earlier]))
+            if said.relation is Relation.DUPLICATE:
                 self.kept[index] = False
                 done.joined.setdefault(earlier, []).append(index)
                 return judged

@@ -17,9 +17,10 @@ The block lives in the core, beside the bank, because it is what the bank hands 
 the core never imports a service; the bank itself does not import this module (it reads the
 bank, so the bank cannot import it without a cycle).
 
-All read through the public :class:`~memorybank.MemoryBank` API (and the stored vectors of
-the memories a block shows, ``bank.store.vectors_of``, to put an older fact a newer one may
-update on the newer one's line: :mod:`memorybank.rules.earlier`), fetch a bounded number of
+All read through the public :class:`~memorybank.MemoryBank` API (and the relations judged
+when the block's facts were written, ``bank.store.updates_among``, to put an older fact a
+newer one may update on the newer one's line: :mod:`memorybank.rules.earlier`; no model is
+asked), fetch a bounded number of
 memories per group (:data:`~memorybank.rules.render.FETCH_LIMIT`), and never return more
 tokens than asked for. Raw conversation transcripts (``source="conversation"``) are not facts
 and are never pre-loaded.
@@ -31,13 +32,10 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from memorybank.core.answered import kept_both
 from memorybank.core.block_cache import BlockCache, Reads
+from memorybank.core.relations import updates_among
 from memorybank.model import Caller, Category, Memory, Ring, ScopeSet, SearchHit, utcnow
-from memorybank.providers.embedders.base import normalise
-from memorybank.rules.earlier import WINDOW, earlier_notes, pairs_to_judge, placed
+from memorybank.rules.earlier import WINDOW, earlier_notes, placed
 from memorybank.rules.quoted import facts_then_quotes
 from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
 from memorybank.rules.render import (
@@ -64,7 +62,6 @@ from memorybank.rules.render import (
     section,
 )
 from memorybank.rules.tokens import Encoding, count_tokens, truncate_to_tokens
-from memorybank.rules.verdicts import THRESHOLDS, asks_alone, shown_as_change
 
 if TYPE_CHECKING:
     from memorybank.core.bank import MemoryBank
@@ -277,49 +274,15 @@ def _recently_changed(bank: MemoryBank, caller: Caller, reads: Reads) -> list[Me
 
 def _earlier_notes(bank: MemoryBank, memories: Sequence[Memory]) -> dict[str, list[Memory]]:
     """The older memories each of ``memories`` may update (:mod:`memorybank.rules.earlier`):
-    the pairs near enough by their stored vectors (one read), less those answered "both are
-    true", asked of the bank's judge in one batch (answers are cached, so the next message's
-    block asks the model nothing new)."""
-    window = memories[:WINDOW]
+    the relations judged when the newer one was written, read in one query (answers "both
+    are true" left out); no model is asked."""
+    window = list(memories[:WINDOW])
     if len(window) < 2:
         return {}
-    stored = bank.store.vectors_of([m.id for m in window])
-    if len(stored) < 2:
+    updates = updates_among(bank.store, [m.id for m in window])
+    if not updates:
         return {}
-    shape = next(iter(stored.values())).shape
-    have = [m for m in window if m.id in stored and stored[m.id].shape == shape]
-    matrix = normalise(np.stack([stored[m.id] for m in have]))
-    similarity = matrix @ matrix.T
-    judge = bank.judge
-    both = kept_both(bank.store, [m.id for m in have])
-
-    def answered(i: int, j: int) -> bool:
-        return both(have[i].id, have[j].id)
-
-    if asks_alone(judge):
-        # Pairs asked as earlier_notes needs them: a fact already placed under a newer one is
-        # asked about no more (identical notes, fewer model runs).
-        def may_update(i: int, j: int) -> bool:
-            if similarity[i, j] < THRESHOLDS.together or answered(i, j):
-                return False
-            score = judge.score([(have[j].content, have[i].content)])[0]
-            return shown_as_change(score, float(similarity[i, j]))
-
-        return earlier_notes(have, may_update)
-    near = [
-        (i, j)
-        for i, j in pairs_to_judge(have)
-        if similarity[i, j] >= THRESHOLDS.together and not answered(i, j)
-    ]
-    if not near:
-        return {}
-    scores = judge.score([(have[j].content, have[i].content) for i, j in near])
-    updates = {
-        (i, j)
-        for (i, j), score in zip(near, scores, strict=True)
-        if shown_as_change(score, float(similarity[i, j]))
-    }
-    return earlier_notes(have, lambda i, j: (i, j) in updates)
+    return earlier_notes(window, lambda i, j: (window[i].id, window[j].id) in updates)
 
 
 def _by_importance(memories: Sequence[Memory]) -> list[Memory]:

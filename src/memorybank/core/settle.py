@@ -12,6 +12,7 @@ local model.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from memorybank.model import Memory, MemoryFilter, ScopeSet
 from memorybank.providers.embedders.base import Vectors
@@ -21,6 +22,7 @@ from memorybank.rules.verdicts import (
     PairScores,
     Verdict,
     is_candidate,
+    judge_version,
     surely_replaces,
     verdict,
 )
@@ -52,11 +54,13 @@ def save_judge(
         scores.update(zip(todo, local.score(todo), strict=True))
         return [scores[key] for key in keys]
 
+    version = judge_version(judge)
+
     def decide(new: Memory, candidates: Sequence[tuple[Memory, float]]) -> list[Verdict]:
         olds = [old for old, _ in candidates]
         return [
-            verdict(score, new.content, old.content)
-            for score, old in zip(scored(new, olds), olds, strict=True)
+            replace(verdict(score, new.content, old.content, similarity), judge=version)
+            for score, (old, similarity) in zip(scored(new, olds), candidates, strict=True)
         ]
 
     def replaces(new: Memory, olds: Sequence[tuple[Memory, float]]) -> list[bool]:

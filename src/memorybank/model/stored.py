@@ -78,11 +78,15 @@ class InsertOutcome:
 
 @dataclass(frozen=True)
 class Related:
-    """A stored memory a judge related to a new one: its similarity and why."""
+    """A stored memory a judge related to a new one: its similarity, why, and the judge's
+    reading of the pair when it read one (``scores``: the probabilities of duplicate, update
+    and distinct; ``judge``: which judge read them), which the store keeps with the relation."""
 
     memory: Memory
     similarity: float
     why: str = ""
+    scores: tuple[float, float, float] | None = None
+    judge: str | None = None
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,7 @@ an absolute relevance, then let importance and recency order facts of similar re
                      + time_weight · [it happened in a period the query names]
     relevance = Calibration(total, total / best total, best cosine, best BM25, pool size)
     score     = relevance · (0.60 + 0.25 · importance / 10 + 0.15 · recency)   (:func:`blend`)
-    then, for the best ``rerank`` facts, relevance = mean(relevance, the judge's read), the
-    score unchanged (:func:`reranked`)
+    then a fact that a newer hit may update goes right after it (:func:`newest_first`)
 
 ``relevance`` is the chance, fitted by logistic regression (``memorybank bench calibrate``),
 that the memory is relevant to the query: the same number means the same for every query and
@@ -81,8 +80,6 @@ class RetrievalSettings(BaseModel):
     importance_half_life_days: float | None = Field(default=180.0, gt=0)
     # How many candidates each signal contributes before fusion, at least.
     candidates: int = Field(default=50, ge=1)
-    # How many of the best fused hits the judge reads against the query (0: none).
-    rerank: int = Field(default=8, ge=0, le=50)
 
     @model_validator(mode="after")
     def _some_weight(self) -> RetrievalSettings:
@@ -145,52 +142,40 @@ CALIBRATION = Calibration(bias=-9.7, evidence=2.14, share=4.73, cosine=5.82, bm2
 RECALL_MIN_RELEVANCE = 0.15
 
 
-def reranked(
-    hits: Sequence[SearchHit],
-    read: Sequence[float],
-    settings: RetrievalSettings,
-    newer_of: Mapping[int, int] | None = None,
-) -> list[SearchHit]:
-    """``hits`` with the first ``len(read)`` read by the judge (``read``: the probability that
-    each bears on the query, words the query and fact do not share included: "language" /
-    "prefers Python"). The judge's read decides how sure a hit is to be relevant: its
-    ``relevance`` becomes the mean of its fused relevance and the read, so a fact the words
-    alone undersell still reaches the prompt block's cut-off. The fused evidence keeps the
-    order (``score`` is :func:`blend` of the fused relevance): a logistic fit over LoCoMo's
-    top-8 candidates gave the read a weight of -0.07 beside the fused relevance's 0.95, and
-    ordering by the mean put the right fact first less often on LoCoMo and on both sets of
-    chats (docs/benchmarks.md). A fact that a newer one among them may update goes right
-    after it (``newer_of``: position of the older → position of the newer), so the current
-    value comes first and the earlier one stays beside it. The rest keep their place.
+def newest_first(hits: Sequence[SearchHit], heads: Mapping[str, Memory]) -> list[SearchHit]:
+    """``hits`` with each older fact's newest updater (``heads``: older id → newer memory, as
+    judged when the newer was written) right before it, so the current value comes first
+    and the earlier one stays beside it: a hit already shown moves up, one not among
+    ``hits`` joins with the older one's relevance. Read left to right, so the first n of the
+    answer for a list are the answer for its first n. Scores stay in the order shown (a
+    newer fact moved up takes the older one's score), for callers that sort or page by them.
 
     >>> from memorybank.model import Memory
     >>> hit = lambda text, r: SearchHit(memory=Memory(user_id="u", content=text,
     ...     category="context"), score=r, relevance=r, importance=0.5, recency=1.0)
-    >>> old, new = hit("User lives in Leeds", 0.063), hit("User lives in Rotterdam", 0.061)
-    >>> [(h.memory.content, round(h.relevance, 2))
-    ...  for h in reranked([old, new], [0.1, 0.9], RetrievalSettings())]
-    [('User lives in Leeds', 0.08), ('User lives in Rotterdam', 0.48)]
-    >>> [h.memory.content for h in reranked([old, new], [0.1, 0.9], RetrievalSettings(), {0: 1})]
-    ['User lives in Rotterdam', 'User lives in Leeds']
+    >>> old, new = hit("User lives in Leeds", 0.6), hit("User moved to Rotterdam", 0.4)
+    >>> [h.memory.content for h in newest_first([old, new], {old.memory.id: new.memory})]
+    ['User moved to Rotterdam', 'User lives in Leeds']
+    >>> [h.memory.content for h in newest_first([old], {old.memory.id: new.memory})]
+    ['User moved to Rotterdam', 'User lives in Leeds']
     """
-    n = len(read)
-    top = []
-    for hit, p in zip(hits[:n], read, strict=True):
-        relevance = (hit.relevance + float(p)) / 2
-        score = blend(hit.relevance, hit.importance, hit.recency, settings)
-        top.append(hit.model_copy(update={"relevance": relevance, "score": score}))
-    order = sorted(range(n), key=lambda i: -top[i].score)
-    for older, newer in (newer_of or {}).items():
-        if older in order and newer in order and order.index(older) < order.index(newer):
-            order.remove(newer)
-            order.insert(order.index(older), newer)
-    ordered = [top[i] for i in order]
-    # A newer fact placed before the one it may update takes that one's score: scores stay
-    # in the order shown, for callers that sort or page by them.
+    found = {h.memory.id: h for h in hits}
+    shown: set[str] = set()
+    ordered: list[SearchHit] = []
+    for hit in hits:
+        if hit.memory.id in shown:
+            continue
+        head = heads.get(hit.memory.id)
+        if head is not None and head.id not in shown:
+            placed = found.get(head.id) or hit.model_copy(update={"memory": head})
+            ordered.append(placed)
+            shown.add(head.id)
+        ordered.append(hit)
+        shown.add(hit.memory.id)
     for k in range(len(ordered) - 2, -1, -1):
         if ordered[k].score < ordered[k + 1].score:
             ordered[k] = ordered[k].model_copy(update={"score": ordered[k + 1].score})
-    return ordered + list(hits[n:])
+    return ordered
 
 
 @dataclass(slots=True)

@@ -33,6 +33,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Self
 
@@ -211,7 +212,9 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT], SqlPairs[TxnT]):
             if verdict.relation == "duplicate":
                 return InsertOutcome(memory, False, other, similarity)
             if verdict.relation == "conflict":
-                conflicts.append(Related(other, similarity, verdict.why))
+                conflicts.append(
+                    Related(other, similarity, verdict.why, verdict.probabilities, verdict.judge)
+                )
         return tuple(conflicts)
 
     def _supersede(
@@ -236,7 +239,7 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT], SqlPairs[TxnT]):
             marked = old.model_copy(update={"superseded_by": memory.id, "updated_at": utcnow()})
             event = HistoryEvent.about(old, EventKind.SUPERSEDE, actor or memory.user_id)
             self._replace_row(txn, marked, None, event)
-            superseded.append(Related(marked, related.similarity, related.why))
+            superseded.append(replace(related, memory=marked))
         return InsertOutcome(memory, True, conflicts=tuple(kept), superseded=tuple(superseded))
 
     def _after_delete(self) -> None:
@@ -281,7 +284,8 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT], SqlPairs[TxnT]):
                     conflicts = decided
                 self.index.add(txn, memory, vector, bound, check)
                 outcome = self._supersede(txn, memory, conflicts, replaces, actor)
-                self._ask_pairs(txn, memory, [related.memory for related in outcome.conflicts])
+                # A replaced fact keeps its relation too: restored, it is shown as earlier.
+                self._ask_pairs(txn, memory, (*outcome.conflicts, *outcome.superseded))
                 outcomes.append(outcome)
             for outcome in outcomes if record else ():
                 if outcome.inserted:
