@@ -16,9 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from memorybank.model import Memory, MemoryFilter, ScopeSet
 from memorybank.model.stored import Related
-from memorybank.providers.embedders.base import Vectors
+from memorybank.providers.embedders.base import ProgressFn, Vectors
 from memorybank.rules.intake import is_conversation
 from memorybank.rules.render import FACT_SOURCES
 from memorybank.rules.verdicts import (
@@ -108,4 +110,48 @@ def _earlier(
     ][:k]
 
 
-__all__ = ["newest_updater", "rejudge", "updates_among"]
+#: Where an interrupted :func:`rejudge_all` resumes: ``"<judge version> <last memory id>"``.
+CURSOR = "rejudge_cursor"
+#: The judge whose relations every stored fact has (set when a pass completes).
+JUDGED_BY = "relations_judge"
+
+
+def rejudge_all(
+    store: Store,
+    judge: Judge,
+    progress: ProgressFn | None = None,
+    batch_size: int = 128,
+) -> int:
+    """Judge every current fact of ``store`` again with ``judge`` (a new judge model) and
+    keep what each may update (:func:`rejudge`); answers "both are true" stay. Each batch is
+    written in its own transaction and the place reached is kept in the store's meta, so an
+    interrupted pass resumes where it stopped (with the same judge) and a finished one is
+    not repeated. The number of facts judged.
+
+    >>> _ = bank.save("u1", "User lives in Berlin", "identity")
+    >>> _ = bank.save("u1", "User moved to Lisbon", "identity")
+    >>> rejudge_all(bank.store, bank.judge) >= 2
+    True
+    """
+    version = judge_version(judge)
+    if store.get_meta(JUDGED_BY) == version and not store.get_meta(CURSOR):
+        return 0
+    resume = (store.get_meta(CURSOR) or "").split(" ")
+    after = resume[1] if len(resume) == 2 and resume[0] == version else None
+    total, done = int(store.stats().get("memories", 0)), 0
+    for batch in store.iter_memories(batch_size, after=after):
+        facts = [m for m in batch if m.superseded_by is None]
+        stored = store.vectors_of([m.id for m in facts])
+        facts = [m for m in facts if m.id in stored]
+        if facts:
+            rejudge(store, judge, facts, np.stack([stored[m.id] for m in facts]))
+        done += len(batch)
+        store.set_meta(CURSOR, f"{version} {batch[-1].id}")
+        if progress is not None:
+            progress(done, total)
+    store.set_meta(JUDGED_BY, version)
+    store.set_meta(CURSOR, "")
+    return done
+
+
+__all__ = ["CURSOR", "JUDGED_BY", "newest_updater", "rejudge", "rejudge_all", "updates_among"]

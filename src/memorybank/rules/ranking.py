@@ -90,50 +90,78 @@ class RetrievalSettings(BaseModel):
         return self
 
 
+#: The evidence :class:`Ranking` weighs, in the order of its weights (:func:`features`).
+FEATURES = ("cosine", "gap", "text", "context", "assistant")
+
+
 @dataclass(frozen=True, slots=True)
-class Calibration:
-    """A logistic model from what a search knows to the chance that a candidate is relevant::
+class Ranking:
+    """The one function that orders a search's candidates and says how sure each is to be
+    relevant: a logistic model over what a search knows of a candidate (:func:`features`)::
 
-        relevance = 1 / (1 + exp(-(bias + evidence · total + share · total / best_total
-                                   + cosine · best_cosine + bm25 · log(1 + best_bm25)
-                                   + pool · log(1 + vector_candidates))))
+        relevance = 1 / (1 + exp(-(bias + cosine · cos + gap · (cos - best cos)
+                                   + text · bm25 / best bm25
+                                   + context · (session neighbours, speaker, period named:
+                                                Evidence.total - Evidence.base)
+                                   + assistant · [a conversation turn the assistant said])))
 
-    ``total`` is the candidate's weighted ranking evidence (:class:`Evidence`), ``share`` its
-    part of the best candidate's; ``best_cosine`` and ``best_bm25`` are the raw similarity and
-    BM25 score of the query's best vector and text match, which say whether anything matches
-    at all, and ``vector_candidates`` how many memories the vector search ranked (below
-    ``candidates``, the size of the scope): the best of a few memories means more than the
-    best of thousands. With positive ``evidence`` and ``share`` weights, relevance rises
-    with ``total``, so it ranks the candidates of one query as ``total`` does. The constants
-    are fitted by ``memorybank bench calibrate`` (``benchmarks/memorybank_bench/calibrate.py``)
-    on LoCoMo's development conversations and this project's fact pairs; ``docs/retrieval.md``
-    reports them on held-out conversations.
+    ``cos`` is the cosine of the question as facts say it (third person) to the memory,
+    ``best cos`` and ``best bm25`` the best of the query's candidates. Within one query the
+    order follows cosine unless the words or the conversation around a memory say more, so
+    the order is never worse than cosine alone where words mislead (docs/retrieval.md); the
+    same number means the same for every query and user, so it can be cut off
+    (:data:`RECALL_MIN_RELEVANCE`). The weights are fitted by ``memorybank bench calibrate`` on
+    the project's own data (written user profiles and chats, ``benchmarks/data``) and reported
+    on sources they were not fitted on (``docs/retrieval.md``).
 
-    >>> flat = Calibration(bias=0.0, evidence=1.0, share=0.0, cosine=0.0, bm25=0.0, pool=0.0)
-    >>> round(flat.relevance(0.0, 0.0, 0.0, 0.0, 0), 2)
+    >>> flat = Ranking(bias=0.0, cosine=1.0, gap=0.0, text=0.0, context=0.0, assistant=0.0)
+    >>> round(flat.relevance((0.0, 0.0, 0.0, 0.0, 0.0)), 2)
     0.5
     """
 
     bias: float
-    evidence: float
-    share: float
     cosine: float
-    bm25: float
-    pool: float
+    gap: float
+    text: float
+    context: float
+    assistant: float
 
-    def relevance(
-        self, total: float, share: float, best_cosine: float, best_bm25: float, pool: int
-    ) -> float:
-        """The calibrated relevance of one candidate, in (0, 1)."""
-        z = self.bias + self.evidence * total + self.share * share + self.cosine * best_cosine
-        z += self.bm25 * math.log1p(max(best_bm25, 0.0)) + self.pool * math.log1p(pool)
+    def relevance(self, x: Sequence[float]) -> float:
+        """The relevance of one candidate from its :func:`features`, in (0, 1)."""
+        z = (
+            self.bias
+            + self.cosine * x[0]
+            + self.gap * x[1]
+            + self.text * x[2]
+            + self.context * x[3]
+            + self.assistant * x[4]
+        )
         return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
 
+    def weights(self) -> tuple[float, ...]:
+        """The weights in :data:`FEATURES` order, after the bias."""
+        return (self.cosine, self.gap, self.text, self.context, self.assistant)
 
-#: Fitted by ``memorybank bench calibrate`` on the LoCoMo development half (turns and
-#: observations) and the fact pairs; the held-out figures in ``docs/retrieval.md`` come from
-#: fits that left each conversation out.
-CALIBRATION = Calibration(bias=-9.7, evidence=2.14, share=4.73, cosine=5.82, bm25=0.43, pool=-0.81)
+
+#: Fitted by ``memorybank bench calibrate`` on the project's own data (``benchmarks/data``);
+#: held-out figures in ``docs/retrieval.md``.
+RANKING = Ranking(bias=-5.76, cosine=8.79, gap=4.09, text=1.95, context=3.7, assistant=-1.15)
+
+Features = tuple[float, float, float, float, float]
+
+
+def features(found: Sequence[Evidence]) -> list[Features]:
+    """What :class:`Ranking` weighs of each candidate of one search, in :data:`FEATURES`
+    order."""
+    best_cos = max((f.cosine for f in found if f.vector is not None), default=0.0)
+    best_bm25 = max((f.text_score for f in found), default=0.0)
+    rows: list[Features] = []
+    for f in found:
+        text = f.text_score / best_bm25 if best_bm25 > 0 else 0.0
+        said = float(f.found.assistant)
+        rows.append((f.cosine, f.cosine - best_cos, text, f.total - f.base, said))
+    return rows
+
 
 #: The ``min_relevance`` auto-recall uses unless told otherwise. Held out on LoCoMo, the top
 #: hit of 87% of questions asked of the right user's chat turns passes it (93% over
@@ -392,36 +420,31 @@ def fuse(
     *,
     query: str = "",
     neighbours: Neighbours | None = None,
-    calibration: Calibration = CALIBRATION,
+    ranking: Ranking = RANKING,
     min_relevance: float = 0.0,
 ) -> list[SearchHit]:
     """Merge both candidate lists into scored hits, best first, at most ``limit`` of those
     with a relevance of at least ``min_relevance``.
 
-    Each candidate's :class:`Evidence` (see :func:`gather`) becomes a calibrated relevance
-    in [0, 1] (:class:`Calibration`) that means the same for every query and user, and the
-    score is :func:`blend` of it. The order of the hits does not depend on ``limit``.
+    Each candidate's :class:`Evidence` (see :func:`gather`) becomes a relevance in [0, 1]
+    (:class:`Ranking`) that means the same for every query and user, and the score is
+    :func:`blend` of it. The order of the hits does not depend on ``limit``.
     """
     found = gather(vector_hits, text_hits, settings, now, query=query, neighbours=neighbours)
-    best_cosine = (
-        max((h.score for h in vector_hits), default=0.0) if settings.vector_weight else 0.0
-    )
-    best_bm25 = max((f.text_score for f in found), default=0.0) if settings.text_weight else 0.0
-    best_total = max((f.total for f in found), default=0.0)
-    pool = sum(f.vector is not None for f in found)
+    rows = features(found)
     now_us, half_life = to_us(now), settings.recency_half_life_days
     decay = settings.importance_half_life_days
     # One pass: this runs for every candidate of every search.
     scored: list[tuple[float, float, float, float, Evidence]] = []
-    for f in found:
-        share = f.total / best_total if best_total > 0 else 0.0
-        relevance = calibration.relevance(f.total, share, best_cosine, best_bm25, pool)
+    for f, x in zip(found, rows, strict=True):
+        relevance = ranking.relevance(x)
+        if relevance < min_relevance:
+            continue
         importance = effective_importance(f.found.importance, f.found.touched_us, now_us, decay)
         importance /= 10.0
         fresh = _recency(f.found.created_us, now_us, half_life)
-        if relevance >= min_relevance:
-            score = blend(relevance, importance, fresh, settings)
-            scored.append((score, relevance, importance, fresh, f))
+        score = blend(relevance, importance, fresh, settings)
+        scored.append((score, relevance, importance, fresh, f))
     scored.sort(key=lambda s: (-s[0], s[4].found.id))
     # Only the hits returned become Memory and SearchHit models: building all 50-100
     # candidates was a third of a search's CPU once its query vector was cached.

@@ -226,8 +226,12 @@ class Store(Protocol):
         """
         ...
 
-    def iter_memories(self, batch_size: int = 500) -> Iterator[list[Memory]]:
-        """Every memory of every user, in batches (for reindex and migration)."""
+    def iter_memories(
+        self, batch_size: int = 500, after: str | None = None
+    ) -> Iterator[list[Memory]]:
+        """Every memory of every user, in batches, in the order they were stored (for
+        reindex, rejudge and migration); with ``after``, those stored after that memory
+        (where an interrupted pass resumes)."""
         ...
 
     def vectors_of(self, memory_ids: Sequence[str]) -> dict[str, Vectors]:

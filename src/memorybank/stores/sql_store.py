@@ -698,11 +698,18 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT], SqlPairs[TxnT]):
                     newest = max(newest, int(row[0]))
         return newest
 
-    def iter_memories(self, batch_size: int = 500) -> Iterator[list[Memory]]:
-        """Every memory, in batches, by insertion order (stable under concurrent inserts)."""
+    def iter_memories(
+        self, batch_size: int = 500, after: str | None = None
+    ) -> Iterator[list[Memory]]:
+        """Every memory, in batches, by insertion order (stable under concurrent inserts); with
+        ``after``, those inserted after that memory (from the start if it is gone)."""
         d = self.dialect
         sql = f"SELECT {d.columns} FROM memories WHERE {d.rowid} > ? ORDER BY {d.rowid} LIMIT ?"
         last = 0
+        if after is not None:
+            with self.reading() as txn:
+                row = txn.one(f"SELECT {d.rowid} FROM memories WHERE id = ?", (after,))
+            last = 0 if row is None else int(row[0])
         while True:
             with self.reading() as txn:
                 rows = txn.fetch(sql, (last, batch_size))
