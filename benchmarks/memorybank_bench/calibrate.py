@@ -72,8 +72,8 @@ RIDGE = 1.0
 FITTED = ("profiles", "own chats")
 #: ... and those only scored.
 SCORED = ("dev chats", "fact pairs", "turns", "observations")
-#: Row weight per source in the fit: the chats have a tenth of the profiles' questions.
-WEIGHTS = {"profiles": 1.0, "own chats": 5.0}
+#: Row weight per source in the fit (each question counts once, whatever its source).
+WEIGHTS = {"profiles": 1.0, "own chats": 1.0}
 OWN = Path(__file__).resolve().parents[1] / "data"
 
 

@@ -40,7 +40,6 @@ from memorybank.core.scopes import scope_set
 from memorybank.factory import build_embedder
 from memorybank.model import Caller, Category, Source
 from memorybank.rules.filtering import where
-from memorybank.rules.third_person import question_in_third_person
 from memorybank.settings import Settings
 from memorybank.stores.postgres import PostgresStore
 from memorybank_bench.facts import FactGenerator
@@ -127,7 +126,7 @@ def measure_breakdown(
     k = bank.retrieval.candidates
     embed, vector, text = [], [], []
     for query in queries[WARMUP_SEARCHES:]:
-        asked = question_in_third_person(query)
+        asked = query
         seconds, vectors = _timed(functools.partial(bank.embedder.embed, [asked]))
         embed.append(seconds)
         search = bank.store.vector_search

@@ -2,12 +2,11 @@
 ranks them: vector and full-text matches (with the speakers a query names left out of the text
 that is embedded and searched), and the session neighbours of conversation turns.
 
-A question in the user's voice ("where do I live?") is searched as the facts are written
-("where does User live?", :func:`~memorybank.rules.third_person.question_in_third_person`), for
-both the vector and the text signal. Which speakers a query names is learnt from a text search
-of the query as asked: a speaker's memories contain their name, so some of them are among its
-matches. The speaker boost in :func:`~memorybank.rules.ranking.fuse` still reads the original
-query.
+A question is searched as it is asked: the bundled embedder reads "where do I live?" as near
+"User lives in Lisbon" as its third-person form, and nearer a turn the user said ("I live in
+…"); on the project's chats and profiles, cosine as asked put the answer first more often
+(docs/retrieval.md). Which speakers a query names is learnt from a text search of it: a
+speaker's memories contain their name, so some of them are among its matches.
 """
 
 from __future__ import annotations
@@ -33,7 +32,6 @@ from memorybank.rules.ranking import (
     gather,
     newest_first,
 )
-from memorybank.rules.third_person import question_in_third_person
 from memorybank.stores.base import Store
 
 #: The query vector of a text (from the bank's query cache).
@@ -53,7 +51,6 @@ def find(
     """Up to ``k`` vector and ``k`` text candidates for ``query`` in ``scope_set``.
     ``probes`` gives the executor that runs the speaker probe beside the vector search when
     the store's reads are round trips."""
-    query = question_in_third_person(query)
     if not settings.speaker_weight:
         return store.hybrid_candidates(scope_set, vector_of(query), query, k, filters)
     vector_hits: list[Candidate] | None

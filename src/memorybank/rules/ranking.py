@@ -28,6 +28,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -145,7 +146,7 @@ class Ranking:
 
 #: Fitted by ``memorybank bench calibrate`` on the project's own data (``benchmarks/data``);
 #: held-out figures in ``docs/retrieval.md``.
-RANKING = Ranking(bias=-5.76, cosine=8.79, gap=4.09, text=1.95, context=3.7, assistant=-1.15)
+RANKING = Ranking(bias=-4.93, cosine=10.61, gap=8.08, text=1.5, context=0.5, assistant=-1.63)
 
 Features = tuple[float, float, float, float, float]
 
@@ -174,9 +175,10 @@ def newest_first(hits: Sequence[SearchHit], heads: Mapping[str, Memory]) -> list
     """``hits`` with each older fact's newest updater (``heads``: older id → newer memory, as
     judged when the newer was written) right before it, so the current value comes first
     and the earlier one stays beside it: a hit already shown moves up, one not among
-    ``hits`` joins with the older one's relevance. Read left to right, so the first n of the
-    answer for a list are the answer for its first n. Scores stay in the order shown (a
-    newer fact moved up takes the older one's score), for callers that sort or page by them.
+    ``hits`` joins; either is at least as relevant as the older one. Read left to right, so
+    the first n of the answer for a list are the answer for its first n. Scores stay in the
+    order shown (a newer fact moved up takes the older one's score), for callers that sort
+    or page by them.
 
     >>> from memorybank.model import Memory
     >>> hit = lambda text, r: SearchHit(memory=Memory(user_id="u", content=text,
@@ -195,8 +197,13 @@ def newest_first(hits: Sequence[SearchHit], heads: Mapping[str, Memory]) -> list
             continue
         head = heads.get(hit.memory.id)
         if head is not None and head.id not in shown:
-            placed = found.get(head.id) or hit.model_copy(update={"memory": head})
-            ordered.append(placed)
+            # The current value is as relevant as the value it replaces: it answers whatever
+            # that one answered, however it is worded.
+            known = found.get(head.id)
+            lifted: dict[str, Any] = {"memory": head} if known is None else {}
+            if known is None or known.relevance < hit.relevance:
+                lifted["relevance"] = hit.relevance
+            ordered.append((known or hit).model_copy(update=lifted))
             shown.add(head.id)
         ordered.append(hit)
         shown.add(hit.memory.id)
