@@ -156,3 +156,37 @@ def test_rejudge_derives_the_relations_again_and_resumes(
     assert _relations(bank, "ana") == before
     assert bank.store.get_meta(JUDGED_BY) == "counting"
     assert rejudge_all(bank.store, counted) == 0  # done: nothing to do again
+
+
+class ReadsAsRestated:
+    """A judge that reads every pair as a probable duplicate (0.7): the mechanism's test,
+    whatever the shipped model reads of a given wording."""
+
+    version = "restating"
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> list[PairScores]:
+        return [PairScores(duplicate=0.7, update=0.2, distinct=0.1) for _ in pairs]
+
+
+def test_a_probable_duplicate_restates_the_fact_in_its_words(bank: MemoryBank) -> None:
+    bank._judge = ReadsAsRestated()
+    first = bank.save("ana", "User runs a tailoring shop in Kumasi")
+    again = bank.save("ana", "User owns a tailoring business based in Kumasi")
+    assert again.success and again.restated and not again.duplicate
+    assert again.memory_id == first.memory_id
+    assert again.existing_content == "User runs a tailoring shop in Kumasi"
+    # Stored once, in the newest wording; the earlier wording is in its history.
+    assert [m.content for m in bank.list("ana")] == [again.content]
+    history = bank.history(str(first.memory_id), "ana")
+    assert history[-1].old_content == "User runs a tailoring shop in Kumasi"
+    assert history[-1].new_content == "User owns a tailoring business based in Kumasi"
+    hits = bank.search("ana", "Where is my business?")
+    assert [h.memory.content for h in hits] == [again.content]
+
+
+def test_keep_stores_a_probable_duplicate_as_its_own_fact(bank: MemoryBank) -> None:
+    bank._judge = ReadsAsRestated()
+    bank.save("ana", "User runs a tailoring shop in Kumasi")
+    kept = bank.save("ana", "User owns a tailoring business in Kumasi", on_conflict="keep")
+    assert kept.success and not kept.restated
+    assert bank.count("ana") == 2

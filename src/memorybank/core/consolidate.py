@@ -386,7 +386,7 @@ class _Pass:
         scores = self.judge.score([(contents[e], contents[index]) for e in near.tolist()])
         for judged, (earlier, score) in enumerate(zip(near.tolist(), scores, strict=True), 1):
             said = verdict(score, contents[index], contents[earlier], float(row[earlier]))
-            if said.relation is Relation.DUPLICATE:
+            if said.relation in (Relation.DUPLICATE, Relation.RESTATED):
                 self.kept[index] = False
                 done.joined.setdefault(earlier, []).append(index)
                 return judged

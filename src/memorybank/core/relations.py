@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from memorybank.model import Memory, MemoryFilter, ScopeSet
-from memorybank.model.stored import Related
+from memorybank.model.stored import InsertOutcome, Related
 from memorybank.providers.embedders.base import ProgressFn, Vectors
 from memorybank.rules.intake import is_conversation
 from memorybank.rules.render import FACT_SOURCES
@@ -89,6 +89,19 @@ def rejudge(
         store.relate(decided, restated=restated)
 
 
+def rejudge_restated(
+    store: Store, judge: Judge, outcomes: Sequence[InsertOutcome], vectors: Vectors
+) -> None:
+    """Judge again the stored facts a save restated (now in its words, said now): what each
+    may update (:func:`rejudge`)."""
+    restated = [
+        (o.restated, v) for o, v in zip(outcomes, vectors, strict=True) if o.restated is not None
+    ]
+    if restated:
+        memories = [m for m, _ in restated]
+        rejudge(store, judge, memories, np.stack([v for _, v in restated]), restated=True)
+
+
 def _earlier(
     store: Store, memory: Memory, vector: Vectors, restated: bool
 ) -> list[tuple[Memory, float]]:
@@ -154,4 +167,12 @@ def rejudge_all(
     return done
 
 
-__all__ = ["CURSOR", "JUDGED_BY", "newest_updater", "rejudge", "rejudge_all", "updates_among"]
+__all__ = [
+    "CURSOR",
+    "JUDGED_BY",
+    "newest_updater",
+    "rejudge",
+    "rejudge_all",
+    "rejudge_restated",
+    "updates_among",
+]

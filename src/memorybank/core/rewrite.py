@@ -106,7 +106,7 @@ def judged_edit(
     related: list[Related] = []
     for (other, similarity), score in zip(others, scores, strict=True):
         said = verdict(score, content, other.content, similarity)
-        if said.relation is Relation.DUPLICATE:
+        if said.relation in (Relation.DUPLICATE, Relation.RESTATED):
             return other, []
         if said.relation is Relation.CONFLICT:
             related.append(Related(other, similarity, said.why, said.probabilities, version))

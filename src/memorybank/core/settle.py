@@ -23,6 +23,7 @@ from memorybank.rules.verdicts import (
     THRESHOLDS,
     Judge,
     PairScores,
+    Relation,
     Verdict,
     is_candidate,
     judge_version,
@@ -41,10 +42,13 @@ def save_judge(
     memories: Sequence[Memory],
     vectors: Vectors,
     checked: Sequence[bool],
+    *,
+    restate: bool = True,
 ) -> tuple[StoreJudge, Replaces]:
     """The store's judge for a save of ``memories`` and the ``replaces`` of
     ``on_conflict="auto"`` (which conflicts each new fact surely replaces), sharing one set
-    of scores."""
+    of scores. Without ``restate`` (the caller may not change stored facts, or asked to keep
+    them), a probable duplicate is stored as a fact of its own, never restating another."""
     scores: dict[tuple[str, str], PairScores] = {}
     local: Judge = getattr(judge, "local", judge)
     # Every pair the save will most likely show the judge, read in one batch before the
@@ -64,9 +68,15 @@ def save_judge(
 
     def decide(new: Memory, candidates: Sequence[tuple[Memory, float]]) -> list[Verdict]:
         olds = [old for old, _ in candidates]
-        return [
+        said = [
             replace(verdict(score, new.content, old.content, similarity), judge=version)
             for score, (old, similarity) in zip(scored(new, olds), candidates, strict=True)
+        ]
+        if restate:
+            return said
+        return [
+            replace(v, relation=Relation.DISTINCT) if v.relation is Relation.RESTATED else v
+            for v in said
         ]
 
     def replaces(new: Memory, olds: Sequence[tuple[Memory, float]]) -> list[bool]:

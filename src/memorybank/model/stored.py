@@ -76,6 +76,9 @@ class InsertOutcome:
     conflicts: tuple[Related, ...] = ()
     #: Stored facts it replaced: superseded by it in the insert's transaction.
     superseded: tuple[Related, ...] = ()
+    #: The stored fact it restated (a probable duplicate): that fact, now in the new wording
+    #: (its earlier wording is in its history); nothing new was inserted.
+    restated: Memory | None = None
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,8 @@ from typing import Protocol
 class Relation(StrEnum):
     """How a new fact relates to a stored one."""
 
-    DUPLICATE = "duplicate"  # says nothing the stored one does not: refused
+    DUPLICATE = "duplicate"  # surely says nothing the stored one does not: refused
+    RESTATED = "restated"  # probably says the same: the stored one takes the new wording
     CONFLICT = "conflict"  # may update or contradict the stored one: stored, and surfaced
     DISTINCT = "distinct"  # both can be true at once: stored
 
@@ -122,6 +123,12 @@ class Thresholds:
     topic: float = 0.18
     """Forgetting without an LLM (:mod:`memorybank.services.forget`): the similarity from
     which the rest of a memory is about the rest of a forget request."""
+    restated: float = 0.5
+    """The judge's duplicate probability from which a new fact that is not surely a duplicate
+    (:attr:`duplicate`) restates the stored one, when duplicate is also its likeliest
+    reading: the stored fact takes the new wording and keeps the earlier one in its history,
+    so a paraphrase is stored once and nothing is lost (a change misread as a paraphrase
+    still leaves the newest wording current)."""
     duplicate: float = 0.98
     """The judge's duplicate probability from which a new fact is refused: refusing loses the
     new fact, so only the surest are (chosen on SICK train, which the judge never saw: 1.4 %
@@ -255,6 +262,8 @@ def verdict(scores: PairScores, new: str, old: str, similarity: float) -> Verdic
         return Verdict(Relation.DUPLICATE, "says the same", scores)
     if scores.duplicate >= THRESHOLDS.duplicate:
         return Verdict(Relation.DUPLICATE, f"says nothing new (p={scores.duplicate:.2f})", scores)
+    if scores.duplicate >= max(THRESHOLDS.restated, scores.update, scores.distinct):
+        return Verdict(Relation.RESTATED, f"says the same (p={scores.duplicate:.2f})", scores)
     if shown_as_change(scores, similarity):
         return Verdict(Relation.CONFLICT, f"may update it (p={scores.update:.2f})", scores)
     return Verdict(Relation.DISTINCT, "", scores)

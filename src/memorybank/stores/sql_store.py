@@ -199,7 +199,8 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT], SqlPairs[TxnT]):
         k: int,
         judge: Judge,
     ) -> InsertOutcome | tuple[Related, ...]:
-        """The judge's decision on ``memory``: a refusal (the duplicate), else its conflicts."""
+        """The judge's decision on ``memory``: a refusal (the duplicate), a restatement (the
+        stored fact it probably repeats, rewritten to its wording), else its conflicts."""
         conflicts: list[Related] = []
         candidates = [
             (other, similarity)
@@ -208,14 +209,45 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT], SqlPairs[TxnT]):
             if other.superseded_by is None
         ]
         verdicts = judge(memory, candidates) if candidates else []
+        restates: tuple[Memory, float, float] | None = None
         for (other, similarity), verdict in zip(candidates, verdicts, strict=True):
             if verdict.relation == "duplicate":
                 return InsertOutcome(memory, False, other, similarity)
+            p = verdict.probabilities
+            if verdict.relation == "restated" and p is not None:
+                if restates is None or p[0] > restates[2]:
+                    restates = (other, similarity, p[0])
             if verdict.relation == "conflict":
                 conflicts.append(
                     Related(other, similarity, verdict.why, verdict.probabilities, verdict.judge)
                 )
+        if restates is not None:
+            return self._restate(txn, memory, vector, restates[0], restates[1])
         return tuple(conflicts)
+
+    def _restate(
+        self, txn: TxnT, memory: Memory, vector: Vectors, other: Memory, similarity: float
+    ) -> InsertOutcome:
+        """``other`` rewritten to ``memory``'s wording (an UPDATE event keeps the earlier
+        one), reinforced as a fact said again."""
+        now = utcnow()
+        restated = other.model_copy(
+            update={
+                "content": memory.content,
+                "updated_at": now,
+                "embedding_model": memory.embedding_model,
+            }
+        )
+        event = HistoryEvent.about(
+            other,
+            EventKind.UPDATE,
+            memory.created_by or memory.user_id,
+            old_content=other.content,
+            new_content=memory.content,
+        )
+        self._replace_row(txn, restated, vector, event)
+        self._reinforced(txn, restated, now)
+        return InsertOutcome(memory, False, other, similarity, restated=restated)
 
     def _supersede(
         self,
