@@ -255,10 +255,14 @@ def bench_peers(
             "--limit-questions", min=1, help="Search only the first N questions of each one."
         ),
     ] = None,
+    ref: Annotated[
+        str | None,
+        typer.Option("--ref", help="Also measure memorybank at this git commit (same run)."),
+    ] = None,
     json_out: JsonOutOption = None,
 ) -> None:
     """memorybank and mem0 (infer off, the same embedder) side by side on LoCoMo's facts, each
-    in its own process: search p50/p95, ingest rate, recall@10, peak RSS; needs the
+    in its own process: search p50/p95, ingest rate, recall@10, MRR, peak RSS; needs the
     mem0-compat-test extra."""
     with bench_installed():
         from memorybank_bench.peers import run_peers
@@ -269,6 +273,7 @@ def bench_peers(
         limit_conversations=limit_conversations,
         limit_questions=limit_questions,
         console=console,
+        ref=ref,
     )
     _show_report(console, report, json_out)
 

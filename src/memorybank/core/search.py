@@ -19,7 +19,7 @@ from datetime import datetime
 
 from memorybank.core.relations import newest_updater
 from memorybank.errors import ValidationError
-from memorybank.model import MemoryFilter, ScopeSet, SearchHit
+from memorybank.model import Memory, MemoryFilter, ScopeSet, SearchHit
 from memorybank.model.stored import Candidate
 from memorybank.providers.embedders.base import Vectors
 from memorybank.rules.intake import is_conversation
@@ -153,15 +153,21 @@ class Pool:
                 f"min_relevance {min_relevance} must be between 0 and 1", field="min_relevance"
             )
         k = self.settings.candidates
+        # A replaced fact still answers what it answered: searched too, it hands its place to
+        # the fact that replaced it (:meth:`_newest_first`), so a question worded like the old
+        # value ("Where do I live?" / "User lives in Berlin") finds the new one.
+        current = filters.superseded is False
+        searched = filters.model_copy(update={"superseded": None}) if current else filters
+        spare = RETIRED_SPARE if current else 0
 
         def rank(size: int, n: int) -> list[SearchHit]:
-            vector_hits, text_hits, around = self.collect(scope_set, query, size, filters)
+            vector_hits, text_hits, around = self.collect(scope_set, query, size, searched)
             return fuse(
                 vector_hits,
                 text_hits,
                 self.settings,
                 now,
-                n,
+                n + spare,
                 query=query,
                 neighbours=around,
                 min_relevance=min_relevance,
@@ -179,13 +185,43 @@ class Pool:
     ) -> list[SearchHit]:
         """``hits`` with the newest fact that may update each older one right before it (the
         relations judged when the newer was written: one read, no model); one the search did
-        not find joins there if it meets the search's filters."""
+        not find joins there if it meets the search's filters. A replaced fact, when only
+        current ones are asked for, leaves its place to the current fact that replaced it."""
         facts = [h.memory for h in hits if not is_conversation(h.memory.ring, h.memory.source)]
         if not facts:
             return hits
-        around = self.store.updaters_of([m.id for m in facts], scope_set)
+        retired = {m.id: m for m in facts if filters.superseded is False and m.superseded_by}
+        live = [m.id for m in facts if m.id not in retired]
+        around = self.store.updaters_of(live, scope_set) if live else []
         heads = newest_updater([m for _, m in around if filters.matches(m)], around)
-        return newest_first(hits, heads) if heads else hits
+        for old, successor in self._successors(list(retired.values()), scope_set).items():
+            if successor is not None and filters.matches(successor):
+                heads[old] = successor
+        if not heads and not retired:
+            return hits
+        return newest_first(hits, heads, drop=set(retired))
+
+    def _successors(
+        self, replaced: Sequence[Memory], scope_set: ScopeSet
+    ) -> dict[str, Memory | None]:
+        """Each replaced fact's current successor (its chain of ``superseded_by`` followed to
+        a current fact), or None when the chain ends in a deleted fact."""
+        found: dict[str, Memory | None] = {}
+        for memory in replaced:
+            link: Memory | None = memory
+            for _ in range(SUCCESSION_HOPS):
+                if link is None or link.superseded_by is None:
+                    break
+                link = self.store.get(link.superseded_by, scope_set)
+            found[memory.id] = link if link is not None and link.superseded_by is None else None
+        return found
+
+
+#: How many more hits a search of current facts ranks than it returns: the replaced facts
+#: among them leave their places to their successors (or go).
+RETIRED_SPARE = 10
+#: How far a replaced fact's successors are followed (a fact replaced again and again).
+SUCCESSION_HOPS = 8
 
 
 class Probes:

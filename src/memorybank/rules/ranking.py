@@ -25,7 +25,7 @@ them, so every backend ranks the same candidates the same way.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -171,14 +171,16 @@ def features(found: Sequence[Evidence]) -> list[Features]:
 RECALL_MIN_RELEVANCE = 0.15
 
 
-def newest_first(hits: Sequence[SearchHit], heads: Mapping[str, Memory]) -> list[SearchHit]:
+def newest_first(
+    hits: Sequence[SearchHit], heads: Mapping[str, Memory], drop: Set[str] = frozenset()
+) -> list[SearchHit]:
     """``hits`` with each older fact's newest updater (``heads``: older id → newer memory, as
     judged when the newer was written) right before it, so the current value comes first
     and the earlier one stays beside it: a hit already shown moves up, one not among
     ``hits`` joins; either is at least as relevant as the older one. Read left to right, so
     the first n of the answer for a list are the answer for its first n. Scores stay in the
     order shown (a newer fact moved up takes the older one's score), for callers that sort
-    or page by them.
+    or page by them. A hit in ``drop`` (a replaced fact) is left out once its head is placed.
 
     >>> from memorybank.model import Memory
     >>> hit = lambda text, r: SearchHit(memory=Memory(user_id="u", content=text,
@@ -205,7 +207,8 @@ def newest_first(hits: Sequence[SearchHit], heads: Mapping[str, Memory]) -> list
                 lifted["relevance"] = hit.relevance
             ordered.append((known or hit).model_copy(update=lifted))
             shown.add(head.id)
-        ordered.append(hit)
+        if hit.memory.id not in drop:
+            ordered.append(hit)
         shown.add(hit.memory.id)
     for k in range(len(ordered) - 2, -1, -1):
         if ordered[k].score < ordered[k + 1].score:
