@@ -75,7 +75,7 @@ if TYPE_CHECKING:
 PAGE_FACTS = 1000
 MAX_PAGE_FACTS = 5000
 #: Pairs one call judges at most. A fact is judged against at most
-#: ``THRESHOLDS.candidates`` (5) earlier facts, so a default page stays well under it; it
+#: ``THRESHOLDS.candidates`` (3) earlier facts, so a default page stays well under it; it
 #: binds for larger pages, and is what a call costs in the judge's time (~25-60 µs a pair).
 MAX_PAIRS = 10_000
 #: Similarities (fact × earlier fact) one call computes at most: a page's matrix products

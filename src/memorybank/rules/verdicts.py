@@ -110,8 +110,11 @@ class Thresholds:
     0.36), so the floor is low and :func:`shown_as_change` asks more of a pair worded apart.
     Chosen on the second development lifecycle set: 0.55 kept 24/40 changes right, 0.35
     33/40, distinct facts 18/20 at both."""
-    candidates: int = 5
-    """How many of the most similar stored facts a new one is compared with, at most."""
+    candidates: int = 3
+    """How many of the most similar stored facts a new one is compared with, at most: the
+    judge reads each pair when a fact is written, so this is a save's cost. On the lifecycle
+    sets (30 unrelated facts, then the scenario) the fact a change or a paraphrase is about
+    was the nearest for 96 % of 90 scenarios and among the nearest three for all of them."""
     reconcile: float = 0.55
     """From this similarity of the nearest stored fact (up to :attr:`same`), remember asks its
     LLM what a new fact does to the stored ones (:func:`needs_reconciling`)."""
