@@ -1,35 +1,37 @@
-"""Hybrid scoring: fuse vector and BM25 candidates into ranking evidence, calibrate it into
-an absolute relevance, then let importance and recency order facts of similar relevance.
+"""Hybrid ranking: one fitted function orders a search's vector and BM25 candidates and says
+how sure each is to be relevant; importance and recency then order facts of similar relevance.
 
-    base      = vector_weight · dense + text_weight · bm25   (min-max normalised, dense over
-                                                              a cosine span of at least 0.3)
-    total     = base + neighbour_weight · max(base of the turns around it in its session)
-                     + speaker_weight · [the query names who said it]
-                     + time_weight · [it happened in a period the query names]
-    relevance = Calibration(total, total / best total, best cosine, best BM25, pool size)
+    relevance = Ranking(cosine, cosine - best cosine, BM25 / best BM25, context,
+                        said by the assistant)                     (a logistic model, fitted)
+    context   = neighbour_weight · max(base of the turns around it in its session)
+                + speaker_weight · [the query names who said it]
+                + time_weight · [it happened in a period the query names]
     score     = relevance · (0.60 + 0.25 · importance / 10 + 0.15 · recency)   (:func:`blend`)
-    then a fact that a newer hit may update goes right after it (:func:`newest_first`)
+    then the current fact that replaced or may update a hit goes right before it
+    (:func:`newest_first`, from the relations judged when facts were written)
 
-``relevance`` is the chance, fitted by logistic regression (``memorybank bench calibrate``),
-that the memory is relevant to the query: the same number means the same for every query and
-user, so it can be cut off (``min_relevance``, :data:`RECALL_MIN_RELEVANCE`), and within one
-query it ranks as ``total`` does. Importance and recency scale the relevance by 0.60–1.00,
-so a relevant memory outranks one that is not (a relevance more than 1 / 0.6 times higher
-always wins), whatever their importance and age. Recency decays exponentially with the
-memory's age
-(half-life configurable). All weights are settings; ``docs/retrieval.md`` shows what each step
-adds on LoCoMo. The store supplies candidates and session neighbours; this module only scores
-them, so every backend ranks the same candidates the same way.
+``relevance`` is the chance, fitted by logistic regression on the project's own data
+(``memorybank bench calibrate``), that the memory is relevant to the query: the same number
+means the same for every query and user, so it can be cut off (``min_relevance``,
+:data:`RECALL_MIN_RELEVANCE`). Importance and recency scale the relevance by 0.60–1.00, so a
+relevant memory outranks one that is not (a relevance more than 1 / 0.6 times higher always
+wins), whatever their importance and age. Recency decays exponentially with the memory's age
+(half-life configurable). ``vector_weight`` and ``text_weight`` scale the fitted weights of
+each signal (0.5, the default: as fitted; 0: that signal left out). ``docs/retrieval.md``
+reports the function against cosine alone on each source. The store supplies candidates and
+session neighbours; this module only scores them, so every backend ranks the same candidates
+the same way.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memorybank.model import Memory, SearchHit
@@ -60,6 +62,8 @@ class RetrievalSettings(BaseModel):
     relevance_weight: float = Field(default=0.60, ge=0)
     importance_weight: float = Field(default=0.25, ge=0)
     recency_weight: float = Field(default=0.15, ge=0)
+    # How much each signal counts: 0.5 is the fitted weight, 0 leaves the signal out (and in
+    # the base relevance that session neighbours pass on, their mix).
     vector_weight: float = Field(default=0.5, ge=0)
     text_weight: float = Field(default=0.5, ge=0)
     # A turn of a conversation inherits this share of the best relevance of the turns within
@@ -101,7 +105,7 @@ class Ranking:
     relevant: a logistic model over what a search knows of a candidate (:func:`features`)::
 
         relevance = 1 / (1 + exp(-(bias + cosine · cos + gap · (cos - best cos)
-                                   + text · bm25 / best bm25
+                                   + text · BM25 / best BM25
                                    + context · (session neighbours, speaker, period named:
                                                 Evidence.total - Evidence.base)
                                    + assistant · [a conversation turn the assistant said])))
@@ -143,10 +147,35 @@ class Ranking:
         """The weights in :data:`FEATURES` order, after the bias."""
         return (self.cosine, self.gap, self.text, self.context, self.assistant)
 
+    def scaled(self, vector: float, text: float) -> Ranking:
+        """The function with the vector signal's weights scaled by ``vector`` and the text
+        signal's by ``text`` (1: as fitted, 0: left out).
+
+        >>> RANKING.scaled(1.0, 0.0).text, RANKING.scaled(1.0, 1.0) == RANKING
+        (0.0, True)
+        """
+        if vector == 1.0 and text == 1.0:
+            return self
+        return replace(
+            self,
+            cosine=self.cosine * vector,
+            gap=self.gap * vector,
+            text=self.text * text,
+        )
+
+    def relevances(self, rows: Sequence[Features]) -> list[float]:
+        """:meth:`relevance` of many candidates at once (one matrix product: a search ranks
+        50-100)."""
+        if not rows:
+            return []
+        z = self.bias + np.asarray(rows, dtype=np.float64) @ np.asarray(self.weights())
+        out: list[float] = (1.0 / (1.0 + np.exp(-np.clip(z, -700.0, 700.0)))).tolist()
+        return out
+
 
 #: Fitted by ``memorybank bench calibrate`` on the project's own data (``benchmarks/data``);
 #: held-out figures in ``docs/retrieval.md``.
-RANKING = Ranking(bias=-4.93, cosine=10.61, gap=8.08, text=1.5, context=0.5, assistant=-1.63)
+RANKING = Ranking(bias=-4.93, cosine=10.6, gap=8.08, text=1.5, context=0.5, assistant=-1.63)
 
 Features = tuple[float, float, float, float, float]
 
@@ -446,8 +475,9 @@ def fuse(
     decay = settings.importance_half_life_days
     # One pass: this runs for every candidate of every search.
     scored: list[tuple[float, float, float, float, Evidence]] = []
-    for f, x in zip(found, rows, strict=True):
-        relevance = ranking.relevance(x)
+    # The settings scale the fitted weights of each signal (their default, 0.5: as fitted).
+    scaled = ranking.scaled(settings.vector_weight / 0.5, settings.text_weight / 0.5)
+    for f, relevance in zip(found, scaled.relevances(rows), strict=True):
         if relevance < min_relevance:
             continue
         importance = effective_importance(f.found.importance, f.found.touched_us, now_us, decay)

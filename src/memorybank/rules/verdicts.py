@@ -126,7 +126,7 @@ class Thresholds:
     topic: float = 0.18
     """Forgetting without an LLM (:mod:`memorybank.services.forget`): the similarity from
     which the rest of a memory is about the rest of a forget request."""
-    restated: float = 0.5
+    restated: float = 0.8
     """The judge's duplicate probability from which a new fact that is not surely a duplicate
     (:attr:`duplicate`) restates the stored one, when duplicate is also its likeliest
     reading: the stored fact takes the new wording and keeps the earlier one in its history,

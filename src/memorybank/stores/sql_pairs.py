@@ -175,25 +175,33 @@ class SqlPairs(SqlTransactions[TxnT]):
     def updaters_of(self, memory_ids: Sequence[str], scopes: ScopeSet) -> list[tuple[str, Memory]]:
         """(older id, newer memory) for each current fact visible through ``scopes`` that may
         update one of ``memory_ids`` (judged when it was written, not answered "both are
-        true"): one indexed read, the newer rows included."""
+        true"): two indexed reads, the pairs by their older fact, then the newer rows."""
         keys = scope_keys(scopes)
         if not memory_ids or not keys:
             return []
         d = self.dialect
-        in_scope, scoped = d.any_of("m.scope_key", keys)
-        n_columns = d.m_columns
-        found: list[tuple[str, Memory]] = []
+        # Two reads, each on its own index: joined in one statement, a planner may walk the
+        # whole scope's memories and probe the pairs of each (milliseconds at 1,000 facts).
         with self.reading() as txn:
+            pairs: list[tuple[str, str]] = []
             for ids in chunks(sorted(set(memory_ids)), d.list_max):
-                older, params = d.any_of("p.other_id", ids)
+                older, params = d.any_of("other_id", ids)
                 rows = txn.fetch(
-                    f"SELECT p.other_id, {n_columns} FROM memory_pairs p "
-                    "JOIN memories m ON m.id = p.memory_id "
-                    f"WHERE {older} AND p.verdict = ? AND m.superseded_by IS NULL AND {in_scope}",
-                    [*params, ASKED, *scoped],
+                    f"SELECT other_id, memory_id FROM memory_pairs WHERE {older} AND verdict = ?",
+                    [*params, ASKED],
                 )
-                found += [(str(row[0]), d.memory(row[1:])) for row in rows]
-        return found
+                pairs += [(str(r[0]), str(r[1])) for r in rows]
+            newer: dict[str, Memory] = {}
+            in_scope, scoped = d.any_of("scope_key", keys)
+            for ids in chunks(sorted({n for _, n in pairs}), d.list_max):
+                by_id, params = d.any_of("id", ids)
+                rows = txn.fetch(
+                    f"SELECT {d.columns} FROM memories WHERE {by_id} "
+                    f"AND superseded_by IS NULL AND {in_scope}",
+                    [*params, *scoped],
+                )
+                newer.update((m.id, m) for m in map(d.memory, rows))
+        return [(old, newer[new]) for old, new in pairs if new in newer]
 
     def kept_pairs(self, memory_ids: Sequence[str]) -> list[KeptPair]:
         """The pairs answered "both are true" whose two facts are both among ``memory_ids``,
