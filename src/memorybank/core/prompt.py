@@ -50,6 +50,7 @@ from memorybank.rules.render import (
     RECALL_LIMIT,
     RECENT_DAYS,
     RECENT_LIMIT,
+    STANDOUT_GROUP,
     STANDOUT_MIN_MEMORIES,
     STANDOUT_RATIO,
     STANDOUT_SHARE_OF_CUT,
@@ -95,28 +96,31 @@ def _relevant(
     )
     best = max((h.relevance for h in hits), default=0.0)
     if best < min_relevance:
-        stands_out = _stands_out(hits, min_relevance) and _crowd(bank, caller, reads)
-        return [hits[0].memory] if stands_out else []
+        if not _crowd(bank, caller, reads):
+            return []
+        return [h.memory for h in _standing_out(hits, min_relevance)]
     # Companions are measured against the best match too, not only the cut-off: beside a sure
     # match, a memory a twentieth as likely to be relevant is noise, however small the scope.
     floor = max(RECALL_COMPANIONS * min_relevance, COMPANION_SHARE_OF_BEST * best)
     return [h.memory for h in hits if h.relevance >= floor]
 
 
-def _stands_out(hits: Sequence[SearchHit], min_relevance: float) -> bool:
-    """Whether the best of ``hits`` (below the cut-off) still answers: it stands far above the
-    rest (:data:`~memorybank.rules.render.STANDOUT_RATIO`) in the evidence that orders them,
-    ``score``. Not in ``relevance``: the judge's read lifts the relevance of facts about
-    something else too ("User takes the train to work" beside "What did my physio diagnose?"),
-    and a best match would stand out only when the judge happened to read nothing else as
-    near. A cut-off stricter than the default is the caller's to keep: then nothing below it
-    answers."""
+def _standing_out(hits: Sequence[SearchHit], min_relevance: float) -> list[SearchHit]:
+    """The best few of ``hits`` (all below the cut-off) that still answer: they stand far
+    above the rest (:data:`~memorybank.rules.render.STANDOUT_RATIO` times the relevance of the
+    next), and the best is at least :data:`~memorybank.rules.render.STANDOUT_SHARE_OF_CUT` of
+    the cut-off. Two medicines asked about together are both a little under it, and far
+    above every other fact; a question about nothing stored has no such step. A cut-off
+    stricter than the default is the caller's to keep: then nothing below it answers."""
     if min_relevance > RECALL_MIN_RELEVANCE or not hits:
-        return False
+        return []
     if hits[0].relevance < STANDOUT_SHARE_OF_CUT * min_relevance:
-        return False
-    runner_up = max((h.score for h in hits[1:]), default=0.0)
-    return hits[0].score >= STANDOUT_RATIO * runner_up
+        return []
+    for size in range(1, min(STANDOUT_GROUP, len(hits)) + 1):
+        following = hits[size].relevance if size < len(hits) else 0.0
+        if min(h.relevance for h in hits[:size]) >= STANDOUT_RATIO * following:
+            return list(hits[:size])
+    return []
 
 
 def _crowd(bank: MemoryBank, caller: Caller, reads: Reads) -> bool:
