@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -274,9 +274,10 @@ def _bank(folder: Path, name: str) -> Iterator[MemoryBank]:
         yield bank
 
 
-def collect(data: Path, console: Console, sources: Sequence[str]) -> list[Query]:
+def collect(data: Path, console: Console, sources: Sequence[str], own: Path = OWN) -> list[Query]:
     """Every question of ``sources`` (see the module docstring), asked of its own user and
-    of another; ``data`` is the shared data folder (``facts/``, ``locomo/``)."""
+    of another; ``data`` is the shared data folder (``facts/``, ``locomo/``), ``own`` the
+    project's (``benchmarks/data``)."""
     queries: list[Query] = []
     locomo = data / "locomo" / "locomo_dev.json"
     with tempfile.TemporaryDirectory(prefix="calibrate-") as tmp:
@@ -286,9 +287,9 @@ def collect(data: Path, console: Console, sources: Sequence[str]) -> list[Query]
             with _bank(folder, source.replace(" ", "_")) as bank:
                 if source == "profiles":
                     for name in ("profiles_b.jsonl", "profiles_c.jsonl"):
-                        queries += profile_queries(bank, OWN / name)
+                        queries += profile_queries(bank, own / name)
                 elif source == "own chats":
-                    queries += chat_queries(bank, OWN / "conversations_own.jsonl", source)
+                    queries += chat_queries(bank, own / "conversations_own.jsonl", source)
                 elif source == "dev chats":
                     path = data / "facts" / "conversations_dev.jsonl"
                     queries += chat_queries(bank, path, source)
@@ -368,7 +369,7 @@ class Scores:
             f"{self.top1:.3f}",
             f"{self.mrr:.3f}",
             f"{self.recall_10:.3f}",
-            f"{self.own_pass:.2f} / {self.other_pass:.3f}",
+            "—" if math.isnan(self.own_pass) else f"{self.own_pass:.2f} / {self.other_pass:.3f}",
         ]
 
 
@@ -417,7 +418,9 @@ def compare(
     mine = [q for q in queries if q.source == source]
     cosine = [(q, q.features[:, 0], q.features[:, 0]) for q in mine]
     ranked = [(q, scores(ranking, q, settings), relevance(ranking, q)) for q in mine]
-    return [measure(source, "cosine alone", cosine), measure(source, "ranking", ranked)]
+    # A cosine is no relevance: its rows have no cut-off to pass.
+    alone = replace(measure(source, "cosine alone", cosine), own_pass=math.nan)
+    return [alone, measure(source, "ranking", ranked)]
 
 
 @dataclass(frozen=True)
@@ -464,24 +467,25 @@ def evaluate(queries: Sequence[Query]) -> tuple[Ranking, list[Scores], list[Scor
         train = [q for q in fitted if not (q.source == "profiles" and q.fold == held)]
         part = fit(train)
         mine = [q for q in queries if q.source == "profiles" and q.fold == held]
-        across.append(
-            measure(
-                f"{held} held out",
-                "ranking",
-                [(q, scores(part, q, settings), relevance(part, q)) for q in mine],
-            )
-        )
+        name = f"{held} held out"
+        cosine = [(q, q.features[:, 0], q.features[:, 0]) for q in mine]
+        across.append(replace(measure(name, "cosine alone", cosine), own_pass=math.nan))
+        ranked = [(q, scores(part, q, settings), relevance(part, q)) for q in mine]
+        across.append(measure(name, "ranking", ranked))
     return ranking, rows, across
 
 
 def run_calibration(
-    data: Path, console: Console | None = None, sources: Sequence[str] = (*FITTED, *SCORED)
+    data: Path,
+    console: Console | None = None,
+    sources: Sequence[str] = (*FITTED, *SCORED),
+    own: Path = OWN,
 ) -> CalibrationReport:
-    """Collect the questions of ``sources`` (``data``: the shared data folder), fit on the
-    project's own and score every one."""
+    """Collect the questions of ``sources`` (``data``: the shared data folder, ``own`` the
+    project's), fit on the project's own and score every one."""
     started = time.perf_counter()
     console = console or Console(stderr=True)
-    queries = collect(data, console, sources)
+    queries = collect(data, console, sources, own)
     ranking, rows, across = evaluate(queries)
     return CalibrationReport(ranking, rows, across, time.perf_counter() - started)
 

@@ -181,7 +181,8 @@ def bench_calibrate(
     ],
     json_out: JsonOutOption = None,
 ) -> None:
-    """Fit the relevance calibration and score it on held-out conversations."""
+    """Fit the ranking on the project's own profiles and chats, and score it beside cosine
+    alone on every source (LoCoMo, the shared chats and fact pairs: never fitted on)."""
     with bench_installed():
         from memorybank_bench.calibrate import run_calibration
 
