@@ -1,21 +1,16 @@
 """Train the model that picks the facts a user states in passing, and cross-validate it.
 
 ``memorybank bench train-extractor --chats benchmarks/data/conversations_own.jsonl
-[--locomo …/locomo_dev.json] [--score …/conversations_dev.jsonl] [--out FILE] [--seed 0]``
+[--score …/conversations_dev.jsonl] [--out FILE] [--seed 0]``
 
 The model (:mod:`memorybank.rules.keep_model`) is a logistic regression over the bundled
-embedder's vector of a piece of a message plus its surface cues, fitted by Newton's method on
-standardised features with an L2 penalty, each class weighed to count as much as the other.
-Its examples are pieces of messages (:func:`memorybank.rules.said.pieces`) labelled from two
-kinds of source:
-
-* chats in the benchmark's shape (``{"messages", "facts": [{"expect", …}]}``): a piece of a
-  user message that holds a fact's expected words is worth keeping, every other piece of a
-  user message is not;
-* LoCoMo (``--locomo``): its observations name the turns they were read from; of such a turn,
-  the piece closest to the observation (cosine of their vectors) is worth keeping, and every
-  piece of a turn no observation names is not. The other pieces of a named turn are left out:
-  the data does not say.
+embedder's vector of a piece of a message (read in its message, as ``remember`` reads it:
+:func:`memorybank.services.in_passing.cut`) plus its surface cues, fitted by Newton's method
+on standardised features with an L2 penalty, each class weighed to count as much as the
+other. Its examples are the pieces (:func:`memorybank.rules.said.pieces`) of the user messages
+of chats in the benchmark's shape (``{"messages", "facts": [{"expect", …}]}``): a piece that
+holds a fact's expected words is worth keeping, every other piece is not. The project's own
+chats only: LoCoMo's licence (CC BY-NC) allows it for evaluation, not for training.
 
 The threshold is chosen on out-of-fold probabilities (five folds, shuffled with ``seed``):
 the one with the best F1 score (a fact lost costs about as much as a remark kept: the save's
@@ -33,7 +28,6 @@ True
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +39,7 @@ from rich.console import Console
 
 from memorybank.providers.embedders.base import Embedder
 from memorybank.rules.keep_model import SURFACE, KeepModel, feature_matrix
-from memorybank.rules.said import pieces
+from memorybank.services.in_passing import cut
 
 #: L2 penalty of the fit (on standardised features).
 L2 = 30.0
@@ -55,7 +49,6 @@ FOLDS = 5
 
 Floats = npt.NDArray[np.float64]
 Labels = npt.NDArray[np.int64]
-_DIA_RE = re.compile(r"D(\d+):0*(\d+)")
 
 
 @dataclass
@@ -71,65 +64,27 @@ class Examples:
         return len(self.texts)
 
 
-def chat_examples(path: Path) -> tuple[list[str], list[int]]:
-    """Pieces of the user messages of a chats file, labelled by the facts' expected words."""
+def chat_examples(path: Path, embedder: Embedder) -> Examples:
+    """Pieces of the user messages of a chats file, labelled by the facts' expected words,
+    with the vectors ``remember`` reads them with (:func:`memorybank.services.in_passing.cut`:
+    each piece read in its message)."""
     texts: list[str] = []
     labels: list[int] = []
+    rows: list[Floats] = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
         chat = json.loads(line)
         expected = [f["expect"].lower() for f in chat["facts"]]
-        for message in chat["messages"]:
-            if message["role"] != "user":
-                continue
-            for piece in pieces(message["content"]):
-                texts.append(piece)
-                labels.append(int(any(e in piece.lower() for e in expected)))
-    return texts, labels
-
-
-def _dia_ids(raw: str) -> list[str]:
-    return [f"D{a}:{b}" for a, b in _DIA_RE.findall(raw)]
-
-
-def locomo_examples(path: Path, embedder: Embedder) -> tuple[list[str], list[int]]:
-    """Pieces of LoCoMo's turns, labelled by the observations that name them (module docs)."""
-    texts: list[str] = []
-    labels: list[int] = []
-    for sample in json.loads(path.read_text(encoding="utf-8")):
-        turns: dict[str, str] = {}
-        conversation = sample["conversation"]
-        for key, value in conversation.items():
-            if key.startswith("session_") and isinstance(value, list):
-                turns.update({t["dia_id"]: t["text"] for t in value})
-        observed: dict[str, list[str]] = {}
-        for per_session in sample["observation"].values():
-            for facts in per_session.values():
-                for text, raw in facts:
-                    for dia in _dia_ids(str(raw)):
-                        observed.setdefault(dia, []).append(text)
-        for dia, text in turns.items():
-            cut = pieces(text)
-            if not cut:
-                continue
-            if dia not in observed:
-                texts += cut
-                labels += [0] * len(cut)
-                continue
-            vectors = embedder.embed([*cut, *observed[dia]])
-            closeness = vectors[: len(cut)] @ vectors[len(cut) :].T
-            best = {int(i) for i in np.argmax(closeness, axis=0)}
-            texts += [cut[i] for i in sorted(best)]
-            labels += [1] * len(best)
-    return texts, labels
-
-
-def examples(name: str, texts: list[str], labels: list[int], embedder: Embedder) -> Examples:
-    """``texts`` with their feature rows (embedded in one batch)."""
-    vectors = embedder.embed(texts) if texts else np.zeros((0, embedder.dimension))
-    rows = feature_matrix(vectors, texts)
-    return Examples(name, texts, np.asarray(labels, dtype=np.int64), rows)
+        said = [m["content"] for m in chat["messages"] if m["role"] == "user"]
+        found, vectors = cut(embedder, said)
+        texts += [piece for _, piece in found]
+        labels += [int(any(e in piece.lower() for e in expected)) for _, piece in found]
+        rows.append(vectors)
+    vectors = np.vstack(rows) if rows else np.zeros((0, embedder.dimension))
+    return Examples(
+        path.stem, texts, np.asarray(labels, dtype=np.int64), feature_matrix(vectors, texts)
+    )
 
 
 def fit(x: Floats, y: Labels, embedding_model: str, dimension: int, *, l2: float = L2) -> KeepModel:
@@ -216,21 +171,18 @@ def run_training(
     chats: Sequence[Path],
     out: Path | None,
     *,
-    locomo: Path | None = None,
     score: Sequence[Path] = (),
     seed: int = 0,
     embedder: Embedder | None = None,
     console: Console | None = None,
 ) -> dict[str, Any]:
-    """Train on ``chats`` (and ``locomo``), cross-validate, write the model to ``out``."""
+    """Train on ``chats``, cross-validate, write the model to ``out``."""
     if embedder is None:
         from memorybank.providers.embedders import LocalEmbedder
 
         embedder = LocalEmbedder()
-    sources = [examples(p.stem, *chat_examples(p), embedder) for p in chats]
-    if locomo is not None:
-        sources.append(examples("locomo", *locomo_examples(locomo, embedder), embedder))
-    scored = [examples(p.stem, *chat_examples(p), embedder) for p in score]
+    sources = [chat_examples(p, embedder) for p in chats]
+    scored = [chat_examples(p, embedder) for p in score]
     everything = combine("+".join(s.name for s in sources), sources)
     model = train(everything, embedder.model_id, embedder.dimension, seed)
     table: dict[str, dict[str, dict[str, float]]] = {}
@@ -261,4 +213,4 @@ def run_training(
     return document
 
 
-__all__ = ["chat_examples", "fit", "locomo_examples", "run_training", "scores", "train"]
+__all__ = ["chat_examples", "fit", "run_training", "scores", "train"]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from memorybank.cli import app
+from memorybank.providers.embedders.base import Embedder
 from memorybank.rules.keep_model import KeepModel
 from memorybank_bench.conversations import run_conversations, supported
 from memorybank_bench.conversations_locomo import run_locomo_conversations
@@ -26,9 +27,10 @@ def _slice(tmp_path: Path, chats: int) -> Path:
     return path
 
 
-def test_chat_pieces_are_labelled_by_the_expected_words(tmp_path: Path) -> None:
-    texts, labels = chat_examples(_slice(tmp_path, 1))
-    assert len(texts) == len(labels)
+def test_chat_pieces_are_labelled_by_the_expected_words(tmp_path: Path, embedder: Embedder) -> None:
+    found = chat_examples(_slice(tmp_path, 1), embedder)
+    texts, labels = found.texts, found.labels
+    assert len(texts) == len(labels) == len(found.features)
     kept = {t for t, label in zip(texts, labels, strict=True) if label}
     assert any("vegetarian" in t for t in kept)
     assert not any("could you help me plan meals" in t for t in kept)

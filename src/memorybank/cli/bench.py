@@ -469,10 +469,6 @@ def bench_train_extractor(
             "--chats", help="Chats to train on (JSON lines, as bench conversations reads)."
         ),
     ],
-    locomo: Annotated[
-        Path | None,
-        typer.Option("--locomo", help="Also train on LoCoMo's observations (locomo_dev.json)."),
-    ] = None,
     score: Annotated[
         list[Path] | None,
         typer.Option("--score", help="Chats only scored, never trained on (the shared dev chats)."),
@@ -492,9 +488,7 @@ def bench_train_extractor(
         from memorybank_bench.train_extractor import run_training
 
     console = stdout()
-    document = run_training(
-        chats, out, locomo=locomo, score=score or [], seed=seed, console=console
-    )
+    document = run_training(chats, out, score=score or [], seed=seed, console=console)
     console.print(f"threshold {document['threshold']} · trained on {document['trained_on']}")
     if json_out is not None:
         json_out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")

@@ -4,7 +4,8 @@
 me price a cake?", "what if we skipped Sunday?", "thanks, this helps a lot" are not. No list
 of phrases decides: a logistic regression reads the sentence's vector from the bank's
 embedder plus a few surface cues (:func:`surface_features`: a question mark, a request to the
-assistant, a condition, a greeting, who the sentence is about) and says how likely the
+assistant, a condition, a greeting, who the sentence is about, whether it has a verb, whether
+it ends pointing back at what was said) and says how likely the
 sentence states something lasting. Its weights ship as ``keep_model.json`` beside this module,
 written by ``memorybank bench train-extractor`` (``benchmarks/memorybank_bench/
 train_extractor.py``) from labelled sentences; the file names the embedding model whose
@@ -35,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memorybank.errors import ConfigurationError
+from memorybank.rules.third_person import has_verb
 
 #: The shipped weights' file name, beside this module.
 MODEL_FILE = "keep_model.json"
@@ -69,6 +71,9 @@ _FIRST_PLURAL_RE = re.compile(r"(?<![\w'’])(?:we|us|our|ours|ourselves)(?![\w]
 _YOU_RE = re.compile(r"(?<![\w'’])(?:you|your|yours)(?![\w'’])", re.IGNORECASE)
 _NAME_RE = re.compile(r"(?<=[a-z,;:] )[A-Z][a-z]+")
 _DIGIT_RE = re.compile(r"\d")
+# Ends on a word that points back at what was said before ("I haven't bought it"): the
+# sentence means little out of its chat.
+_REFERS_BACK_RE = re.compile(r"\b(?:it|this|that|them|there|these|those)\W*$", re.IGNORECASE)
 
 #: The surface cues, in the order :func:`surface_features` returns them.
 SURFACE: tuple[str, ...] = (
@@ -82,6 +87,8 @@ SURFACE: tuple[str, ...] = (
     "you",
     "name",
     "digit",
+    "verb",
+    "refers_back",
     "log_words",
 )
 
@@ -106,6 +113,8 @@ def surface_features(sentence: str) -> list[float]:
         _YOU_RE.search(text) is not None,
         _NAME_RE.search(text) is not None,
         _DIGIT_RE.search(text) is not None,
+        has_verb(text),
+        _REFERS_BACK_RE.search(text) is not None,
     )
     return [float(c) for c in cues] + [math.log1p(len(words))]
 

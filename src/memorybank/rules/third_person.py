@@ -251,6 +251,53 @@ def _looks_like_predicate(word: str | None) -> bool:
     )
 
 
+_VERB_WORD_RE = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
+# Who takes a verb's bare form: "I walk", "can walk" (not "ten minutes walk").
+_BARE_SUBJECTS = _words("i we you they can could will would should must may might do don't")
+_BE_FORMS = _words("is are was were be been am isn't aren't wasn't weren't")
+# "it's", "that's": a verb after these; "Meera's" is a possessive.
+_POINTING = _words("it that he she there what who here this everything something nothing")
+
+
+def finite_verb(word: str) -> bool:
+    """Whether ``word`` is a verb a clause can turn on (a form of "be", an auxiliary, a
+    known verb in any person or tense, a contraction that carries one), as far as this
+    module's closed lists tell.
+
+    >>> [finite_verb(w) for w in ("studies", "it's", "Meera's", "walk", "salary")]
+    [True, True, False, True, False]
+    """
+    key = word.lower().replace("’", "'")
+    stem, apostrophe, tail = key.partition("'")
+    if apostrophe:
+        return tail in ("m", "re", "ve", "ll", "d", "t") or (tail == "s" and stem in _POINTING)
+    if key in _BE_FORMS or _looks_like_predicate(key) and key not in _ADVERBS:
+        return True
+    if key.endswith("ies"):
+        return key[:-3] + "y" in _BASE_VERBS
+    return key.endswith("s") and (key[:-1] in _BASE_VERBS or key[:-2] in _BASE_VERBS)
+
+
+def has_verb(text: str) -> bool:
+    """Whether ``text`` has a finite verb: it says something of someone, where a fragment
+    ("not yet", "september 1", "less salary") only answers or names. A verb's bare form
+    counts after a subject that takes it ("I walk"): "ten minutes walk" names a distance.
+
+    >>> has_verb("my shifts are long"), has_verb("Ten minutes walk"), has_verb("I'd say")
+    (True, False, True)
+    """
+    words = _VERB_WORD_RE.findall(text)
+    return any(
+        finite_verb(word)
+        and (
+            word.lower() not in _BASE_VERBS
+            or index > 0
+            and words[index - 1].lower() in _BARE_SUBJECTS
+        )
+        for index, word in enumerate(words)
+    )
+
+
 def _first_person_error(
     quoted: str, reason: str = "", example: str = "'User prefers …' or 'User's name is …'"
 ) -> ValidationError:
@@ -525,7 +572,7 @@ _PLURAL_CONTRACTION_RE = re.compile(r"['’](re|ve|d|ll)\b", re.IGNORECASE)
 _PLURAL_VERBS = {"re": "are", "ve": "have", "d": "would", "ll": "will"}
 
 
-def _said_edit(text: str, token: _Token, group: str) -> list[_Edit]:
+def _said_edit(text: str, token: _Token, group: str, alone: bool) -> list[_Edit]:
     """How one pronoun of something the user said names its person: the user ("User",
     "User's") or the user with the people they speak for (``group``)."""
     lower = token.word.lower()
@@ -541,17 +588,21 @@ def _said_edit(text: str, token: _Token, group: str) -> list[_Edit]:
     if lower in ("our", "ours"):
         named = "User's" if group == "others" else f"User and {group}'s"
         return [(token.start, token.end, named)]
-    singular = {"my": "User's", "mine": "User's", "me": "User", "myself": "User"}.get(lower)
-    return [(token.start, token.end, singular or "themselves")]
+    if lower in ("myself", "ourselves"):
+        return [(token.start, token.end, "themselves")]
+    if alone:  # "User loves their job": "User" said before it, and no one else to mean
+        return [(token.start, token.end, {"my": "their", "mine": "theirs"}.get(lower, "them"))]
+    return [(token.start, token.end, "User" if lower == "me" else "User's")]
 
 
-def said_in_third_person(sentence: str, group: str = "others") -> str:
+def said_in_third_person(sentence: str, group: str = "others", *, alone: bool = True) -> str:
     """Something the user said in passing, in the third person, never refused: each
-    first-person pronoun names its person ("I'm on the varsity" → "User is on the varsity",
-    "help my lola" → "help User's lola"), and the first person plural names the user with
-    ``group``, the people they speak for ("their partner"; "others" when no one is known).
-    A lone lower-case "i" is the pronoun (chat is often typed so). A sentence
-    :func:`to_third_person` rephrases without a plural pronoun is rephrased as it does.
+    first-person pronoun names its person, the first person plural the user with ``group``,
+    the people they speak for ("their partner"; "others" when no one is known). Every "I" is
+    "User" with its verb agreeing, so that a sentence with someone else in it never leaves a
+    "they" to guess at; "my" and "me" are "their" and "them" only after an "I" and when no one
+    else is named (``alone``), else "User's" and "User".
+    A lone lower-case "i" is the pronoun (chat is often typed so).
 
     >>> said_in_third_person("we moved to Leeds last year", "their partner")
     'User and their partner moved to Leeds last year'
@@ -561,15 +612,17 @@ def said_in_third_person(sentence: str, group: str = "others") -> str:
     "User and their partner's budget is about £300"
     >>> said_in_third_person("I prefer tea for my mornings")
     'User prefers tea for their mornings'
+    >>> said_in_third_person("my uncle sends money and I design logos for my clients", alone=False)
+    "User's uncle sends money and User designs logos for User's clients"
     """
     text = _LOWER_I_RE.sub("I", sentence.strip())
     tokens = _pronoun_tokens(text)
-    if not any(t.word.lower() in _PLURAL_PRONOUNS for t in tokens):
-        try:
-            return to_third_person(text).text
-        except ValidationError:
-            pass
-    edits = [edit for token in tokens for edit in _said_edit(text, token, group)]
+    first_i = next((t.start for t in tokens if t.word == "I"), len(text))
+    edits = [
+        edit
+        for token in tokens
+        for edit in _said_edit(text, token, group, alone and token.start > first_i)
+    ]
     pieces: list[str] = []
     cursor = 0
     for a, b, replacement in sorted(edits):
@@ -585,6 +638,8 @@ __all__ = [
     "ThirdPersonResult",
     "is_first_person",
     "question_in_third_person",
+    "finite_verb",
+    "has_verb",
     "said_in_third_person",
     "strip_lead_in",
     "to_third_person",
