@@ -8,13 +8,17 @@ embedder's vector of a piece of a message (read in its message, as ``remember`` 
 :func:`memorybank.services.in_passing.cut`) plus its surface cues, fitted by Newton's method
 on standardised features with an L2 penalty, each class weighed to count as much as the
 other. Its examples are the pieces (:func:`memorybank.rules.said.pieces`) of the user messages
-of chats in the benchmark's shape (``{"messages", "facts": [{"expect", …}]}``): a piece that
-holds a fact's expected words is worth keeping, every other piece is not. The project's own
+of chats in the benchmark's shape (``{"messages", "facts": [{"expect", …}], "lasting": […]}``):
+a piece that holds a fact's expected words, or words the chat lists as ``lasting`` (other
+lasting facts it states, which no question asks about), is worth keeping; every other piece
+is not. The project's own
 chats only: LoCoMo's licence (CC BY-NC) allows it for evaluation, not for training.
 
-The threshold is chosen on out-of-fold probabilities (five folds, shuffled with ``seed``):
-the one with the best F1 score (a fact lost costs about as much as a remark kept: the save's
-judge still refuses duplicates, and a kept remark is the user's own words).
+The L2 penalty and the threshold are chosen on out-of-fold probabilities (five folds of whole
+chats, shuffled with ``seed``, so that a chat's topic is never both trained on and scored):
+the penalty with the best AUC, and the threshold with the best F1 score (a fact lost costs
+about as much as a remark kept: the save's judge still refuses duplicates, and a kept remark
+is the user's own words).
 
 Cross-validation trains on each source alone and scores every other one, and the shared
 development chats (``--score``) are only ever scored, never trained on.
@@ -41,8 +45,10 @@ from memorybank.providers.embedders.base import Embedder
 from memorybank.rules.keep_model import SURFACE, KeepModel, feature_matrix
 from memorybank.services.in_passing import cut
 
-#: L2 penalty of the fit (on standardised features).
+#: L2 penalty of the fit (on standardised features), the default of :func:`fit`.
 L2 = 30.0
+#: The penalties :func:`train` chooses from by cross-validation over whole chats.
+PENALTIES = (10.0, 30.0, 100.0, 300.0, 1000.0)
 #: F-beta's beta for the threshold: recall counts this many times as much as precision.
 BETA = 1.0
 FOLDS = 5
@@ -59,6 +65,7 @@ class Examples:
     texts: list[str]
     labels: Labels
     features: Floats
+    chats: Labels  # which chat each piece is from: folds keep a chat whole
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -70,20 +77,27 @@ def chat_examples(path: Path, embedder: Embedder) -> Examples:
     each piece read in its message)."""
     texts: list[str] = []
     labels: list[int] = []
+    chats: list[int] = []
     rows: list[Floats] = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
         chat = json.loads(line)
         expected = [f["expect"].lower() for f in chat["facts"]]
+        expected += [said.lower() for said in chat.get("lasting", [])]
         said = [m["content"] for m in chat["messages"] if m["role"] == "user"]
         found, vectors = cut(embedder, said)
+        chats += [len(rows)] * len(found)
         texts += [piece for _, piece in found]
         labels += [int(any(e in piece.lower() for e in expected)) for _, piece in found]
         rows.append(vectors)
     vectors = np.vstack(rows) if rows else np.zeros((0, embedder.dimension))
     return Examples(
-        path.stem, texts, np.asarray(labels, dtype=np.int64), feature_matrix(vectors, texts)
+        path.stem,
+        texts,
+        np.asarray(labels, dtype=np.int64),
+        feature_matrix(vectors, texts),
+        np.asarray(chats, dtype=np.int64),
     )
 
 
@@ -126,17 +140,36 @@ def best_threshold(probabilities: Floats, labels: Labels, beta: float = BETA) ->
     return round(chosen, 3)
 
 
+def out_of_fold(
+    data: Examples, embedding_model: str, dimension: int, seed: int, l2: float
+) -> Floats:
+    """Each piece's probability from a model fitted without its chat (:data:`FOLDS` folds
+    of whole chats, shuffled with ``seed``): a new chat's topics are unseen, as they will be."""
+    chats = np.unique(data.chats)
+    order = np.random.default_rng(seed).permutation(chats)
+    probabilities = np.zeros(len(data))
+    for fold_chats in np.array_split(order, min(FOLDS, len(chats))):
+        fold = np.isin(data.chats, fold_chats)
+        model = fit(data.features[~fold], data.labels[~fold], embedding_model, dimension, l2=l2)
+        probabilities[fold] = model.probabilities(data.features[fold])
+    return probabilities
+
+
 def train(data: Examples, embedding_model: str, dimension: int, seed: int) -> KeepModel:
-    """The model fitted on all of ``data``, its threshold chosen out of fold."""
-    order = np.random.default_rng(seed).permutation(len(data))
-    out_of_fold = np.zeros(len(data))
-    for fold in np.array_split(order, FOLDS):
-        rest = np.setdiff1d(order, fold)
-        model = fit(data.features[rest], data.labels[rest], embedding_model, dimension)
-        out_of_fold[fold] = model.probabilities(data.features[fold])
-    model = fit(data.features, data.labels, embedding_model, dimension)
-    threshold = best_threshold(out_of_fold, data.labels)
+    """The model fitted on all of ``data`` with the L2 penalty of :data:`PENALTIES` whose
+    out-of-fold AUC is best, its threshold chosen on those out-of-fold probabilities."""
+    tried = {l2: out_of_fold(data, embedding_model, dimension, seed, l2) for l2 in PENALTIES}
+    l2 = max(PENALTIES, key=lambda k: (_auc(tried[k], data.labels), -k))
+    model = fit(data.features, data.labels, embedding_model, dimension, l2=l2)
+    threshold = best_threshold(tried[l2], data.labels)
     return KeepModel(**{**model.__dict__, "threshold": threshold})
+
+
+def _auc(probabilities: Floats, labels: Labels) -> float:
+    positives = labels == 1
+    n_pos, n_neg = float(positives.sum()), float((~positives).sum())
+    ranks = np.argsort(np.argsort(probabilities)) + 1
+    return float((ranks[positives].sum() - n_pos * (n_pos + 1) / 2) / max(n_pos * n_neg, 1.0))
 
 
 def scores(model: KeepModel, data: Examples) -> dict[str, float]:
@@ -145,9 +178,8 @@ def scores(model: KeepModel, data: Examples) -> dict[str, float]:
     kept = p >= model.threshold
     positives = data.labels == 1
     tp = float((kept & positives).sum())
-    ranks = np.argsort(np.argsort(p)) + 1
-    n_pos, n_neg = float(positives.sum()), float((~positives).sum())
-    auc = (ranks[positives].sum() - n_pos * (n_pos + 1) / 2) / max(n_pos * n_neg, 1.0)
+    n_pos = float(positives.sum())
+    auc = _auc(p, data.labels)
     return {
         "precision": round(tp / max(float(kept.sum()), 1.0), 3),
         "recall": round(tp / max(n_pos, 1.0), 3),
@@ -164,6 +196,7 @@ def combine(name: str, parts: Sequence[Examples]) -> Examples:
         [t for part in parts for t in part.texts],
         np.concatenate([part.labels for part in parts]),
         np.vstack([part.features for part in parts]),
+        np.concatenate([part.chats + 10_000 * i for i, part in enumerate(parts)]),
     )
 
 

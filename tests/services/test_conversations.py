@@ -25,6 +25,7 @@ from memorybank.services.conversations import (
     render_remembered,
 )
 from memorybank.stores.sqlite import SQLiteStore
+from newcomer_chat import ACKNOWLEDGED, CHAT, FACTS
 from shared_embedder import SharedEmbedder
 
 CALLER = Caller(user_id="ana", thread_id="thread-1")
@@ -462,3 +463,21 @@ def test_another_embedder_keeps_explicit_statements_only(tmp_path: Path) -> None
     assert all(m.content.startswith("User is vegetarian") for m in result.stored)
     assert result.stored and result.passed_over == []
     assert "stored explicit statements only" in result.warnings[0]
+
+
+def test_a_newcomers_chat_keeps_each_fact_said_in_passing_as_a_fact(bank: MemoryBank) -> None:
+    """Issue 46's newcomer: the five facts said in passing are kept, each one statement that
+    names whom it is about ("she" is the daughter Zoe), and no acknowledgement is."""
+    result = remember_conversation(bank, Caller(user_id="newcomer"), CHAT)
+    kept = [m.content for m in result.stored]
+    for words in FACTS:
+        assert any(words in fact for fact in kept), (words, kept)
+    assert "User's daughter Zoe loves horses" in kept
+    for fact in kept:
+        assert fact.startswith("User"), fact  # readable on its own: whose it is comes first
+        assert not re.search(r"\b(?:she|he|they|it)\b", fact, re.IGNORECASE), fact
+        assert not any(said in fact.lower() for said in ACKNOWLEDGED), fact
+        assert not fact.endswith(("lol", "obviously", "funny enough")), fact
+    assert len(kept) <= len(FACTS) + 1  # the fact of the party's date, and nothing else
+    passed = " ".join(p.content for p in result.passed_over)
+    assert all(said in passed.lower() for said in ACKNOWLEDGED)

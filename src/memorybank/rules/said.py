@@ -31,8 +31,14 @@ _CLAUSE_RE = re.compile(
     r"\s*(?:[,;:]|\s[-–—])\s+(?=(?i:" + _SUBJECT + r")|[A-Z][a-z]+\s+(?:is|was|left|works"
     r"|lives|has|had)\b)"
 )
-# "…, so no snacks at the party": after a comma, "so" opens a consequence whatever follows.
-_JOINED_RE = re.compile(r",\s*so\s+|,?\s+(?:and|but|so)\s+(?=" + _SUBJECT + ")", re.IGNORECASE)
+# "…, so no snacks at the party": after a comma, "so" opens a consequence whatever follows;
+# without one, when a subject or the words that open a clause follow it ("so probably a hall",
+# not "so tired").
+_JOINED_RE = re.compile(
+    r",\s*so\s+|,?\s+(?:and|but|so)\s+(?=" + _SUBJECT + r")|\s+so\s+(?=(?:it|there|the|no"
+    r"|probably|maybe|that)\b)",
+    re.IGNORECASE,
+)
 # A question can carry a statement: after its "that" ("how do I say that I was a pharmacist
 # for 35 years?"), or before the comma of a question tagged on ("I teach on Tuesdays, does
 # that count?").
@@ -95,6 +101,7 @@ _PERSON_RE = re.compile(
 _HEAD_PRONOUN_RE = re.compile(
     r"(she|he|they)(?:['’](s|re|ll|d|ve))?\b|(her|his|their)\s+(?=[a-z])", re.IGNORECASE
 )
+_HEAD_NAME_RE = re.compile(r"\w[\w-]*\b(?!['’])")
 _CONTRACTED = {"s": "is", "re": "are", "ll": "will", "d": "would", "ve": "have"}
 _FITS = {"she": "fn", "her": "fn", "he": "mn", "his": "mn", "they": "p", "their": "p"}
 _DETERMINERS = frozenset(
@@ -347,25 +354,27 @@ def _named(mention: re.Match[str]) -> str:
     return f"{owner} {mention.group(2).lower()}{name}"
 
 
-def resolved(piece: str, before: str) -> str:
-    """``piece`` with the "she", "he" or "they" that opens it named: the nearest person said
-    ``before`` it (the user's last messages, one a line) whom the pronoun fits ("she" →
-    "User's daughter Mia"); as it is when no one fits.
+def resolved(piece: str, before: Sequence[str]) -> str:
+    """``piece`` with the "she", "he" or "they" that opens it named: the nearest person whom
+    the pronoun fits in what the user said ``before`` it (their messages, the last one up to
+    the piece), "she" → "User's daughter Mia"; a name they gave someone of theirs, with whose
+    the person is. As it is when no one fits.
 
-    >>> resolved("she loves dinosaurs", "my daughter Mia turns 6. my husband bakes")
+    >>> resolved("she loves dinosaurs", ["my daughter Mia turns 6. my husband bakes"])
     "User's daughter Mia loves dinosaurs"
-    >>> resolved("they're twins", "The boys are the hard part,")
+    >>> resolved("they're twins", ["The boys are the hard part,"])
     'The boys are twins'
+    >>> resolved("Zoe is lactose intolerant", ["a party for my daughter Zoe", "hi", "ok", ""])
+    "User's daughter Zoe is lactose intolerant"
     """
     head = _HEAD_PRONOUN_RE.match(piece)
     if head is None:
-        return piece
+        return _by_name(piece, "\n".join(before))
     pronoun = (head.group(1) or head.group(3)).lower()
-    if pronoun in ("they", "their"):
-        # "they" is as often a firm or a hospital as people: only a group the same message
-        # named is meant (messages are told apart by a line break in ``before``).
-        before = before.rsplit("\n", 1)[-1]
-    fits = [m for m in _PERSON_RE.finditer(before) if _kind(m.group(2)) in _FITS[pronoun]]
+    # "she" and "he" look back two messages; "they" is as often a firm or a hospital as
+    # people, so only a group the same message named is meant.
+    near = "\n".join(before[-1:] if pronoun in ("they", "their") else before[-3:])
+    fits = [m for m in _PERSON_RE.finditer(near) if _kind(m.group(2)) in _FITS[pronoun]]
     if not fits:
         return piece
     name = _named(fits[-1])
@@ -378,13 +387,27 @@ def resolved(piece: str, before: str) -> str:
     return f"{name}{' ' + verb if verb else ''}{piece[head.end() :]}"
 
 
+def _by_name(piece: str, before: str) -> str:
+    """``piece`` opening on a name the user gave someone of theirs before ("my daughter Zoe
+    … Zoe is lactose intolerant"; chat may type it in lower case), with whose the person is
+    said: "User's daughter Zoe"."""
+    name = _HEAD_NAME_RE.match(piece)
+    if name is None:
+        return piece
+    for mention in _PERSON_RE.finditer(before):
+        named = mention.group(3) or ""
+        if named.lower() == name.group(0).lower() and mention.group(1).lower() != "the":
+            return _named(mention) + piece[name.end() :]
+    return piece
+
+
 def unresolved(piece: str) -> bool:
     """Whether ``piece`` still opens on "she", "he" or "they" (or "her", "his", "their"):
     whom it is about is not said, so it is no fact on its own."""
     return _HEAD_PRONOUN_RE.match(piece) is not None
 
 
-def as_fact(piece: str, group: str, said_at: datetime | None, before: str = "") -> str:
+def as_fact(piece: str, group: str, said_at: datetime | None, before: Sequence[str] = ()) -> str:
     """``piece`` rephrased as a fact: third person, "we" named, a "she" or "he" that opens it
     named from what the user said ``before`` it, a trailing full stop or question mark
     dropped, the user named when the piece does not name them, and the day it was said when
@@ -397,7 +420,7 @@ def as_fact(piece: str, group: str, said_at: datetime | None, before: str = "") 
     'User is a nurse'
     >>> as_fact("The shop is in Yaba.", "others", None)
     'User mentioned that the shop is in Yaba'
-    >>> as_fact("he studies agronomy", "others", None, before="My son can help")
+    >>> as_fact("he studies agronomy", "others", None, before=["My son can help"])
     "User's son studies agronomy"
     """
     piece = resolved(piece, before)

@@ -251,9 +251,10 @@ def _looks_like_predicate(word: str | None) -> bool:
     )
 
 
-_VERB_WORD_RE = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
+_VERB_WORD_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 # Who takes a verb's bare form: "I walk", "can walk" (not "ten minutes walk").
 _BARE_SUBJECTS = _words("i we you they can could will would should must may might do don't")
+_DETERMINERS = _words("a an the my your his her its our their this that these those")
 _BE_FORMS = _words("is are was were be been am isn't aren't wasn't weren't")
 # "it's", "that's": a verb after these; "Meera's" is a possessive.
 _POINTING = _words("it that he she there what who here this everything something nothing")
@@ -275,25 +276,30 @@ def finite_verb(word: str) -> bool:
         return True
     if key.endswith("ies"):
         return key[:-3] + "y" in _BASE_VERBS
-    return key.endswith("s") and (key[:-1] in _BASE_VERBS or key[:-2] in _BASE_VERBS)
+    if key.endswith("es") and key[:-2] in _BASE_VERBS:
+        return True
+    return key.endswith("s") and key[:-1] in _BASE_VERBS
 
 
 def has_verb(text: str) -> bool:
     """Whether ``text`` has a finite verb: it says something of someone, where a fragment
     ("not yet", "september 1", "less salary") only answers or names. A verb's bare form
-    counts after a subject that takes it ("I walk"): "ten minutes walk" names a distance.
+    counts after a subject that takes it ("I walk"): "ten minutes walk" names a distance; a
+    form in -ed after "a" or "the" describes ("a hired hall").
 
-    >>> has_verb("my shifts are long"), has_verb("Ten minutes walk"), has_verb("I'd say")
+    >>> has_verb("my shifts are long"), has_verb("Ten minutes walk"), has_verb("I also have two")
     (True, False, True)
     """
-    words = _VERB_WORD_RE.findall(text)
+    words = [word.lower() for word in _VERB_WORD_RE.findall(text)]
+    # The word before a verb, past any adverbs: "I also have", "we really like".
+    before = [""] * len(words)
+    for index in range(1, len(words)):
+        prior = words[index - 1]
+        before[index] = before[index - 1] if prior in _ADVERBS else prior
     return any(
         finite_verb(word)
-        and (
-            word.lower() not in _BASE_VERBS
-            or index > 0
-            and words[index - 1].lower() in _BARE_SUBJECTS
-        )
+        and (word not in _BASE_VERBS or before[index] in _BARE_SUBJECTS)
+        and not (word.endswith("ed") and before[index] in _DETERMINERS)
         for index, word in enumerate(words)
     )
 

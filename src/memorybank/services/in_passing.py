@@ -143,7 +143,7 @@ def weigh(bank: MemoryBank, turns: Sequence[Turn]) -> tuple[list[Said], list[Sai
         index, turn = said[at]
         messages = [t.content for _, t in said[: at + 1]]
         offset = turn.content.find(piece)
-        before = "\n".join([*messages[-3:-1], turn.content[: max(offset, 0)]])
+        before = [*messages[:-1], turn.content[: max(offset, 0)]]
         fact = as_fact(piece, group_of(messages), turn.time, before)
         explicit = explicit_category(piece)
         category = explicit or infer_category(fact)
