@@ -50,9 +50,11 @@ RUNS = 9
 #: What a person may say of a kept fact.
 LABELS = ("useful", "junk", "wrong_subject")
 _WORD_RE = re.compile(r"[\w£$€'’-]+")
+_QUOTED_RE = re.compile(r'"[^"]*"')
 # Words the rephrasing itself adds: the user named, "we" named, the day it was said.
 _OWN_WORDS = frozenset(
     """user user's users their they them themselves and others said mentioned that on is has
+    asked
     was were are have the a an in at of to january february march april may june july august
     september october november december""".split()
 )
@@ -71,8 +73,11 @@ def relevant_lines(block: str) -> list[str]:
 
 
 def supported(fact: str, user_text: str) -> bool:
-    """Whether the user's words hold most of ``fact``'s content words (see :data:`SUPPORT`)."""
-    words = [w for w in _WORD_RE.findall(fact.lower()) if w not in _OWN_WORDS and not w.isdigit()]
+    """Whether the user's words hold most of ``fact``'s content words (see :data:`SUPPORT`).
+    A question the fact quotes (``User, asked "…", said: …``) is the assistant's, as it says,
+    and no claim: only the rest is read."""
+    claim = _QUOTED_RE.sub(" ", fact.lower())
+    words = [w for w in _WORD_RE.findall(claim) if w not in _OWN_WORDS and not w.isdigit()]
     said = set(_WORD_RE.findall(user_text.lower()))
     if not words:
         return True

@@ -16,9 +16,8 @@ chats only: LoCoMo's licence (CC BY-NC) allows it for evaluation, not for traini
 
 The L2 penalty and the threshold are chosen on out-of-fold probabilities (five folds of whole
 chats, shuffled with ``seed``, so that a chat's topic is never both trained on and scored):
-the penalty with the best AUC, and the threshold with the best F1 score (a fact lost costs
-about as much as a remark kept: the save's judge still refuses duplicates, and a kept remark
-is the user's own words).
+the penalty with the best AUC, and the highest threshold that keeps :data:`RECALL` of the
+pieces worth keeping.
 
 Cross-validation trains on each source alone and scores every other one, and the shared
 development chats (``--score``) are only ever scored, never trained on.
@@ -49,8 +48,10 @@ from memorybank.services.in_passing import cut
 L2 = 30.0
 #: The penalties :func:`train` chooses from by cross-validation over whole chats.
 PENALTIES = (10.0, 30.0, 100.0, 300.0, 1000.0)
-#: F-beta's beta for the threshold: recall counts this many times as much as precision.
-BETA = 1.0
+#: The share of the pieces worth keeping that the threshold keeps, out of fold (issue 46's
+#: goal for facts kept); the rules after the model (no question, no reaction, a verb, a named
+#: subject) take out what it lets through that is no fact.
+RECALL = 0.9
 FOLDS = 5
 
 Floats = npt.NDArray[np.float64]
@@ -126,30 +127,29 @@ def fit(x: Floats, y: Labels, embedding_model: str, dimension: int, *, l2: float
     )
 
 
-def best_threshold(probabilities: Floats, labels: Labels, beta: float = BETA) -> float:
-    """The threshold with the best F-beta on these probabilities."""
-    best, chosen = -1.0, 0.5
-    for t in np.linspace(0.05, 0.95, 91):
-        kept = probabilities >= t
-        tp = float((kept & (labels == 1)).sum())
-        precision = tp / max(float(kept.sum()), 1.0)
-        recall = tp / max(float((labels == 1).sum()), 1.0)
-        score = (1 + beta**2) * precision * recall / max(beta**2 * precision + recall, 1e-9)
-        if score > best:
-            best, chosen = score, float(t)
-    return round(chosen, 3)
+def recall_threshold(probabilities: Floats, labels: Labels, recall: float = RECALL) -> float:
+    """The highest threshold that keeps ``recall`` of the pieces worth keeping."""
+    positives = np.sort(probabilities[labels == 1])
+    if not len(positives):
+        return 0.5
+    # Keep the top ``recall`` share of positives: the threshold is the probability of the
+    # last one kept, rounded down to the grid the model file records.
+    at = positives[max(int(np.floor(len(positives) * (1 - recall))), 0)]
+    return float(np.floor(at * 100) / 100)
 
 
 def out_of_fold(
     data: Examples, embedding_model: str, dimension: int, seed: int, l2: float
 ) -> Floats:
     """Each piece's probability from a model fitted without its chat (:data:`FOLDS` folds
-    of whole chats, shuffled with ``seed``): a new chat's topics are unseen, as they will be."""
-    chats = np.unique(data.chats)
-    order = np.random.default_rng(seed).permutation(chats)
+    of whole chats, shuffled with ``seed``): a new chat's topics are unseen, as they will be.
+    With fewer chats than folds, the folds are of pieces."""
+    # One chat alone is cut into folds of pieces: there is no other chat to hold out.
+    groups = data.chats if len(np.unique(data.chats)) >= FOLDS else np.arange(len(data))
+    order = np.random.default_rng(seed).permutation(np.unique(groups))
     probabilities = np.zeros(len(data))
-    for fold_chats in np.array_split(order, min(FOLDS, len(chats))):
-        fold = np.isin(data.chats, fold_chats)
+    for fold_groups in np.array_split(order, FOLDS):
+        fold = np.isin(groups, fold_groups)
         model = fit(data.features[~fold], data.labels[~fold], embedding_model, dimension, l2=l2)
         probabilities[fold] = model.probabilities(data.features[fold])
     return probabilities
@@ -161,7 +161,7 @@ def train(data: Examples, embedding_model: str, dimension: int, seed: int) -> Ke
     tried = {l2: out_of_fold(data, embedding_model, dimension, seed, l2) for l2 in PENALTIES}
     l2 = max(PENALTIES, key=lambda k: (_auc(tried[k], data.labels), -k))
     model = fit(data.features, data.labels, embedding_model, dimension, l2=l2)
-    threshold = best_threshold(tried[l2], data.labels)
+    threshold = recall_threshold(tried[l2], data.labels)
     return KeepModel(**{**model.__dict__, "threshold": threshold})
 
 
@@ -246,4 +246,4 @@ def run_training(
     return document
 
 
-__all__ = ["chat_examples", "fit", "run_training", "scores", "train"]
+__all__ = ["chat_examples", "fit", "recall_threshold", "run_training", "scores", "train"]

@@ -53,7 +53,9 @@ _OPENERS = frozenset(
     hi hey hello hola great cool perfect nice sure good""".split()
 )
 _OPENING_PHRASES = ("i mean ", "by the way", "fun fact", "one more thing", "hold on", "of course")
-_CLOSERS = frozenset("lol lmao haha hahaha tho though obviously honestly anyway btw".split())
+_CLOSERS = frozenset(
+    "lol lmao haha hahaha tho though obviously honestly anyway btw actually too".split()
+)
 _CLOSING_PHRASES = ("i guess", "to be fair", "funny enough", "at least", "i think")
 _ASIDE_RE = re.compile(
     r",\s?(?:funny enough|to be fair|obviously|honestly|of course|i guess|i think|lol),",
@@ -61,7 +63,7 @@ _ASIDE_RE = re.compile(
 )
 # "The big thing is I'm saving …": a cleft that only announces the statement after it.
 _CLEFT_RE = re.compile(
-    r"the\s+(?:\w+\s+)?(?:thing|problem|issue|point|catch|reason)\s+is\s+(?:that\s+)?",
+    r"(?:the|my)\s+(?:\w+\s+)?(?:thing|problem|issue|point|catch|reason)\s+is\s+(?:that\s+)?",
     re.IGNORECASE,
 )
 _LEAD_WORD_RE = re.compile(r"([A-Za-z]+)[\s,:;!.-]*")
@@ -72,6 +74,15 @@ _REACTION_RE = re.compile(r"(?:that|this)(?:['’]s|\s|$)|(?:sounds|makes|looks|
 _NAME_RE = re.compile(r"(?<=[\w,;:] )(?!I\b|I['’])[A-Z]")
 _NAMES_SOMETHING_RE = re.compile(r"\d|(?<=\s)[A-Z]|\b(?i:i|my|me|we|our|us)\b")
 _PIECE_MIN_WORDS = 2
+# "May" with a capital is the month.
+_MAY_BE_RE = re.compile(r"\b(?:could|might|may)\b")
+# A clause that opens on a verb in the past has lost its subject ("bought it second hand").
+_PAST_HEAD_RE = re.compile(r"(?i:[a-z]+ed|bought|got|went|took|made|found|had|did)$")
+_POINTS_BACK_RE = re.compile(
+    r"\b(?:it|this|that|them|there|these|those)$|\b(?:that|this)\s+one\b"
+    r"|\b(?:up|over|down|out)\s+there\b",
+    re.IGNORECASE,
+)
 # The people of a user's life they may go on to call "she", "he" or "they": "my daughter
 # Mia", "our son", "the boys" (a word for a person, with a name when one follows). Which
 # pronoun fits a word is English grammar: these few words are the gendered ones.
@@ -85,7 +96,8 @@ _MALE = frozenset(
 )
 _NEUTRAL = frozenset(
     """partner spouse friend boss manager supervisor colleague coworker neighbour neighbor
-    roommate flatmate housemate teacher coach doctor client kid child baby cousin""".split()
+    roommate flatmate housemate teacher coach doctor client kid child baby toddler cousin
+    dog cat puppy kitten pet horse""".split()
 )
 _PLURAL = frozenset("parents kids children boys girls twins grandchildren grandkids".split())
 _GROUPS = frozenset("family team band orchestra class club company business staff".split())
@@ -104,6 +116,7 @@ _HEAD_PRONOUN_RE = re.compile(
 _HEAD_NAME_RE = re.compile(r"\w[\w-]*\b(?!['’])")
 _CONTRACTED = {"s": "is", "re": "are", "ll": "will", "d": "would", "ve": "have"}
 _FITS = {"she": "fn", "her": "fn", "he": "mn", "his": "mn", "they": "p", "their": "p"}
+_HEDGES = frozenset("just mostly only about around maybe probably".split())
 _DETERMINERS = frozenset(
     """the a an this that these those it it's its there here some most all both each every
     no one two three many much""".split()
@@ -133,8 +146,9 @@ _PASSING = (
     r"(?!(?:not|just|so|sorry|glad|happy|sure|going|trying|looking|wondering|thinking|afraid"
     r"|here|back|done|fine|ok|okay|good|great)\b)"
 )
+_NAME_IS_RE = re.compile(r"my\s+name\s+is\b", re.IGNORECASE)
 _STATEMENTS: list[tuple[re.Pattern[str], Category]] = [
-    (re.compile(r"my\s+name\s+is\b", re.IGNORECASE), Category.IDENTITY),
+    (_NAME_IS_RE, Category.IDENTITY),
     (
         re.compile(r"I\s+(?:really\s+|strongly\s+|usually\s+|generally\s+)?prefer\b"),
         Category.PREFERENCE,
@@ -241,20 +255,25 @@ def _trimmed(clause: str) -> str:
         lower = text.lower()
         phrase = next((p for p in _OPENING_PHRASES if lower.startswith(p)), None)
         word = _LEAD_WORD_RE.match(text)
+        aside, comma, rest = text.partition(",")
         if phrase is not None:
             text = text[len(phrase) :].lstrip(" ,:;!.-")
         elif word is not None and word.group(1).lower() in _OPENERS:
             text = text[word.end() :]
         elif (cleft := _CLEFT_RE.match(text)) is not None:
             text = text[cleft.end() :]
+        elif comma and _aside(aside) and has_verb(rest) and len(rest.split()) >= 3:
+            text = rest.strip()
         else:
             break
-    aside, comma, rest = text.partition(",")
-    words = aside.split()
-    if comma and len(words) <= 4 and not has_verb(aside) and words[0].lower() not in _PREPOSITIONS:
-        if has_verb(rest) and len(rest.split()) >= 3:
-            text = rest.strip()
     return _without_closers(text)
+
+
+def _aside(words: str) -> bool:
+    """Whether an opening chunk before a comma is an aside: at most four words, no verb, not
+    a place or a time ("One problem,", "Ten minutes walk,"; not "In Lagos,")."""
+    split = words.split()
+    return 0 < len(split) <= 4 and not has_verb(words) and split[0].lower() not in _PREPOSITIONS
 
 
 def _without_closers(text: str) -> str:
@@ -371,9 +390,9 @@ def resolved(piece: str, before: Sequence[str]) -> str:
     if head is None:
         return _by_name(piece, "\n".join(before))
     pronoun = (head.group(1) or head.group(3)).lower()
-    # "she" and "he" look back two messages; "they" is as often a firm or a hospital as
-    # people, so only a group the same message named is meant.
-    near = "\n".join(before[-1:] if pronoun in ("they", "their") else before[-3:])
+    # "she" and "he" mean the nearest person they fit; "they" is as often a firm or a
+    # hospital as people, so only a group the same message named is meant.
+    near = "\n".join(before[-1:] if pronoun in ("they", "their") else before)
     fits = [m for m in _PERSON_RE.finditer(near) if _kind(m.group(2)) in _FITS[pronoun]]
     if not fits:
         return piece
@@ -402,9 +421,53 @@ def _by_name(piece: str, before: str) -> str:
 
 
 def unresolved(piece: str) -> bool:
-    """Whether ``piece`` still opens on "she", "he" or "they" (or "her", "his", "their"):
-    whom it is about is not said, so it is no fact on its own."""
-    return _HEAD_PRONOUN_RE.match(piece) is not None
+    """Whether ``piece`` still opens on "she" or "he" (or "her", "his"): whom it is about is
+    not said, so it is no fact on its own. ("They" is left to the model: it is as often a
+    firm whose doing is the user's news, "they extended it to nine months".)
+
+    >>> unresolved("she loves dinosaurs"), unresolved("they moved it to April")
+    (True, False)
+    """
+    head = _HEAD_PRONOUN_RE.match(piece)
+    return head is not None and (head.group(1) or head.group(3)).lower() not in ("they", "their")
+
+
+def points_back(piece: str) -> bool:
+    """Whether ``piece`` means little out of its chat: it ends on a word that points at what
+    was said ("I have a stall there", "I haven't bought it") or names a thing only by
+    pointing ("that one", "up there"). Never a fact on its own.
+
+    >>> points_back("my sister lives there"), points_back("my sister lives in Leeds")
+    (True, False)
+    """
+    return _POINTS_BACK_RE.search(_without_closers(piece.rstrip(" .!?…"))) is not None
+
+
+def tentative(piece: str) -> bool:
+    """Whether ``piece`` only says what may be, or says it by halves: a possibility ("we
+    could practise duets", "she might join"), a verb with nothing after it ("he isn't", "he
+    played"), a verb with no one before it ("bought it last year"). Never a fact.
+
+    >>> tentative("my wife might join on Sundays"), tentative("he isn't"), tentative("she's 12")
+    (True, True, False)
+    """
+    words = piece.strip(" .!?…").split()
+    halves = len(words) <= 2 and _HEAD_PRONOUN_RE.match(piece) is not None
+    return (
+        _MAY_BE_RE.search(piece) is not None
+        or (halves and not any(ch.isdigit() for ch in piece))
+        or (bool(words) and _PAST_HEAD_RE.match(words[0]) is not None)
+    )
+
+
+def asks_to_remember(piece: str) -> bool:
+    """Whether ``piece`` asks to be remembered ("remember that …", "don't forget …") or gives
+    the user's name: kept whatever the learned model says.
+
+    >>> asks_to_remember("please remember that I'm vegan"), asks_to_remember("I'm vegan")
+    (True, False)
+    """
+    return _EXPLICIT_RE.match(piece) is not None or _NAME_IS_RE.match(piece) is not None
 
 
 def as_fact(piece: str, group: str, said_at: datetime | None, before: Sequence[str] = ()) -> str:
@@ -440,15 +503,37 @@ def as_fact(piece: str, group: str, said_at: datetime | None, before: Sequence[s
     return text
 
 
+def as_answer(question: str, piece: str, group: str = "others") -> str:
+    """A fragment the user gave as the answer to the assistant's ``question``, as a fact
+    that quotes the question it answers (the fragment alone, "a kettlebell", says nothing),
+    in the third person like any fact (``group``: see :func:`as_fact`).
+
+    >>> as_answer("What equipment do you have?", "Just a kettlebell and a bar.")
+    'User, asked "What equipment do you have?", said: just a kettlebell and a bar'
+    >>> print(as_answer("How do you ship?", "our van", "their wife"))
+    User, asked "How do you ship?", said: User and their wife's van
+    """
+    alone = _PERSON_RE.search(piece) is None and _NAME_RE.search(piece) is None
+    answer = said_in_third_person(piece, group, alone=alone).rstrip(" .!…,")
+    if answer.split(" ", 1)[0].lower() in _DETERMINERS | _HEDGES:
+        answer = answer[:1].lower() + answer[1:]
+    quoted = question.strip().replace('"', "'")
+    return f'User, asked "{quoted}", said: {answer}'
+
+
 __all__ = [
+    "as_answer",
     "as_fact",
+    "asks_to_remember",
     "confirms",
     "explicit_category",
     "group_of",
     "is_question",
     "is_reaction",
     "pieces",
+    "points_back",
     "resolved",
     "sentences",
+    "tentative",
     "unresolved",
 ]

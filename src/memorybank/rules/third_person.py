@@ -606,8 +606,8 @@ def said_in_third_person(sentence: str, group: str = "others", *, alone: bool = 
     first-person pronoun names its person, the first person plural the user with ``group``,
     the people they speak for ("their partner"; "others" when no one is known). Every "I" is
     "User" with its verb agreeing, so that a sentence with someone else in it never leaves a
-    "they" to guess at; "my" and "me" are "their" and "them" only after an "I" and when no one
-    else is named (``alone``), else "User's" and "User".
+    "they" to guess at; "my" and "me" are "their" and "them" only once the user is named
+    and when no one else is (``alone``), else "User's" and "User".
     A lone lower-case "i" is the pronoun (chat is often typed so).
 
     >>> said_in_third_person("we moved to Leeds last year", "their partner")
@@ -623,7 +623,7 @@ def said_in_third_person(sentence: str, group: str = "others", *, alone: bool = 
     """
     text = _LOWER_I_RE.sub("I", sentence.strip())
     tokens = _pronoun_tokens(text)
-    first_i = next((t.start for t in tokens if t.word == "I"), len(text))
+    first_i = next((t.start for t in tokens if t.word.lower() not in _PLURAL_PRONOUNS), len(text))
     edits = [
         edit
         for token in tokens

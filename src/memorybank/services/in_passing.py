@@ -29,12 +29,19 @@ from memorybank.providers.embedders.base import Embedder, SpanEmbedder
 from memorybank.rules.keep_model import feature_matrix, load_keep_model
 from memorybank.rules.policy import infer_category, to_third_person
 from memorybank.rules.said import (
+    as_answer,
     as_fact,
+    asks_to_remember,
     explicit_category,
     group_of,
     is_question,
     is_reaction,
     pieces,
+    points_back,
+    resolved,
+    sentences,
+    tentative,
+    unresolved,
 )
 from memorybank.rules.third_person import has_verb
 
@@ -139,29 +146,51 @@ def weigh(bank: MemoryBank, turns: Sequence[Turn]) -> tuple[list[Said], list[Sai
     chance = model.probabilities(feature_matrix(vectors, texts))
     kept: list[Said] = []
     passed: list[Said] = []
-    for (at, piece), p in zip(found, chance, strict=True):
+    for number, ((at, piece), p) in enumerate(zip(found, chance, strict=True)):
         index, turn = said[at]
         messages = [t.content for _, t in said[: at + 1]]
         offset = turn.content.find(piece)
         before = [*messages[:-1], turn.content[: max(offset, 0)]]
-        fact = as_fact(piece, group_of(messages), turn.time, before)
+        opens = number == 0 or found[number - 1][0] != at
+        asked = _asked(turns, index) if opens and not has_verb(piece) else None
+        if asked is not None:
+            fact = as_answer(asked, piece, group_of(messages))
+        else:
+            fact = as_fact(piece, group_of(messages), turn.time, before)
         explicit = explicit_category(piece)
         category = explicit or infer_category(fact)
         said_here = Said(
             index, piece, _as_asked(piece, fact, explicit), category, round(float(p), 3)
         )
-        # A question is never a fact, however the model reads its words ("Where do I
-        # start?" reads much like "where I start work"), nor a reaction ("makes sense"), nor
-        # a fragment with no verb ("not yet", "September 1"): it only answers what was
-        # asked, and the stored turn keeps it in its place.
-        keep = explicit is not None or (
-            p >= model.threshold
-            and not is_question(piece)
-            and not is_reaction(piece)
-            and has_verb(piece)
-        )
-        (kept if keep else passed).append(said_here)
+        worth = p >= model.threshold and _stands_alone(piece, before, asked is not None)
+        (kept if asks_to_remember(piece) or worth else passed).append(said_here)
     return kept, passed
+
+
+def _stands_alone(piece: str, before: Sequence[str], answers: bool) -> bool:
+    """Whether a piece the model finds lasting reads as a fact on its own. A question never
+    does, however the model reads its words ("Where do I start?" reads much like "where I
+    start work"), nor a reaction ("makes sense"), nor what means little out of its chat ("I
+    have a stall there", a "she" no one said before), nor what only may be ("we could
+    practise duets"), nor a fragment with no verb ("not
+    yet", "September 1") unless it answers the question just asked (``answers``): then the
+    fact quotes the question."""
+    return (
+        not is_question(piece)
+        and not is_reaction(piece)
+        and (answers or has_verb(piece))
+        and not points_back(piece)
+        and not tentative(piece)
+        and not unresolved(resolved(piece, before))
+    )
+
+
+def _asked(turns: Sequence[Turn], index: int) -> str | None:
+    """The question the assistant asked just before message ``index``, if it asked one."""
+    if index == 0 or turns[index - 1].role != "assistant":
+        return None
+    questions = [s for s in sentences(turns[index - 1].content) if s.endswith("?")]
+    return questions[-1] if questions else None
 
 
 __all__ = ["Said", "cut", "model_fits", "weigh"]
