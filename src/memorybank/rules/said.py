@@ -249,6 +249,9 @@ def _trimmed(clause: str) -> str:
     'the shop moved last year'
     >>> _trimmed("The big thing is I'm saving for a laptop")
     "I'm saving for a laptop"
+    >>> _trimmed("my wife handles most of it to be fair")
+    'my wife handles most of it'
+
     """
     text = clause.strip()
     while True:
@@ -281,8 +284,10 @@ def _without_closers(text: str) -> str:
     words = text.split()
     cut = len(words)
     while cut:
-        pair = " ".join(words[max(cut - 2, 0) : cut]).lower().strip(",.!…:;")
-        if pair in _CLOSING_PHRASES:
+        tail = [" ".join(words[max(cut - n, 0) : cut]).lower().strip(",.!…:;") for n in (3, 2)]
+        if tail[0] in _CLOSING_PHRASES:
+            cut -= 3
+        elif tail[1] in _CLOSING_PHRASES:
             cut -= 2
         elif words[cut - 1].lower().strip(",.!…:;") in _CLOSERS:
             cut -= 1
