@@ -81,7 +81,14 @@ def supported(fact: str, user_text: str) -> bool:
     said = set(_WORD_RE.findall(user_text.lower()))
     if not words:
         return True
-    return sum(w in said or w.rstrip("s") in said for w in words) / len(words) >= SUPPORT
+    return sum(_said(w, said) for w in words) / len(words) >= SUPPORT
+
+
+def _said(word: str, said: set[str]) -> bool:
+    """Whether ``word`` is in ``said``, as it is or as the user's person had it ("relies" is
+    "rely", "teaches" "teach")."""
+    forms = {word, word.rstrip("s"), word.removesuffix("es"), word.removesuffix("ies") + "y"}
+    return bool(forms & said)
 
 
 @dataclass

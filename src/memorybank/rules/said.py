@@ -116,6 +116,7 @@ _HEAD_PRONOUN_RE = re.compile(
 _HEAD_NAME_RE = re.compile(r"\w[\w-]*\b(?!['’])")
 _CONTRACTED = {"s": "is", "re": "are", "ll": "will", "d": "would", "ve": "have"}
 _FITS = {"she": "fn", "her": "fn", "he": "mn", "his": "mn", "they": "p", "their": "p"}
+_THE_RE = re.compile(r"[Tt]he\s+(?=[a-z])")
 _HEDGES = frozenset("just mostly only about around maybe probably".split())
 _DETERMINERS = frozenset(
     """the a an this that these those it it's its there here some most all both each every
@@ -478,8 +479,8 @@ def asks_to_remember(piece: str) -> bool:
 def as_fact(piece: str, group: str, said_at: datetime | None, before: Sequence[str] = ()) -> str:
     """``piece`` rephrased as a fact: third person, "we" named, a "she" or "he" that opens it
     named from what the user said ``before`` it, a trailing full stop or question mark
-    dropped, the user named when the piece does not name them, and the day it was said when
-    it dates itself ("last year").
+    dropped, the user named when the piece does not name them ("the shop" is the user's), and
+    the day it was said when it dates itself ("last year").
 
     >>> from datetime import datetime
     >>> as_fact("we moved to Leeds last year.", "their partner", datetime(2023, 5, 8))
@@ -487,18 +488,23 @@ def as_fact(piece: str, group: str, said_at: datetime | None, before: Sequence[s
     >>> as_fact("i'm a nurse", "others", None)
     'User is a nurse'
     >>> as_fact("The shop is in Yaba.", "others", None)
-    'User mentioned that the shop is in Yaba'
+    "User's shop is in Yaba"
+    >>> as_fact("Chidi left last month", "others", None)
+    'User mentioned that Chidi left last month'
     >>> as_fact("he studies agronomy", "others", None, before=["My son can help"])
     "User's son studies agronomy"
     """
     piece = resolved(piece, before)
     alone = _PERSON_RE.search(piece) is None and _NAME_RE.search(piece) is None
     text = said_in_third_person(piece, group, alone=alone).rstrip(" .!…,")
-    if "User" not in text:
-        # "the shop is in Yaba" is about the user's life too: the fact names whose it is, as
-        # every other fact does, and a question asked of the user ("where is my shop?")
-        # finds it. A name keeps its capital ("Seo-yeon is 7 months"): only a word the user
-        # typed in lower case, or a determiner, is written in lower case after "that".
+    if "User" not in text and (the := _THE_RE.match(text)) is not None:
+        # "the shop is in Yaba": what a user calls "the shop" when they talk of their life is
+        # theirs, and the fact says so as a question about it asks ("where is my shop?").
+        text = f"User's {text[the.end() :]}"
+    elif "User" not in text:
+        # Whatever else the user says of their life is theirs to have said: the fact names
+        # them, as every fact does. A name keeps its capital ("Seo-yeon is 7 months"): only a
+        # word typed in lower case, or a determiner, is written in lower case after "that".
         first = text.split(" ", 1)[0].lower()
         if piece[:1].islower() or first in _DETERMINERS:
             text = text[:1].lower() + text[1:]
