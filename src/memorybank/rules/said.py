@@ -147,16 +147,18 @@ _PASSING = (
     r"(?!(?:not|just|so|sorry|glad|happy|sure|going|trying|looking|wondering|thinking|afraid"
     r"|here|back|done|fine|ok|okay|good|great)\b)"
 )
-_NAME_IS_RE = re.compile(r"my\s+name\s+is\b", re.IGNORECASE)
-_STATEMENTS: list[tuple[re.Pattern[str], Category]] = [
-    (_NAME_IS_RE, Category.IDENTITY),
+# Statements that say outright what a memory is for: kept whatever the learned model says.
+_OUTRIGHT: list[tuple[re.Pattern[str], Category]] = [
+    (re.compile(r"my\s+name\s+is\b", re.IGNORECASE), Category.IDENTITY),
     (
         re.compile(r"I\s+(?:really\s+|strongly\s+|usually\s+|generally\s+)?prefer\b"),
         Category.PREFERENCE,
     ),
-    (re.compile(r"I(?:\s+am|['’]m)\s+" + _PASSING), Category.IDENTITY),
     (re.compile(r"I\s+work\b"), Category.IDENTITY),
 ]
+# "I am …" names a category but says as often how the user is today ("I'm always tired"):
+# the model decides.
+_STATEMENTS = [*_OUTRIGHT, (re.compile(r"I(?:\s+am|['’]m)\s+" + _PASSING), Category.IDENTITY)]
 
 
 def explicit_category(sentence: str) -> Category | None:
@@ -467,13 +469,16 @@ def tentative(piece: str) -> bool:
 
 
 def asks_to_remember(piece: str) -> bool:
-    """Whether ``piece`` asks to be remembered ("remember that …", "don't forget …") or gives
-    the user's name: kept whatever the learned model says.
+    """Whether ``piece`` asks to be remembered ("remember that …", "don't forget …") or says
+    outright what a memory is for ("my name is …", "I prefer …", "I work …"): kept whatever
+    the learned model says.
 
-    >>> asks_to_remember("please remember that I'm vegan"), asks_to_remember("I'm vegan")
-    (True, False)
+    >>> asks_to_remember("please remember that I'm vegan"), asks_to_remember("I prefer tea")
+    (True, True)
+    >>> asks_to_remember("I'm always tired")
+    False
     """
-    return _EXPLICIT_RE.match(piece) is not None or _NAME_IS_RE.match(piece) is not None
+    return _EXPLICIT_RE.match(piece) is not None or any(p.match(piece) for p, _ in _OUTRIGHT)
 
 
 def as_fact(piece: str, group: str, said_at: datetime | None, before: Sequence[str] = ()) -> str:
