@@ -76,6 +76,7 @@ _NAMES_SOMETHING_RE = re.compile(r"\d|(?<=\s)[A-Z]|\b(?i:i|my|me|we|our|us)\b")
 _PIECE_MIN_WORDS = 2
 # "May" with a capital is the month.
 _MAY_BE_RE = re.compile(r"\b(?:could|might|may)\b")
+_GUESSES = frozenset("maybe perhaps probably possibly".split())
 # A clause that opens on a verb in the past has lost its subject ("bought it second hand").
 _PAST_HEAD_RE = re.compile(r"(?i:[a-z]+ed|bought|got|went|took|made|found|had|did)$")
 _POINTS_BACK_RE = re.compile(
@@ -101,9 +102,9 @@ _NEUTRAL = frozenset(
 )
 _PLURAL = frozenset("parents kids children boys girls twins grandchildren grandkids".split())
 _GROUPS = frozenset("family team band orchestra class club company business staff".split())
-# Whom a "we" may stand for: a household or a group one acts with.
-_WE = _GROUPS | frozenset(
-    "partner spouse husband wife boyfriend girlfriend fiancé fiancée kids children parents".split()
+# Whom the user names together with themselves: "me and my partner", "my wife and I".
+_TOGETHER_RE = re.compile(
+    r"\b(?:me|i)\s+and\s+my\s+([\w-]+)|\bmy\s+([\w-]+)\s+and\s+(?:i|me)\b", re.IGNORECASE
 )
 _PERSON_RE = re.compile(
     r"\b((?i:my|our|the))\s+(?:[a-z]+\s+)?((?i:"
@@ -116,7 +117,6 @@ _HEAD_PRONOUN_RE = re.compile(
 _HEAD_NAME_RE = re.compile(r"\w[\w-]*\b(?!['’])")
 _CONTRACTED = {"s": "is", "re": "are", "ll": "will", "d": "would", "ve": "have"}
 _FITS = {"she": "fn", "her": "fn", "he": "mn", "his": "mn", "they": "p", "their": "p"}
-_THE_RE = re.compile(r"[Tt]he\s+(?=[a-z])")
 _HEDGES = frozenset("just mostly only about around maybe probably".split())
 _DETERMINERS = frozenset(
     """the a an this that these those it it's its there here some most all both each every
@@ -218,7 +218,7 @@ def pieces(text: str) -> list[str]:
     least two words each.
 
     >>> pieces("maybe, the jeep leaves at 6 tho. also saturdays are out, i work at a milk tea shop")
-    ['maybe, the jeep leaves at 6', 'saturdays are out', 'i work at a milk tea shop']
+    ['the jeep leaves at 6', 'saturdays are out', 'i work at a milk tea shop']
     >>> pieces("I'm the treasurer, funny enough, so I should be better at this lol")
     ["I'm the treasurer", 'I should be better at this']
     """
@@ -340,23 +340,20 @@ def _stated(clause: str) -> str:
 
 
 def group_of(said_before: Sequence[str]) -> str:
-    """Whom "we" includes beside the user, from their last two messages (newest last): "their
-    partner" after "my partner", "their team" after "my team" (the people one lives or works
-    with as one), else "others": a "we" said further on may well be someone else.
+    """Whom "we" includes beside the user, from their last two messages (newest last): the
+    person they named together with themselves ("me and my partner", "my wife and I"), else
+    "others". Someone merely mentioned is not "we": "so my wife isn't stuck with it … we're
+    off to Estonia" is the user's unit, not their wife.
 
-    >>> group_of(["My husband Emeka does the books", "hi"])
-    'their husband'
-    >>> group_of(["my sister is a nurse", "hello there"])
-    'others'
+    >>> group_of(["just me and my partner", "hi"])
+    'their partner'
+    >>> group_of(["my wife and I moved"]), group_of(["my wife handles it. we're off to Estonia"])
+    ('their wife', 'others')
     """
     for text in reversed(said_before[-2:]):
-        mine = [
-            m.group(2).lower()
-            for m in _PERSON_RE.finditer(text)
-            if m.group(1).lower() == "my" and m.group(2).lower() in _WE
-        ]
-        if mine:
-            return f"their {mine[-1]}"
+        found = _TOGETHER_RE.findall(text)
+        if found:
+            return f"their {next(w for w in found[-1] if w).lower()}"
     return "others"
 
 
@@ -453,16 +450,19 @@ def points_back(piece: str) -> bool:
 
 def tentative(piece: str) -> bool:
     """Whether ``piece`` only says what may be, or says it by halves: a possibility ("we
-    could practise duets", "she might join"), a verb with nothing after it ("he isn't", "he
-    played"), a verb with no one before it ("bought it last year"). Never a fact.
+    could practise duets", "she might join", an answer that is a guess: "maybe the slow
+    ones"), a verb with nothing after it ("he isn't", "he played"), a verb with no one before
+    it ("bought it last year"). Never a fact.
 
     >>> tentative("my wife might join on Sundays"), tentative("he isn't"), tentative("she's 12")
     (True, True, False)
     """
     words = piece.strip(" .!?…").split()
     halves = len(words) <= 2 and _HEAD_PRONOUN_RE.match(piece) is not None
+    guess = bool(words) and words[0].lower().strip(",") in _GUESSES and not has_verb(piece)
     return (
         _MAY_BE_RE.search(piece) is not None
+        or guess
         or (halves and not any(ch.isdigit() for ch in piece))
         or (bool(words) and _PAST_HEAD_RE.match(words[0]) is not None)
     )
@@ -484,8 +484,8 @@ def asks_to_remember(piece: str) -> bool:
 def as_fact(piece: str, group: str, said_at: datetime | None, before: Sequence[str] = ()) -> str:
     """``piece`` rephrased as a fact: third person, "we" named, a "she" or "he" that opens it
     named from what the user said ``before`` it, a trailing full stop or question mark
-    dropped, the user named when the piece does not name them ("the shop" is the user's), and
-    the day it was said when it dates itself ("last year").
+    dropped, the user named when the piece does not name them, and the day it was said when it
+    dates itself ("last year").
 
     >>> from datetime import datetime
     >>> as_fact("we moved to Leeds last year.", "their partner", datetime(2023, 5, 8))
@@ -493,7 +493,7 @@ def as_fact(piece: str, group: str, said_at: datetime | None, before: Sequence[s
     >>> as_fact("i'm a nurse", "others", None)
     'User is a nurse'
     >>> as_fact("The shop is in Yaba.", "others", None)
-    "User's shop is in Yaba"
+    'User mentioned that the shop is in Yaba'
     >>> as_fact("Chidi left last month", "others", None)
     'User mentioned that Chidi left last month'
     >>> as_fact("he studies agronomy", "others", None, before=["My son can help"])
@@ -502,14 +502,11 @@ def as_fact(piece: str, group: str, said_at: datetime | None, before: Sequence[s
     piece = resolved(piece, before)
     alone = _PERSON_RE.search(piece) is None and _NAME_RE.search(piece) is None
     text = said_in_third_person(piece, group, alone=alone).rstrip(" .!…,")
-    if "User" not in text and (the := _THE_RE.match(text)) is not None:
-        # "the shop is in Yaba": what a user calls "the shop" when they talk of their life is
-        # theirs, and the fact says so as a question about it asks ("where is my shop?").
-        text = f"User's {text[the.end() :]}"
-    elif "User" not in text:
-        # Whatever else the user says of their life is theirs to have said: the fact names
-        # them, as every fact does. A name keeps its capital ("Seo-yeon is 7 months"): only a
-        # word typed in lower case, or a determiner, is written in lower case after "that".
+    if "User" not in text:
+        # "the shop is in Yaba" is about the user's life too: the fact names whose words they
+        # are, as every fact does, and never guesses whose the thing is ("the jeep leaves at
+        # 6" is not the user's jeep). A name keeps its capital ("Seo-yeon is 7 months"): only
+        # a word typed in lower case, or a determiner, is written in lower case after "that".
         first = text.split(" ", 1)[0].lower()
         if piece[:1].islower() or first in _DETERMINERS:
             text = text[:1].lower() + text[1:]

@@ -143,25 +143,26 @@ def _words(s: str) -> frozenset[str]:
 _BASE_VERBS = _words(
     """
     accept admire adore advise agree aim allow analyse analyze answer appreciate approve argue
-    arrange ask aspire assist attend avoid bake believe belong bike blog borrow bowl box breed
-    brew bring build buy call camp care carry celebrate change chat check choose clean climb
-    coach code collect come commute compete complain consider consult contribute cook coordinate
-    create cycle dance date deal debug decide defend deliver depend deploy design despise develop
-    die dislike disagree do document donate draw dream dress drink drive earn eat edit embed
-    email enjoy exercise expect experiment explain explore fancy favor favour fear feed feel
-    fight find finish fish fix fly focus follow forget freelance game garden get give go golf
-    grow guide handle hang hate have hear help hike hire hold hope host hunt identify ignore
-    imagine intend invest join jog journal keep kayak kill knit know lack learn lead lecture lend
-    lift like listen live look lose love maintain make manage marry meditate meet mentor message
-    mind miss moderate moonlight need nurse observe obsess offer operate organise organize oversee
-    own paint park participate pay perform photograph plan play post practice practise pray
-    prefer prepare present produce program promise protect publish race raise recommend record
-    recycle refuse relax rely remember rent repair report represent require research rest review
-    ride rock row run sail save say search see sell send serve share shop shred sing ski skate
-    sleep smoke snowboard speak specialise specialize spend stand start stay stream struggle
-    study suffer support surf swim take talk teach tend test text think train translate travel
-    trust try tutor understand use value vape visit volunteer vote wait wake walk want watch
-    wear win wish wonder work worry write
+    arrange arrive ask aspire assist attend avoid bake begin believe belong bike blog borrow
+    bowl box break breed brew bring build buy call camp care carry celebrate change chat check
+    choose clean climb close coach code collect come commute compete complain consider consult
+    contribute cook coordinate cover create cycle dance date deal debug decide defend deliver
+    depend deploy design despise develop die disagree dislike do document donate draw dream
+    dress drink drive earn eat edit email embed enjoy exercise expect experiment explain explore
+    fancy favor favour fear feed feel fight find finish fish fix fly focus follow forget
+    freelance game garden get give go golf grow guide handle hang hate have hear help hike hire
+    hold hope host hunt identify ignore imagine intend invest jog join journal kayak keep kill
+    knit know lack lead learn leave lecture lend lift like listen live look lose love maintain
+    make manage marry meditate meet mentor message mind miss moderate moonlight need nurse
+    observe obsess offer open operate organise organize oversee own pack paint park participate
+    pay perform photograph plan play post practice practise pray prefer prepare present produce
+    program promise protect publish race raise recommend record recycle refuse relax rely
+    remember rent repair report represent require research rest review ride rock row run sail
+    save say search see sell send serve share shop shred sing skate ski sleep smoke snowboard
+    speak specialise specialize spend stand start stay stop stream struggle study suffer support
+    surf swim take talk teach tend test text think train translate travel trust try turn tutor
+    understand use value vape visit volunteer vote wait wake walk want watch wear win wish
+    wonder work worry write
     """
 )
 _AMBIGUOUS_TENSE = _words(
