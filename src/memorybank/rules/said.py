@@ -27,15 +27,19 @@ _ABBREVIATIONS = frozenset("dr mr mrs ms prof st jr sr mt vs etc e.g i.e inc ltd
 # and after "and", "but" or "so" before one when what comes before is a clause too (it has a
 # verb): "my uncle sends money and i design logos" is two facts, "my sister and I" one subject.
 _SUBJECT = r"(?:i|we|my|our|she|he|they)(?:['’](?:m|re|s|ll|d|ve))?\b"
+# Every pattern that opens on white space starts at the first space of a run ("(?<!\s)"):
+# a long run of spaces is then read once, not once from each of its spaces.
 _CLAUSE_RE = re.compile(
-    r"\s*(?:[,;:]|\s[-–—])\s+(?=(?i:" + _SUBJECT + r")|[A-Z][a-z]+\s+(?:is|was|left|works"
+    r"(?<!\s)\s*(?:[,;:]|\s[-–—])\s+(?=(?i:" + _SUBJECT + r")|[A-Z][a-z]+\s+(?:is|was|left|works"
     r"|lives|has|had)\b)"
 )
 # "…, so no snacks at the party": after a comma, "so" opens a consequence whatever follows;
 # without one, when a subject or the words that open a clause follow it ("so probably a hall",
 # not "so tired").
 _JOINED_RE = re.compile(
-    r",\s*so\s+|,?\s+(?:and|but|so)\s+(?=" + _SUBJECT + r")|\s+so\s+(?=(?:it|there|the|no"
+    r",\s*so\s+|(?<!\s),?\s+(?:and|but|so)\s+(?="
+    + _SUBJECT
+    + r")|(?<!\s)\s+so\s+(?=(?:it|there|the|no"
     r"|probably|maybe|that)\b)",
     re.IGNORECASE,
 )
