@@ -196,7 +196,7 @@ def test_infer_saves_the_facts_a_conversation_states(bank: MemoryBank) -> None:
     ]
     added = m.add(said, user_id="ana", agent_id="travel")
     facts = [r["memory"] for r in added["results"] if r["event"] == "ADD"]
-    assert facts == ["User's name is Ana and they prefer window seats"]
+    assert facts == ["User's name is Ana", "User prefers window seats"]  # two facts, two memories
     listed = m.get_all(filters={"user_id": "ana", "agent_id": "travel"})["results"]
     assert facts[0] in {r["memory"] for r in listed}  # facts carry the agent id
     again = m.add(said[0]["content"], user_id="ana")

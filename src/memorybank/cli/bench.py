@@ -411,16 +411,27 @@ def bench_conversations(
         int | None,
         typer.Option("--limit-conversations", min=1, help="Only the first N LoCoMo conversations."),
     ] = None,
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            "--labels",
+            help="A person's labels of the kept facts (JSON lines: chat, fact, label useful / "
+            "junk / wrong_subject), e.g. benchmarks/data/conversations_own_labels.jsonl: "
+            "reports junk and wrong subjects, and lists the kept facts no label names.",
+        ),
+    ] = None,
     json_out: JsonOutOption = None,
 ) -> None:
-    """Chats remembered without an LLM: facts kept, in the block, first line right, invented."""
+    """Chats remembered without an LLM: facts kept, in the block, first line right, invented,
+    and with --labels their precision."""
     with bench_installed():
         from memorybank_bench.conversations import run_conversations
         from memorybank_bench.conversations_locomo import run_locomo_conversations
 
     console = stdout()
-    report = run_conversations(chats, console=console)
+    report = run_conversations(chats, labels=labels, console=console)
     notes = [Text(f"miss: {m}") for m in report.misses]
+    notes += [Text(f"unlabelled: {json.dumps(u, ensure_ascii=False)}") for u in report.unlabelled]
     if locomo is not None:
         with console.status("remembering LoCoMo"):
             found = run_locomo_conversations(locomo, limit_conversations=limit_conversations)
@@ -444,10 +455,6 @@ def bench_train_extractor(
             "--chats", help="Chats to train on (JSON lines, as bench conversations reads)."
         ),
     ],
-    locomo: Annotated[
-        Path | None,
-        typer.Option("--locomo", help="Also train on LoCoMo's observations (locomo_dev.json)."),
-    ] = None,
     score: Annotated[
         list[Path] | None,
         typer.Option("--score", help="Chats only scored, never trained on (the shared dev chats)."),
@@ -467,9 +474,7 @@ def bench_train_extractor(
         from memorybank_bench.train_extractor import run_training
 
     console = stdout()
-    document = run_training(
-        chats, out, locomo=locomo, score=score or [], seed=seed, console=console
-    )
+    document = run_training(chats, out, score=score or [], seed=seed, console=console)
     console.print(f"threshold {document['threshold']} · trained on {document['trained_on']}")
     if json_out is not None:
         json_out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")

@@ -143,25 +143,26 @@ def _words(s: str) -> frozenset[str]:
 _BASE_VERBS = _words(
     """
     accept admire adore advise agree aim allow analyse analyze answer appreciate approve argue
-    arrange ask aspire assist attend avoid bake believe belong bike blog borrow bowl box breed
-    brew bring build buy call camp care carry celebrate change chat check choose clean climb
-    coach code collect come commute compete complain consider consult contribute cook coordinate
-    create cycle dance date deal debug decide defend deliver depend deploy design despise develop
-    die dislike disagree do document donate draw dream dress drink drive earn eat edit embed
-    email enjoy exercise expect experiment explain explore fancy favor favour fear feed feel
-    fight find finish fish fix fly focus follow forget freelance game garden get give go golf
-    grow guide handle hang hate have hear help hike hire hold hope host hunt identify ignore
-    imagine intend invest join jog journal keep kayak kill knit know lack learn lead lecture lend
-    lift like listen live look lose love maintain make manage marry meditate meet mentor message
-    mind miss moderate moonlight need nurse observe obsess offer operate organise organize oversee
-    own paint park participate pay perform photograph plan play post practice practise pray
-    prefer prepare present produce program promise protect publish race raise recommend record
-    recycle refuse relax rely remember rent repair report represent require research rest review
-    ride rock row run sail save say search see sell send serve share shop shred sing ski skate
-    sleep smoke snowboard speak specialise specialize spend stand start stay stream struggle
-    study suffer support surf swim take talk teach tend test text think train translate travel
-    trust try tutor understand use value vape visit volunteer vote wait wake walk want watch
-    wear win wish wonder work worry write
+    arrange arrive ask aspire assist attend avoid bake begin believe belong bike blog borrow
+    bowl box break breed brew bring build buy call camp care carry celebrate change chat check
+    choose clean climb close coach code collect come commute compete complain consider consult
+    contribute cook coordinate cover create cycle dance date deal debug decide defend deliver
+    depend deploy design despise develop die disagree dislike do document donate draw dream
+    dress drink drive earn eat edit email embed enjoy exercise expect experiment explain explore
+    fancy favor favour fear feed feel fight find finish fish fix fly focus follow forget
+    freelance game garden get give go golf grow guide handle hang hate have hear help hike hire
+    hold hope host hunt identify ignore imagine intend invest jog join journal kayak keep kill
+    knit know lack lead learn leave lecture lend lift like listen live look lose love maintain
+    make manage marry meditate meet mentor message mind miss moderate moonlight need nurse
+    observe obsess offer open operate organise organize oversee own pack paint park participate
+    pay perform photograph plan play post practice practise pray prefer prepare present produce
+    program promise protect publish race raise recommend record recycle refuse relax rely
+    remember rent repair report represent require research rest review ride rock row run sail
+    save say search see sell send serve share shop shred sing skate ski sleep smoke snowboard
+    speak specialise specialize spend stand start stay stop stream struggle study suffer support
+    surf swim take talk teach tend test text think train translate travel trust try turn tutor
+    understand use value vape visit volunteer vote wait wake walk want watch wear win wish
+    wonder work worry write
     """
 )
 _AMBIGUOUS_TENSE = _words(
@@ -248,6 +249,59 @@ def _looks_like_predicate(word: str | None) -> bool:
         or key in _IRREGULAR_PAST
         or key in _ADVERBS
         or (key.endswith("ed") and len(key) > 3)
+    )
+
+
+_VERB_WORD_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+# Who takes a verb's bare form: "I walk", "can walk" (not "ten minutes walk").
+_BARE_SUBJECTS = _words("i we you they can could will would should must may might do don't")
+_DETERMINERS = _words("a an the my your his her its our their this that these those")
+_BE_FORMS = _words("is are was were be been am isn't aren't wasn't weren't")
+# "it's", "that's": a verb after these; "Meera's" is a possessive.
+_POINTING = _words("it that he she there what who here this everything something nothing")
+
+
+def finite_verb(word: str) -> bool:
+    """Whether ``word`` is a verb a clause can turn on (a form of "be", an auxiliary, a
+    known verb in any person or tense, a contraction that carries one), as far as this
+    module's closed lists tell.
+
+    >>> [finite_verb(w) for w in ("studies", "it's", "Meera's", "walk", "salary")]
+    [True, True, False, True, False]
+    """
+    key = word.lower().replace("’", "'")
+    stem, apostrophe, tail = key.partition("'")
+    if apostrophe:
+        return tail in ("m", "re", "ve", "ll", "d", "t") or (tail == "s" and stem in _POINTING)
+    if key in _BE_FORMS or _looks_like_predicate(key) and key not in _ADVERBS:
+        return True
+    if key.endswith("ies"):
+        return key[:-3] + "y" in _BASE_VERBS
+    if key.endswith("es") and key[:-2] in _BASE_VERBS:
+        return True
+    return key.endswith("s") and key[:-1] in _BASE_VERBS
+
+
+def has_verb(text: str) -> bool:
+    """Whether ``text`` has a finite verb: it says something of someone, where a fragment
+    ("not yet", "september 1", "less salary") only answers or names. A verb's bare form
+    counts after a subject that takes it ("I walk"): "ten minutes walk" names a distance; a
+    form in -ed after "a" or "the" describes ("a hired hall").
+
+    >>> has_verb("my shifts are long"), has_verb("Ten minutes walk"), has_verb("I also have two")
+    (True, False, True)
+    """
+    words = [word.lower() for word in _VERB_WORD_RE.findall(text)]
+    # The word before a verb, past any adverbs: "I also have", "we really like".
+    before = [""] * len(words)
+    for index in range(1, len(words)):
+        prior = words[index - 1]
+        before[index] = before[index - 1] if prior in _ADVERBS else prior
+    return any(
+        finite_verb(word)
+        and (word not in _BASE_VERBS or before[index] in _BARE_SUBJECTS)
+        and not (word.endswith("ed") and before[index] in _DETERMINERS)
+        for index, word in enumerate(words)
     )
 
 
@@ -525,7 +579,7 @@ _PLURAL_CONTRACTION_RE = re.compile(r"['’](re|ve|d|ll)\b", re.IGNORECASE)
 _PLURAL_VERBS = {"re": "are", "ve": "have", "d": "would", "ll": "will"}
 
 
-def _said_edit(text: str, token: _Token, group: str) -> list[_Edit]:
+def _said_edit(text: str, token: _Token, group: str, alone: bool) -> list[_Edit]:
     """How one pronoun of something the user said names its person: the user ("User",
     "User's") or the user with the people they speak for (``group``)."""
     lower = token.word.lower()
@@ -541,17 +595,21 @@ def _said_edit(text: str, token: _Token, group: str) -> list[_Edit]:
     if lower in ("our", "ours"):
         named = "User's" if group == "others" else f"User and {group}'s"
         return [(token.start, token.end, named)]
-    singular = {"my": "User's", "mine": "User's", "me": "User", "myself": "User"}.get(lower)
-    return [(token.start, token.end, singular or "themselves")]
+    if lower in ("myself", "ourselves"):
+        return [(token.start, token.end, "themselves")]
+    if alone:  # "User loves their job": "User" said before it, and no one else to mean
+        return [(token.start, token.end, {"my": "their", "mine": "theirs"}.get(lower, "them"))]
+    return [(token.start, token.end, "User" if lower == "me" else "User's")]
 
 
-def said_in_third_person(sentence: str, group: str = "others") -> str:
+def said_in_third_person(sentence: str, group: str = "others", *, alone: bool = True) -> str:
     """Something the user said in passing, in the third person, never refused: each
-    first-person pronoun names its person ("I'm on the varsity" → "User is on the varsity",
-    "help my lola" → "help User's lola"), and the first person plural names the user with
-    ``group``, the people they speak for ("their partner"; "others" when no one is known).
-    A lone lower-case "i" is the pronoun (chat is often typed so). A sentence
-    :func:`to_third_person` rephrases without a plural pronoun is rephrased as it does.
+    first-person pronoun names its person, the first person plural the user with ``group``,
+    the people they speak for ("their partner"; "others" when no one is known). Every "I" is
+    "User" with its verb agreeing, so that a sentence with someone else in it never leaves a
+    "they" to guess at; "my" and "me" are "their" and "them" only once the user is named
+    and when no one else is (``alone``), else "User's" and "User".
+    A lone lower-case "i" is the pronoun (chat is often typed so).
 
     >>> said_in_third_person("we moved to Leeds last year", "their partner")
     'User and their partner moved to Leeds last year'
@@ -561,15 +619,17 @@ def said_in_third_person(sentence: str, group: str = "others") -> str:
     "User and their partner's budget is about £300"
     >>> said_in_third_person("I prefer tea for my mornings")
     'User prefers tea for their mornings'
+    >>> said_in_third_person("my uncle sends money and I design logos for my clients", alone=False)
+    "User's uncle sends money and User designs logos for User's clients"
     """
     text = _LOWER_I_RE.sub("I", sentence.strip())
     tokens = _pronoun_tokens(text)
-    if not any(t.word.lower() in _PLURAL_PRONOUNS for t in tokens):
-        try:
-            return to_third_person(text).text
-        except ValidationError:
-            pass
-    edits = [edit for token in tokens for edit in _said_edit(text, token, group)]
+    first_i = next((t.start for t in tokens if t.word.lower() not in _PLURAL_PRONOUNS), len(text))
+    edits = [
+        edit
+        for token in tokens
+        for edit in _said_edit(text, token, group, alone and token.start > first_i)
+    ]
     pieces: list[str] = []
     cursor = 0
     for a, b, replacement in sorted(edits):
@@ -585,6 +645,8 @@ __all__ = [
     "ThirdPersonResult",
     "is_first_person",
     "question_in_third_person",
+    "finite_verb",
+    "has_verb",
     "said_in_third_person",
     "strip_lead_in",
     "to_third_person",

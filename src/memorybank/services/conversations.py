@@ -40,7 +40,6 @@ IDs: mem_...
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -65,9 +64,9 @@ from memorybank.providers.llm.client import JSONCompleter, complete_model
 from memorybank.rules.permissions import Action, allowed, require
 from memorybank.rules.pydantic_errors import reason
 from memorybank.rules.render import sanitize_memory_text as _line
-from memorybank.rules.said import confirms, explicit_category
+from memorybank.rules.said import confirms, explicit_category, sentences
 from memorybank.rules.verdicts import THRESHOLDS, needs_reconciling
-from memorybank.services.in_passing import model_fits, weigh
+from memorybank.services.in_passing import Said, model_fits, weigh
 
 if TYPE_CHECKING:
     from memorybank.core.bank import MemoryBank
@@ -144,10 +143,13 @@ def remember_conversation(
     """
     turns = _parse_messages(messages)
     result = RememberResult()
-    result.conversation_ids, turn_ids = _store_turns(bank, caller, turns, context)
     llm = llm if llm is not None else bank.llm
+    # The user's messages are read before they are stored: the one pass that reads their
+    # pieces also gives the vectors the bank stores the turns with.
+    weighed = weigh(bank, turns) if llm is None and model_fits(bank) else None
+    result.conversation_ids, turn_ids = _store_turns(bank, caller, turns, context)
     if llm is None:
-        _keep_said(bank, caller, result, turns, turn_ids)
+        _keep_said(bank, caller, result, turns, turn_ids, weighed)
         return result
     try:
         facts = _extract(llm, turns, context)
@@ -155,7 +157,8 @@ def remember_conversation(
         result.warnings.append(
             f"fact extraction by the LLM failed ({exc}); kept what the user said without it"
         )
-        _keep_said(bank, caller, result, turns, turn_ids)
+        weighed = weigh(bank, turns) if model_fits(bank) else None
+        _keep_said(bank, caller, result, turns, turn_ids, weighed)
         return result
     for fact in facts:
         _reconcile(bank, caller, llm, result, fact)
@@ -229,13 +232,15 @@ def _keep_said(
     result: RememberResult,
     turns: Sequence[Message],
     turn_ids: Sequence[str | None],
+    weighed: tuple[list[Said], list[Said]] | None,
 ) -> None:
-    """Without an LLM: the facts the user stated in passing (:mod:`.in_passing`), each saved
-    through ``bank.save`` (so a fact said twice, or already known, is judged a duplicate there
-    and reported as skipped), linked to the message it came from; the pieces not kept are
-    listed in ``result.passed_over``. With an embedder the shipped model was not trained for,
-    only explicit statements count, and the result says so."""
-    if not model_fits(bank):
+    """Without an LLM: the facts the user stated in passing (``weighed`` by
+    :func:`.in_passing.weigh`), each saved through ``bank.save`` (so a fact said twice, or
+    already known, is judged a duplicate there and reported as skipped), linked to the
+    message it came from; the pieces not kept are listed in ``result.passed_over``. With an
+    embedder the shipped model was not trained for (``weighed`` is ``None``), only explicit
+    statements count, and the result says so."""
+    if weighed is None:
         result.warnings.append(
             f"the embedder {bank.embedder.model_id!r} is not the one the fact model was "
             "trained on; stored explicit statements only"
@@ -243,7 +248,7 @@ def _keep_said(
         for sentence, category in explicit_statements(turns):
             _add(bank, caller, result, sentence, category, Source.USER)
         return
-    kept, passed = weigh(bank, turns)
+    kept, passed = weighed
     facts = []
     for said in kept:
         turn = turns[said.message]
@@ -264,28 +269,6 @@ def _keep_said(
 
 # -- explicit statements (no LLM) -----------------------------------------------------------
 
-_SENTENCE_END_RE = re.compile(r"[.!?]+[\"')\]]*\s+|\n+")
-# A full stop after these is part of a name or phrase ("Dr. Lee"), not a sentence end.
-_ABBREVIATIONS = frozenset("dr mr mrs ms prof st jr sr mt vs etc e.g i.e inc ltd co no".split())
-
-
-def _sentences(text: str) -> list[str]:
-    """``text`` split into sentences, keeping "Dr. Lee", "J. Smith" and "e.g. tea" whole."""
-    out: list[str] = []
-    start = 0
-    for m in _SENTENCE_END_RE.finditer(text):
-        words = text[start : m.start()].split()
-        last = words[-1].lower().rstrip(".") if words else ""
-        following = text[m.end() : m.end() + 1]
-        if m.group(0)[0] == "." and (
-            last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()) or following.islower()
-        ):
-            continue
-        out.append(text[start : m.end()].strip())
-        start = m.end()
-    out.append(text[start:].strip())
-    return [s for s in out if s]
-
 
 def explicit_statements(turns: Sequence[Message]) -> list[tuple[str, Category]]:
     """The user's explicit statements about themselves, as (sentence, category).
@@ -302,7 +285,7 @@ def explicit_statements(turns: Sequence[Message]) -> list[tuple[str, Category]]:
     for turn in turns:
         if turn.role != "user":
             continue
-        for sentence in _sentences(turn.content):
+        for sentence in sentences(turn.content):
             category = explicit_category(sentence)
             if category is not None:
                 found.append((sentence, category))
