@@ -524,54 +524,8 @@ def to_third_person(content: str) -> ThirdPersonResult:
     return ThirdPersonResult(text=out, rephrased=True)
 
 
-# How a question names the user, and how facts name them: "where do I live?" is asked of
-# "User lives in Berlin". Contractions first (they carry the verb), then the auxiliary that
-# agrees with "I" ("do I" → "does User"), then the pronoun alone.
-_ASKED_AS = {"i": "User", "me": "User", "myself": "User", "my": "User's", "mine": "User's"}
-_CONTRACTIONS = {"m": "is", "ve": "has", "d": "would", "ll": "will"}
-_CONTRACTION_RE = re.compile(r"['’](m|ve|d|ll)\b", re.IGNORECASE)
-_AGREES = {"do": "does", "am": "is", "have": "has", "were": "was"}
-# Chat is often typed in lower case: a lone "i" in a question is the pronoun.
+# Chat is often typed in lower case: a lone "i" is the pronoun.
 _LOWER_I_RE = re.compile(r"(?<![\w/&@#\-.'’])i(?=['’](?:m|ve|d|ll)\b|[^\w/&@#\-'’]|$)")
-
-
-def question_in_third_person(question: str) -> str:
-    """``question`` with the user's words for themselves as saved facts say them: "I", "me",
-    "myself" → "User", "my", "mine" → "User's" (with "I'm" → "User is", "do I" → "does
-    User"), so a question in the user's voice matches facts in the third person. Plural and
-    quoted pronouns, and Roman numerals, are left as they are; nothing is refused.
-
-    >>> question_in_third_person("Where do I live these days?")
-    'Where does User live these days?'
-    >>> question_in_third_person("What's my job, and what am I allergic to?")
-    "What's User's job, and what is User allergic to?"
-    >>> question_in_third_person("I'm cold: what did World War I change for me?")
-    'User is cold: what did World War I change for User?'
-    >>> question_in_third_person("where do i live")
-    'where does User live'
-    """
-    question = _LOWER_I_RE.sub("I", question)
-    edits: list[tuple[int, int, str]] = []
-    for token in _pronoun_tokens(question):
-        word = token.word.lower()
-        if word not in _ASKED_AS:
-            continue
-        start, end, said = token.start, token.end, _ASKED_AS[word]
-        if word == "i":
-            contraction = _CONTRACTION_RE.match(question, end)
-            if contraction:
-                end, said = contraction.end(), f"User {_CONTRACTIONS[contraction[1].lower()]}"
-            before = _PREV_WORD_RE.search(question, max(0, start - 16), start)
-            if before and before[1].lower() in _AGREES:
-                verb = _AGREES[before[1].lower()]
-                verb = verb.capitalize() if before[1][0].isupper() else verb
-                start, said = before.start(1), f"{verb} {said}"
-        edits.append((start, end, said))
-    out, cursor = [], 0
-    for start, end, said in edits:
-        out += [question[cursor:start], said]
-        cursor = end
-    return "".join(out) + question[cursor:]
 
 
 # "we'd", "we're": the plural verb stays as it is, only the pronoun is named.
@@ -644,7 +598,6 @@ def said_in_third_person(sentence: str, group: str = "others", *, alone: bool = 
 __all__ = [
     "ThirdPersonResult",
     "is_first_person",
-    "question_in_third_person",
     "finite_verb",
     "has_verb",
     "said_in_third_person",
