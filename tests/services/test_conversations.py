@@ -462,3 +462,18 @@ def test_another_embedder_keeps_explicit_statements_only(tmp_path: Path) -> None
     assert all(m.content.startswith("User is vegetarian") for m in result.stored)
     assert result.stored and result.passed_over == []
     assert "stored explicit statements only" in result.warnings[0]
+
+
+def test_the_hosts_metadata_is_on_every_fact_from_its_save(
+    bank: MemoryBank, chat: ChatServer, llm: ChatClient
+) -> None:
+    ids = {"agent_id": "helper"}
+    said = [{"role": "user", "content": "My name is Ana and I prefer window seats"}]
+    without = remember_conversation(bank, CALLER, said, metadata=ids).stored
+    chat.reply(facts(("User lives in Munich", "identity", 10, None)))
+    moved = [{"role": "user", "content": "I live in Munich"}]
+    with_llm = remember_conversation(bank, CALLER, moved, llm=llm, metadata=ids).stored
+    assert without and with_llm
+    for fact in [*without, *with_llm]:
+        assert fact.metadata["agent_id"] == "helper" and fact.metadata["thread_id"] == "thread-1"
+        assert [e.kind for e in bank.history(fact.id, "ana")] == [EventKind.ADD]

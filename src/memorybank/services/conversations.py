@@ -132,10 +132,13 @@ def remember_conversation(
     *,
     context: str | None = None,
     llm: JSONCompleter | None = None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> RememberResult:
     """Store the conversation's turns and the facts it states (see the module docs).
 
     ``llm`` defaults to ``bank.llm``; without either, the learned extraction (module docs).
+    ``metadata`` is what every fact saved carries beside its link to the message (the host's
+    own ids, such as mem0's ``agent_id``): given at the save, so no fact is changed after it.
 
     >>> caller = Caller(user_id="ana")
     >>> said = [{"role": "user", "content": "My name is Ana"}]
@@ -146,8 +149,9 @@ def remember_conversation(
     result = RememberResult()
     result.conversation_ids, turn_ids = _store_turns(bank, caller, turns, context)
     llm = llm if llm is not None else bank.llm
+    extra = dict(metadata or {})
     if llm is None:
-        _keep_said(bank, caller, result, turns, turn_ids)
+        _keep_said(bank, caller, result, turns, turn_ids, extra)
         return result
     try:
         facts = _extract(llm, turns, context)
@@ -155,10 +159,10 @@ def remember_conversation(
         result.warnings.append(
             f"fact extraction by the LLM failed ({exc}); kept what the user said without it"
         )
-        _keep_said(bank, caller, result, turns, turn_ids)
+        _keep_said(bank, caller, result, turns, turn_ids, extra)
         return result
     for fact in facts:
-        _reconcile(bank, caller, llm, result, fact)
+        _reconcile(bank, caller, llm, result, fact, extra)
     return result
 
 
@@ -229,6 +233,7 @@ def _keep_said(
     result: RememberResult,
     turns: Sequence[Message],
     turn_ids: Sequence[str | None],
+    extra: dict[str, Any],
 ) -> None:
     """Without an LLM: the facts the user stated in passing (:mod:`.in_passing`), each saved
     through ``bank.save`` (so a fact said twice, or already known, is judged a duplicate there
@@ -241,13 +246,13 @@ def _keep_said(
             "trained on; stored explicit statements only"
         )
         for sentence, category in explicit_statements(turns):
-            _add(bank, caller, result, sentence, category, Source.USER)
+            _add(bank, caller, result, sentence, category, Source.USER, metadata=extra or None)
         return
     kept, passed = weigh(bank, turns)
     facts = []
     for said in kept:
         turn = turns[said.message]
-        link: dict[str, Any] = {"from_message": said.message, "said": said.piece}
+        link: dict[str, Any] = {**extra, "from_message": said.message, "said": said.piece}
         if turn_ids[said.message] is not None:
             link["from_memory"] = turn_ids[said.message]
         facts.append((said.fact, said.category, link, turn.time))
@@ -524,6 +529,7 @@ def _reconcile(
     llm: JSONCompleter,
     result: RememberResult,
     fact: ExtractedFact,
+    extra: dict[str, Any],
 ) -> None:
     hits = _neighbours(bank, ctx, fact)
     best = max((h.vector_similarity or 0.0 for h in hits), default=0.0)
@@ -544,7 +550,7 @@ def _reconcile(
     if verdict.action in ("UPDATE", "SUPERSEDE") and target is not None:
         target = _changeable(ctx, result, fact, target)
     if verdict.action == "ADD" or target is None:
-        _add_fact(bank, ctx, result, fact, None)
+        _add_fact(bank, ctx, result, fact, None, extra)
     elif verdict.action == "NOOP":
         result.skipped.append(
             NotStored(
@@ -556,7 +562,7 @@ def _reconcile(
     elif verdict.action == "UPDATE":
         _update(bank, ctx, result, fact, target, verdict.content or fact.content)
     else:
-        _supersede(bank, ctx, result, fact, target)
+        _supersede(bank, ctx, result, fact, target, extra)
 
 
 def _changeable(
@@ -602,6 +608,7 @@ def _add_fact(
     result: RememberResult,
     fact: ExtractedFact,
     project_id: str | None,
+    extra: dict[str, Any],
 ) -> Memory | None:
     return _add(
         bank,
@@ -613,6 +620,7 @@ def _add_fact(
         importance=fact.importance,
         domain=fact.domain,
         project_id=project_id,
+        metadata=extra or None,
     )
 
 
@@ -642,7 +650,12 @@ def _update(
 
 
 def _supersede(
-    bank: MemoryBank, caller: Caller, result: RememberResult, fact: ExtractedFact, old: Memory
+    bank: MemoryBank,
+    caller: Caller,
+    result: RememberResult,
+    fact: ExtractedFact,
+    old: Memory,
+    extra: dict[str, Any],
 ) -> None:
     """Store the new fact where the old one lives, then mark the old one replaced.
 
@@ -654,7 +667,7 @@ def _supersede(
     except PermissionDenied as exc:
         result.rejected.append(NotStored(content=fact.content, reason=str(exc), existing_id=old.id))
         return
-    new = _add_fact(bank, caller, result, fact, old.project_id)
+    new = _add_fact(bank, caller, result, fact, old.project_id, extra)
     if new is None:
         return
     bank.supersede(
