@@ -66,6 +66,7 @@ from memorybank.model import (
     Source,
 )
 from memorybank.model import Memory as Stored
+from memorybank.rules.render import FACT_SOURCES
 from memorybank.services.conversations import RememberResult, remember_conversation
 
 #: The ids mem0 scopes memories by; ``agent_id`` and ``run_id`` are kept in metadata.
@@ -82,8 +83,6 @@ MEM0_MIN_SCORE = 0.1
 # The metadata that marks a message kept with ``infer=False``: mem0 answers such messages in
 # search and get_all, while the turns ``remember`` keeps beside its facts are left out.
 _KEPT_AS_SAID = "mem0_infer"
-# What search and get_all answer: facts (a conversation's turn is never one) …
-_FACT_SOURCES = (Source.USER, Source.AI, Source.IMPORT)
 
 
 class Memory:
@@ -342,7 +341,8 @@ class Memory:
         """The filters of what ``search`` and ``get_all`` answer, each only if ``owner`` has
         such memories: the current facts, and the messages added with ``infer=False``."""
         kinds = [
-            MemoryFilter(source=_FACT_SOURCES, metadata=dict(conditions) or None),
+            # Facts (a conversation's turn is never one) …
+            MemoryFilter(source=FACT_SOURCES, metadata=dict(conditions) or None),
             MemoryFilter(
                 source=(Source.CONVERSATION,), metadata={**conditions, _KEPT_AS_SAID: False}
             ),
