@@ -151,7 +151,7 @@ def test_score_weighs_relevance_by_importance_and_recency(
     tmp_path: Path, embedder: LocalEmbedder
 ) -> None:
     store = SQLiteStore(tmp_path / "unread.db", dimension=embedder.dimension)
-    bank = MemoryBank(store, embedder, retrieval=RetrievalSettings(rerank=0))
+    bank = MemoryBank(store, embedder, retrieval=RetrievalSettings())
     bank.save("alice", "User's sister Maria works as a nurse in Porto", "relationship")
     bank.save("alice", "User is allergic to peanuts", "identity")
     for hit in bank.search("alice", "what does my sister do for a living?"):

@@ -182,7 +182,8 @@ def bench_calibrate(
     ],
     json_out: JsonOutOption = None,
 ) -> None:
-    """Fit the relevance calibration and score it on held-out conversations."""
+    """Fit the ranking on the project's own profiles and chats, and score it beside cosine
+    alone on every source (LoCoMo, the shared chats and fact pairs: never fitted on)."""
     with bench_installed():
         from memorybank_bench.calibrate import run_calibration
 
@@ -242,37 +243,6 @@ def bench_facts(
     _show_report(console, report, json_out)
 
 
-@bench_app.command("rerank")
-@handles_errors
-def bench_rerank(
-    data: LocomoDataOption,
-    depths: Annotated[
-        str,
-        typer.Option("--depths", help="Comma-separated re-read depths (rerank) to measure."),
-    ] = "0,2,4,8,12,16",
-    limit_conversations: Annotated[
-        int | None,
-        typer.Option("--limit-conversations", min=1, help="Score only the first N conversations."),
-    ] = None,
-    json_out: JsonOutOption = None,
-) -> None:
-    """The judge's re-read depth against recall on LoCoMo facts and the time of a search."""
-    with bench_installed():
-        from memorybank_bench.rerank_curve import run_rerank_curve
-
-    try:
-        chosen = [int(part) for part in depths.split(",") if part.strip()]
-    except ValueError as exc:
-        raise typer.BadParameter(f"{depths!r} is not a comma-separated list of integers") from exc
-    if not chosen or any(not 0 <= d <= 50 for d in chosen):
-        raise typer.BadParameter("give one or more depths from 0 to 50, e.g. 0,4,8")
-    console = stdout()
-    report = run_rerank_curve(
-        data, depths=chosen, limit_conversations=limit_conversations, console=console
-    )
-    _show_report(console, report, json_out)
-
-
 @bench_app.command("peers")
 @handles_errors
 def bench_peers(
@@ -287,10 +257,14 @@ def bench_peers(
             "--limit-questions", min=1, help="Search only the first N questions of each one."
         ),
     ] = None,
+    ref: Annotated[
+        str | None,
+        typer.Option("--ref", help="Also measure memorybank at this git commit (same run)."),
+    ] = None,
     json_out: JsonOutOption = None,
 ) -> None:
     """memorybank and mem0 (infer off, the same embedder) side by side on LoCoMo's facts, each
-    in its own process: search p50/p95, ingest rate, recall@10, peak RSS; needs the
+    in its own process: search p50/p95, ingest rate, recall@10, MRR, peak RSS; needs the
     mem0-compat-test extra."""
     with bench_installed():
         from memorybank_bench.peers import run_peers
@@ -301,6 +275,7 @@ def bench_peers(
         limit_conversations=limit_conversations,
         limit_questions=limit_questions,
         console=console,
+        ref=ref,
     )
     _show_report(console, report, json_out)
 

@@ -1,4 +1,4 @@
-"""Commands on a whole database: export, import, reindex, stats, migrate."""
+"""Commands on a whole database: export, import, reindex, rejudge, stats, migrate."""
 
 from __future__ import annotations
 
@@ -31,7 +31,9 @@ from memorybank.cli._common import (
 )
 from memorybank.core import consolidate as consolidation
 from memorybank.core import reindex as reindexing
+from memorybank.core import relations
 from memorybank.core.bank import MemoryBank
+from memorybank.rules.verdicts import judge_version
 from memorybank.services import transfer
 from memorybank.services.insights import SuccessMetrics, success_metrics
 
@@ -136,6 +138,27 @@ def reindex(db: DbOption = None, as_json: JsonOption = False) -> None:
         model = embedder.model_id
     done = {"success": True, "reindexed": count, "embedding_model": model}
     show(as_json, done, f"Re-embedded {plural(count, 'memory', 'memories')} with {model}.")
+
+
+@handles_errors
+def rejudge(db: DbOption = None, as_json: JsonOption = False) -> None:
+    """Judge every fact again with the installed judge (after upgrading memorybank): what
+    each may update is decided anew. Safe to interrupt: run it again to resume."""
+    with open_bank(db) as bank, progress_bar() as progress:
+        task = progress.add_task("Judging", total=None)
+
+        def report(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        count = relations.rejudge_all(bank.store, bank.judge, progress=report)
+        version = judge_version(bank.judge)
+    done = {"success": True, "judged": count, "judge": version}
+    text = (
+        f"Judged {plural(count, 'memory', 'memories')} with {version}."
+        if count
+        else f"Every fact is already judged by {version}."
+    )
+    show(as_json, done, text)
 
 
 @handles_errors

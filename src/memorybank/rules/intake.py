@@ -188,7 +188,8 @@ def _conflict(related: Related) -> Conflict:
 
 
 def save_result(memory: Memory, outcome: InsertOutcome, rephrased: bool) -> SaveResult:
-    """What a save answers: the stored memory, or the duplicate that kept it out."""
+    """What a save answers: the stored memory, the stored fact it restated (now in its
+    wording), or the duplicate that kept it out."""
     if outcome.inserted:
         result = stored(memory, rephrased)
         if not outcome.conflicts and not outcome.superseded:
@@ -200,6 +201,20 @@ def save_result(memory: Memory, outcome: InsertOutcome, rephrased: bool) -> Save
             }
         )
     existing = outcome.duplicate_of
+    if outcome.restated is not None and existing is not None:
+        return SaveResult(
+            success=True,
+            memory_id=existing.id,
+            content=outcome.restated.content,
+            category=outcome.restated.category,
+            importance=outcome.restated.importance,
+            existing_id=existing.id,
+            existing_content=existing.content,
+            similarity=outcome.similarity,
+            rephrased=rephrased,
+            memory=outcome.restated,
+            restated=True,
+        )
     return SaveResult(
         success=False,
         duplicate=True,

@@ -67,11 +67,6 @@ class LocalJudge:
     [True]
     """
 
-    #: Each pair is scored in a run of its own (see :meth:`_answers`), so asking pairs one at a
-    #: time, only those a caller turns out to need, costs no more than asking them together
-    #: (:func:`memorybank.rules.verdicts.asks_alone`).
-    pairs_alone = True
-
     def __init__(self, model_dir: Path | str | None = None, *, threads: int | None = None) -> None:
         model, meta, tokenizer = _files()
         if model_dir is not None:
@@ -118,11 +113,6 @@ class LocalJudge:
     def clear_cache(self) -> None:
         """Forget every cached answer (benchmarks time the model from cold with it)."""
         self._cache = _Cache(CACHE_SIZE)
-
-    def relevance(self, message: str, texts: Sequence[str]) -> list[float]:
-        """How likely each fact text bears on ``message`` (0 to 1)."""
-        logits = self._answers("relevance", [(message, text) for text in texts])
-        return [float(1.0 / (1.0 + np.exp(-float(row)))) for row in logits]
 
     def _scores(self, logits: npt.NDArray[np.float32]) -> PairScores:
         z = logits.astype(np.float64) / self.temperature
