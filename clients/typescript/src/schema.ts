@@ -1968,7 +1968,10 @@ export interface components {
          * SaveResult
          * @description What :meth:`MemoryBank.save` did: saved, or found a duplicate, with the stored text;
          *     a stored fact also lists the stored ones it may update or contradict, kept
-         *     (``conflicts``), and those it replaced: superseded by it in the save (``replaced``).
+         *     (``conflicts``), and those it replaced: superseded by it in the save (``replaced``). A
+         *     fact that probably says what a stored one says ``restated`` it: the stored fact
+         *     (``memory_id`` = ``existing_id``) now reads as the new wording, its earlier wording
+         *     (``existing_content``) kept in its history.
          */
         SaveResult: {
             /** Success */
@@ -2001,6 +2004,11 @@ export interface components {
             conflicts?: components["schemas"]["Conflict"][];
             /** Replaced */
             replaced?: components["schemas"]["Conflict"][];
+            /**
+             * Restated
+             * @default false
+             */
+            restated?: boolean;
         };
         /**
          * SaveResults

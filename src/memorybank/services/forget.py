@@ -207,7 +207,7 @@ def forget_preview(
         mine = is_first_person(query)
         items = _rule(bank.embedder, [hit.memory for hit in hits], wanted, mine)
         if mine and whole_slot(query):
-            items = _with_same_slot(bank, items, {h.memory.id: h.relevance for h in hits})
+            items = _with_same_slot(bank, items)
     items = _with_history(bank, caller, items, wanted, top_k)
     summary = _summary(query, items) if judged is None else _llm_summary(judged, items)
     plan = ForgetPlan(
@@ -414,13 +414,11 @@ def _rule(
     ]
 
 
-def _with_same_slot(
-    bank: MemoryBank, items: list[PreviewItem], relevance: dict[str, float]
-) -> list[PreviewItem]:
+def _with_same_slot(bank: MemoryBank, items: list[PreviewItem]) -> list[PreviewItem]:
     """``items`` with the KEEPs that go with a FORGET (:mod:`.forget_slot`) turned FORGET."""
     forgotten = {n for n, item in enumerate(items) if item.action == ForgetAction.FORGET}
     kept = {n for n, item in enumerate(items) if item.action == ForgetAction.KEEP}
-    more = same_slot(bank, [item.memory for item in items], forgotten, kept, relevance)
+    more = same_slot(bank, [item.memory for item in items], forgotten, kept)
     forget = {"action": ForgetAction.FORGET}
     return [
         item.model_copy(update={**forget, "reason": more[n]}) if n in more else item

@@ -80,7 +80,6 @@ _HISTORY_COLUMNS = (
 # A new memory's channel when the context names none: the one its source implies.
 _CHANNEL_OF_SOURCE = {
     Source.AI: Channel.AI,
-    Source.API: Channel.USER,  # REST, as the Channel says: not the AI's tools
     Source.CONVERSATION: Channel.AI,
     Source.USER: Channel.USER,
     Source.IMPORT: Channel.IMPORT,
