@@ -54,7 +54,7 @@ COVERED = """() => {
 
 
 BUTTON_AT_THE_BOTTOM = """() => {
-  const button = document.querySelector("#memory-list .pair button.primary");
+  const button = document.querySelector("#memory-list .memory:first-child .pair button.primary");
   if (!button) return false;
   button.scrollIntoView({ block: "end" });
   const r = button.getBoundingClientRect();
@@ -106,7 +106,8 @@ def a_pair(page: Page, older: str, newer: str) -> None:
     """Two facts the second of which may update the first, added as a person adds them."""
     add_fact(page, older)
     add_fact(page, newer)
-    expect(page.locator("#memory-list .pair")).to_have_count(1)
+    card = page.locator("#memory-list .memory").filter(has_text=newer)
+    expect(card.locator(".pair-text").filter(has_text=f"May update: {older}")).to_have_count(1)
 
 
 def test_a_toast_never_covers_a_control(
@@ -119,7 +120,10 @@ def test_a_toast_never_covers_a_control(
         server.bank.save("local", fact, source="user")
     go_live(sized, server.url)
     a_pair(sized, "User works at Globex as an engineer", "User works at Initech as an engineer")
-    replace = sized.locator("#memory-list .pair").get_by_role("button", name="Replace")
+    initech = sized.locator("#memory-list .memory").filter(has_text="Initech")
+    replace = (
+        initech.locator(".pair").filter(has_text="Globex").get_by_role("button", name="Replace")
+    )
     # At the bottom of the window, where the toasts come (again if the list is drawn anew).
     sized.wait_for_function(BUTTON_AT_THE_BOTTOM)
     said = tool(server.url, "remember", {"fact": "User keeps bees on the roof"})
@@ -133,7 +137,7 @@ def test_a_toast_never_covers_a_control(
     toast.get_by_role("button", name="Dismiss").click()
     expect(toast).to_have_count(0)
     replace.click()  # and the button works, toast or not
-    expect(sized.locator("#memory-list .pair")).to_contain_text("Replaced:")
+    expect(initech.locator(".pair").filter(has_text="Globex")).to_contain_text("Replaced:")
 
 
 def test_nothing_moves_when_the_count_or_a_note_changes(
