@@ -483,3 +483,18 @@ def test_a_newcomers_chat_keeps_each_fact_said_in_passing_as_a_fact(bank: Memory
         assert not fact.endswith(("lol", "obviously", "funny enough")), fact
     passed = " ".join(p.content for p in result.passed_over)
     assert all(said in passed.lower() for said in ACKNOWLEDGED)
+
+
+def test_the_hosts_metadata_is_on_every_fact_from_its_save(
+    bank: MemoryBank, chat: ChatServer, llm: ChatClient
+) -> None:
+    ids = {"agent_id": "helper"}
+    said = [{"role": "user", "content": "My name is Ana and I prefer window seats"}]
+    without = remember_conversation(bank, CALLER, said, metadata=ids).stored
+    chat.reply(facts(("User lives in Munich", "identity", 10, None)))
+    moved = [{"role": "user", "content": "I live in Munich"}]
+    with_llm = remember_conversation(bank, CALLER, moved, llm=llm, metadata=ids).stored
+    assert without and with_llm
+    for fact in [*without, *with_llm]:
+        assert fact.metadata["agent_id"] == "helper" and fact.metadata["thread_id"] == "thread-1"
+        assert [e.kind for e in bank.history(fact.id, "ana")] == [EventKind.ADD]

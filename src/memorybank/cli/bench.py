@@ -15,9 +15,10 @@ from rich.console import Console, RenderableType
 from rich.text import Text
 
 from memorybank.cli._common import FAILED_EXIT, handles_errors, stdout
+from memorybank.cli._help import App
 from memorybank.errors import ConfigurationError
 
-bench_app = typer.Typer(
+bench_app = App(
     help="Benchmarks of a real bank on this machine.",
     no_args_is_help=True,
 )

@@ -27,6 +27,7 @@ from memorybank.cli._common import (
     require_database,
     show,
     stdout,
+    working,
 )
 from memorybank.core import consolidate as consolidation
 from memorybank.core import reindex as reindexing
@@ -113,7 +114,8 @@ def reindex(db: DbOption = None, as_json: JsonOption = False) -> None:
     require_database(db)
     overrides: dict[str, Any] = {} if db is None else {"url": db}
     settings = memorybank.Settings(**overrides)
-    embedder = build_embedder(settings)
+    with working("Loading the memory model…"):
+        embedder = build_embedder(settings)
     try:
         store = build_store(settings, embedder.dimension)
     except BaseException:
@@ -161,8 +163,8 @@ def rejudge(db: DbOption = None, as_json: JsonOption = False) -> None:
 
 @handles_errors
 def stats(db: DbOption = None, as_json: JsonOption = False) -> None:
-    """Show counts and settings of the database, and seed 002's success metrics over the
-    last 30 days (adoption, retention, token cost, saves, search hit rate)."""
+    """Show counts and settings of the database, and the success metrics of the last 30 days
+    (adoption, retention, token cost, saves, search hit rate)."""
     with open_bank(db) as bank:
         values = {**bank.store.stats(), "embedding_model": bank.embedder.model_id}
         metrics = success_metrics(bank)
@@ -316,9 +318,12 @@ def consolidate(
     API and the scheduled tidy-up do: whoever runs this command, it acts for no one."""
     from memorybank.services.accounts import Accounts  # its crypto only when it runs
 
-    with memorybank.open(db) as bank:
+    with open_bank(db, create=True) as bank:
         roles = Accounts.of(bank).author_role
-        result = consolidation.consolidate_all(bank, user, project, dry_run=not apply, roles=roles)
+        with working("Comparing the memories…"):
+            result = consolidation.consolidate_all(
+                bank, user, project, dry_run=not apply, roles=roles
+            )
     if as_json:
         print_json(result.as_dict())
         return

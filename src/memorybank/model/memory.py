@@ -51,9 +51,12 @@ class Domain(StrEnum):
 
 
 class Source(StrEnum):
-    """Who or what produced a memory."""
+    """Who or what produced a memory: an assistant's tool call (``ai``, the library's default),
+    an app over the REST API (``api``, that API's default), a person by hand, an import, or a
+    conversation turn kept as it was said."""
 
     AI = "ai"
+    API = "api"
     USER = "user"
     IMPORT = "import"
     CONVERSATION = "conversation"

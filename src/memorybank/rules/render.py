@@ -88,7 +88,7 @@ OPEN_TAG = "<memories>"
 CLOSE_TAG = "</memories>"
 
 #: Facts only: a conversation transcript stored as said is not a fact to pre-load.
-FACT_SOURCES = (Source.AI, Source.USER, Source.IMPORT)
+FACT_SOURCES = (Source.AI, Source.API, Source.USER, Source.IMPORT)
 NOT_HOW_TO = (Ring.SEMANTIC, Ring.EPISODIC)
 
 # --------------------------------------------------------------------------------------------

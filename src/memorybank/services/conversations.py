@@ -131,10 +131,13 @@ def remember_conversation(
     *,
     context: str | None = None,
     llm: JSONCompleter | None = None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> RememberResult:
     """Store the conversation's turns and the facts it states (see the module docs).
 
     ``llm`` defaults to ``bank.llm``; without either, the learned extraction (module docs).
+    ``metadata`` is what every fact saved carries beside its link to the message (the host's
+    own ids, such as mem0's ``agent_id``): given at the save, so no fact is changed after it.
 
     >>> caller = Caller(user_id="ana")
     >>> said = [{"role": "user", "content": "My name is Ana"}]
@@ -144,12 +147,13 @@ def remember_conversation(
     turns = _parse_messages(messages)
     result = RememberResult()
     llm = llm if llm is not None else bank.llm
+    extra = dict(metadata or {})
     # The user's messages are read before they are stored: the one pass that reads their
     # pieces also gives the vectors the bank stores the turns with.
     weighed = weigh(bank, turns) if llm is None and model_fits(bank) else None
     result.conversation_ids, turn_ids = _store_turns(bank, caller, turns, context)
     if llm is None:
-        _keep_said(bank, caller, result, turns, turn_ids, weighed)
+        _keep_said(bank, caller, result, turns, turn_ids, weighed, extra)
         return result
     try:
         facts = _extract(llm, turns, context)
@@ -158,10 +162,10 @@ def remember_conversation(
             f"fact extraction by the LLM failed ({exc}); kept what the user said without it"
         )
         weighed = weigh(bank, turns) if model_fits(bank) else None
-        _keep_said(bank, caller, result, turns, turn_ids, weighed)
+        _keep_said(bank, caller, result, turns, turn_ids, weighed, extra)
         return result
     for fact in facts:
-        _reconcile(bank, caller, llm, result, fact)
+        _reconcile(bank, caller, llm, result, fact, extra)
     return result
 
 
@@ -233,6 +237,7 @@ def _keep_said(
     turns: Sequence[Message],
     turn_ids: Sequence[str | None],
     weighed: tuple[list[Said], list[Said]] | None,
+    extra: dict[str, Any],
 ) -> None:
     """Without an LLM: the facts the user stated in passing (``weighed`` by
     :func:`.in_passing.weigh`), each saved through ``bank.save`` (so a fact said twice, or
@@ -246,13 +251,13 @@ def _keep_said(
             "trained on; stored explicit statements only"
         )
         for sentence, category in explicit_statements(turns):
-            _add(bank, caller, result, sentence, category, Source.USER)
+            _add(bank, caller, result, sentence, category, Source.USER, metadata=extra or None)
         return
     kept, passed = weighed
     facts = []
     for said in kept:
         turn = turns[said.message]
-        link: dict[str, Any] = {"from_message": said.message, "said": said.piece}
+        link: dict[str, Any] = {**extra, "from_message": said.message, "said": said.piece}
         if turn_ids[said.message] is not None:
             link["from_memory"] = turn_ids[said.message]
         facts.append((said.fact, said.category, link, turn.time))
@@ -507,6 +512,7 @@ def _reconcile(
     llm: JSONCompleter,
     result: RememberResult,
     fact: ExtractedFact,
+    extra: dict[str, Any],
 ) -> None:
     hits = _neighbours(bank, ctx, fact)
     best = max((h.vector_similarity or 0.0 for h in hits), default=0.0)
@@ -527,7 +533,7 @@ def _reconcile(
     if verdict.action in ("UPDATE", "SUPERSEDE") and target is not None:
         target = _changeable(ctx, result, fact, target)
     if verdict.action == "ADD" or target is None:
-        _add_fact(bank, ctx, result, fact, None)
+        _add_fact(bank, ctx, result, fact, None, extra)
     elif verdict.action == "NOOP":
         result.skipped.append(
             NotStored(
@@ -539,7 +545,7 @@ def _reconcile(
     elif verdict.action == "UPDATE":
         _update(bank, ctx, result, fact, target, verdict.content or fact.content)
     else:
-        _supersede(bank, ctx, result, fact, target)
+        _supersede(bank, ctx, result, fact, target, extra)
 
 
 def _changeable(
@@ -585,6 +591,7 @@ def _add_fact(
     result: RememberResult,
     fact: ExtractedFact,
     project_id: str | None,
+    extra: dict[str, Any],
 ) -> Memory | None:
     return _add(
         bank,
@@ -596,6 +603,7 @@ def _add_fact(
         importance=fact.importance,
         domain=fact.domain,
         project_id=project_id,
+        metadata=extra or None,
     )
 
 
@@ -625,7 +633,12 @@ def _update(
 
 
 def _supersede(
-    bank: MemoryBank, caller: Caller, result: RememberResult, fact: ExtractedFact, old: Memory
+    bank: MemoryBank,
+    caller: Caller,
+    result: RememberResult,
+    fact: ExtractedFact,
+    old: Memory,
+    extra: dict[str, Any],
 ) -> None:
     """Store the new fact where the old one lives, then mark the old one replaced.
 
@@ -637,7 +650,7 @@ def _supersede(
     except PermissionDenied as exc:
         result.rejected.append(NotStored(content=fact.content, reason=str(exc), existing_id=old.id))
         return
-    new = _add_fact(bank, caller, result, fact, old.project_id)
+    new = _add_fact(bank, caller, result, fact, old.project_id, extra)
     if new is None:
         return
     bank.supersede(
