@@ -21,6 +21,8 @@ from memorybank.errors import ValidationError
 from memorybank.model import (
     Category,
     Conflict,
+    EventKind,
+    HistoryEvent,
     Memory,
     Ring,
     SaveInput,
@@ -225,6 +227,28 @@ def save_result(memory: Memory, outcome: InsertOutcome, rephrased: bool) -> Save
         similarity=outcome.similarity,
         rephrased=rephrased,
     )
+
+
+def restatement(stored: Memory, new: Memory) -> tuple[Memory, HistoryEvent]:
+    """``stored`` in ``new``'s words (a probable duplicate restates it), and the UPDATE event
+    that keeps its earlier wording.
+
+    >>> old = Memory(user_id="u", content="User runs a shop in Kumasi", category="context")
+    >>> new = Memory(user_id="u", content="User owns a shop in Kumasi", category="context")
+    >>> restated, event = restatement(old, new)
+    >>> (restated.id == old.id, restated.content, event.old_content)
+    (True, 'User owns a shop in Kumasi', 'User runs a shop in Kumasi')
+    """
+    changed = {
+        "content": new.content,
+        "updated_at": utcnow(),
+        "embedding_model": new.embedding_model,
+    }
+    actor = new.created_by or new.user_id
+    event = HistoryEvent.about(
+        stored, EventKind.UPDATE, actor, old_content=stored.content, new_content=new.content
+    )
+    return stored.model_copy(update=changed), event
 
 
 def imported(

@@ -86,9 +86,11 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 import Stemmer
 from pydantic import BaseModel, ConfigDict, Field
 
+from memorybank.core.relations import rejudge
 from memorybank.core.scopes import scope_set
 from memorybank.errors import NotFound, ProviderError, ValidationError
 from memorybank.model import (
@@ -239,14 +241,14 @@ def forget_confirm(
     now = now or utcnow()
     plan = _own_plan(bank, caller, plan_id, now)
     require(caller.role, Action.CHANGE, caller.project_id)
+    rewritten = _rewritten(bank, plan, caller, now)
     outcome = bank.store.execute_forget_plan(
-        plan.id,
-        caller.user_id,
-        caller.project_id,
-        _rewritten(bank, plan, caller, now),
-        now,
-        caller.user_id,
+        plan.id, caller.user_id, caller.project_id, rewritten, now, caller.user_id
     )
+    if rewritten:  # a rewritten fact says something else now: what it may update anew
+        facts = [memory for memory, _ in rewritten.values()]
+        vectors = np.stack([vector for _, vector in rewritten.values()])
+        rejudge(bank.store, bank.judge, facts, vectors, restated=True)
     return ForgetResult(plan_id=plan.id, **asdict(outcome))
 
 

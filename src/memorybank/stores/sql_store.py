@@ -55,6 +55,7 @@ from memorybank.model import (
 )
 from memorybank.model.stored import Candidate, InsertOutcome, Related, to_us
 from memorybank.providers.embedders.base import Vectors
+from memorybank.rules.intake import restatement
 from memorybank.stores.base import Judge, Order, Replaces
 from memorybank.stores.rows import event_of, history_event_of
 from memorybank.stores.search_index import SearchIndex
@@ -230,23 +231,9 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT], SqlPairs[TxnT]):
     ) -> InsertOutcome:
         """``other`` rewritten to ``memory``'s wording (an UPDATE event keeps the earlier
         one), reinforced as a fact said again."""
-        now = utcnow()
-        restated = other.model_copy(
-            update={
-                "content": memory.content,
-                "updated_at": now,
-                "embedding_model": memory.embedding_model,
-            }
-        )
-        event = HistoryEvent.about(
-            other,
-            EventKind.UPDATE,
-            memory.created_by or memory.user_id,
-            old_content=other.content,
-            new_content=memory.content,
-        )
+        restated, event = restatement(other, memory)
         self._replace_row(txn, restated, vector, event)
-        self._reinforced(txn, restated, now)
+        self._reinforced(txn, restated, restated.updated_at)
         return InsertOutcome(memory, False, other, similarity, restated=restated)
 
     def _supersede(
