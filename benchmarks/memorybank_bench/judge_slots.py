@@ -215,28 +215,4 @@ def slot_pairs(seed: int, count: int) -> list[TrainingPair]:
     ]
 
 
-def slot_questions(seed: int, count: int) -> list[TrainingPair]:
-    """``count`` relevance examples: a question in the user's voice and a fact that answers
-    it (the user's own fact of the slot asked about), or does not (another slot, or the same
-    slot of someone else when the question asks about the user)."""
-    rng = random.Random(seed)
-    out: list[TrainingPair] = []
-    for _ in range(count):
-        slot = rng.choice([s for s in SLOTS if s.questions])
-        question = rng.choice(slot.questions)
-        roll = rng.random()
-        if roll < 0.5:
-            fact = _fill(rng.choice(slot.wordings + slot.changes), _user(), _value(rng, slot))
-            out.append(TrainingPair(question, fact, "relevant", "slot:question", "relevance"))
-            continue
-        if roll < 0.65:
-            subject = _other(rng)
-            source = _fill(rng.choice(slot.wordings), subject, _value(rng, slot))
-        else:
-            other = rng.choice([s for s in SLOTS if s.name != slot.name])
-            source = _fill(rng.choice(other.wordings), _user(), _value(rng, other))
-        out.append(TrainingPair(question, source, "irrelevant", "slot:question", "relevance"))
-    return out
-
-
-__all__ = ["COMPANIES", "PLACES", "TrainingPair", "slot_pairs", "slot_questions"]
+__all__ = ["COMPANIES", "PLACES", "TrainingPair", "slot_pairs"]
