@@ -114,9 +114,11 @@ class Thresholds:
     reconcile: float = 0.55
     """From this similarity of the nearest stored fact (up to :attr:`same`), remember asks its
     LLM what a new fact does to the stored ones (:func:`needs_reconciling`)."""
-    apart: float = 0.9
+    apart: float = 0.65
     """Below :attr:`reconcile`, the update probability from which a newer fact is read as
-    changing an older one (:func:`shown_as_change`)."""
+    changing an older one (:func:`shown_as_change`): the lowest with no pair worded apart
+    shown as a change on the unseen pairs that choose the thresholds (their highest
+    non-update there reads 0.63; 5 of their 7 updates worded apart reach 0.65)."""
     same: float = 0.95
     """Above it, two facts without content words are the same (seed 000's cosine)."""
     topic: float = 0.18
@@ -124,17 +126,16 @@ class Thresholds:
     which the rest of a memory is about the rest of a forget request."""
     duplicate: float = 0.85
     """The judge's duplicate probability from which a new fact is refused: refusing loses the
-    new fact, so only the surest are (chosen on SICK train, which the judge never saw: 1.4 %
-    of its contradictions and 2.6 % of its neutral pairs refused at 0.98, with the polarity
-    rule below; 0.8 refused 77 % and 19 %)."""
+    new fact, so only the surest are. The lowest with no update or distinct pair refused on
+    the pairs the shipped model never saw and that choose its thresholds (``pairs_dev`` and
+    ``lifecycle_dev``: their highest non-duplicate reads 0.843; 15 of 28 duplicates reach
+    it). A probable duplicate below it is stored (docs/benchmarks.md gives the ranges)."""
     sure: float = 0.975
-    """The update probability from which a save retires the stored fact unasked. Above what
-    the shipped model reaches (its update probability tops out near 0.997, and differs by a
-    few thousandths per CPU): without an LLM nothing is retired unasked. A change is reported
-    as a conflict, which the calling model settles (``remember`` with the id) and the block
-    shows newest first, the older marked as earlier. On the held-out lifecycle sets retiring
-    from 0.99 gave the same figures and retired distinct facts the model misread (two
-    degrees; "User also likes coffee" for "User likes to drink tea")."""
+    """The update probability from which a save retires the stored fact unasked (one at most,
+    :func:`surely_replaces`). The lowest with no distinct pair retired on the same unseen
+    pairs (their highest distinct reads 0.970; the model reaches 0.9997): below it a change is
+    reported as a conflict, which the calling model settles (``remember`` with the id) and
+    the block shows newest first, the older marked as earlier."""
     conflict: float = 0.35
     """The update probability from which a pair is reported as a conflict (may update), and
     shown together in the block (:func:`same_slot`)."""
@@ -321,7 +322,7 @@ def asks_llm(scores: PairScores) -> bool:
     change it is not sure enough of to retire a fact (:attr:`Thresholds.sure`): the LLM's
     answer then decides.
 
-    >>> asks_llm(PairScores(0.0, 0.99, 0.01)), asks_llm(PairScores(0.02, 0.03, 0.95))
+    >>> asks_llm(PairScores(0.0, 0.95, 0.05)), asks_llm(PairScores(0.02, 0.03, 0.95))
     (True, False)
     """
     return unsure(scores) or THRESHOLDS.conflict <= scores.update < THRESHOLDS.sure
