@@ -113,7 +113,7 @@ def train(config: TrainConfig = TrainConfig()) -> dict[str, Any]:
     tokenizer = transformers.AutoTokenizer.from_pretrained(_base_path())
     with warnings.catch_warnings():  # MiniLM's later layers are left out on purpose
         warnings.simplefilter("ignore")
-        transformers.logging.set_verbosity_error()
+        transformers.logging.set_verbosity_error()  # type: ignore[no-untyped-call]
         model = _model(torch, transformers, config.layers)
     rng = random.Random(config.seed)
     batches = [

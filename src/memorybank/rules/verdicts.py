@@ -128,7 +128,7 @@ class Thresholds:
     """The judge's duplicate probability from which a new fact is refused: refusing loses the
     new fact, so only the surest are. The lowest with no update or distinct pair refused on
     the pairs the shipped model never saw and that choose its thresholds (``pairs_dev`` and
-    ``lifecycle_dev``: their highest non-duplicate reads 0.843; 15 of 28 duplicates reach
+    ``lifecycle_dev``: their highest non-duplicate reads 0.843; 13 of 28 duplicates reach
     it). A probable duplicate below it is stored (docs/benchmarks.md gives the ranges)."""
     sure: float = 0.975
     """The update probability from which a save retires the stored fact unasked (one at most,
