@@ -184,7 +184,7 @@ def unseen_sentences() -> set[str]:
     return {" ".join(text.lower().split()) for text in out}
 
 
-def training_set(seed: int = 0, slots: int = 9000, variety: int = 8000) -> list[TrainingPair]:
+def training_set(seed: int = 0, slots: int = 3000, variety: int = 4500) -> list[TrainingPair]:
     """Everything the shipped judge is trained on, shuffled (deterministic for ``seed``): the
     slots, the older phrase generator, the variety families and the written profiles. A pair
     that says a sentence of a scored or calibration set, a chat or a probe is left out (the
