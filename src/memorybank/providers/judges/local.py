@@ -107,7 +107,11 @@ class LocalJudge:
         """The scores of each (stored, new) pair of fact texts, the pairs not asked before
         read in one batched run, as :func:`~memorybank.rules.verdicts.weighed` reads them."""
         out: list[PairScores | None] = [self._cache.get(pair) for pair in pairs]
-        todo = sorted({pairs[i] for i, value in enumerate(out) if value is None})
+        # Runs of pairs of like length (less padding); the answers do not depend on it.
+        todo = sorted(
+            {pairs[i] for i, value in enumerate(out) if value is None},
+            key=lambda pair: (len(pair[0]) + len(pair[1]), pair),
+        )
         for start in range(0, len(todo), BATCH):
             chunk = todo[start : start + BATCH]
             for (old, new), row in zip(chunk, self._run(chunk), strict=True):
