@@ -120,6 +120,8 @@ def _changed(rng: random.Random, slot: Slot, subject: _Subject) -> TrainingPair:
         a = f"{a} {rng.choice(slot.details)}"  # the old fact said more; the value changed
     marked = slot.changes if rng.random() < 0.6 and slot.changes else [second]
     b = _fill(rng.choice(marked), subject, new, qualifier)
+    if slot.details and rng.random() < 0.3:
+        b = f"{b} {rng.choice(slot.details)}"  # a new value said with more around it
     return TrainingPair(a, b, "update", f"slot:{slot.name}:update")
 
 
@@ -193,7 +195,7 @@ def _pair(rng: random.Random, slot: Slot) -> TrainingPair:
     subject = _user() if rng.random() < 0.8 else _other(rng)
     kinds = [(_duplicate, 3.0), (_other_person, 1.5), (_other_slot, 1.0)]
     if slot.single:
-        kinds.append((_changed, 3.0))
+        kinds.append((_changed, 4.0))
     else:
         kinds.append((_many, 2.0))
     if slot.denials:
