@@ -358,28 +358,24 @@ def bench_train_judge(
     seed: Annotated[int, typer.Option("--seed", help="Seed of data, order and weights.")] = 0,
     epochs: Annotated[
         float, typer.Option("--epochs", min=0.01, help="Passes over the data.")
-    ] = 1.0,
+    ] = 0.85,
     limit: Annotated[
         int | None,
         typer.Option("--limit", min=10, help="Train on the first N examples only (a smoke run)."),
     ] = None,
-    profiles: Annotated[
-        bool,
-        typer.Option(
-            "--profiles",
-            help="Also train on the written profiles (benchmarks/data/profiles_*.jsonl; "
-            "measured, not shipped).",
-        ),
-    ] = False,
+    layers: Annotated[
+        int, typer.Option("--layers", min=1, max=6, help="MiniLM's first N layers (speed).")
+    ] = 3,
     json_out: JsonOutOption = None,
 ) -> None:
-    """Train the judge (cross-encoder from all-MiniLM-L6-v2, int8 ONNX) on generated facts
-    and the development pairs; needs the [train] extra."""
+    """Train the judge (cross-encoder from all-MiniLM-L6-v2's first layers, ONNX with int8
+    weights computed in float32) on generated facts and the written profiles; needs the
+    [train] extra."""
     with bench_installed():
         from memorybank_bench.train_judge import OUT, TrainConfig, train
 
     console = stdout()
-    config = TrainConfig(seed=seed, epochs=epochs, limit=limit, out=out or OUT, profiles=profiles)
+    config = TrainConfig(seed=seed, epochs=epochs, limit=limit, out=out or OUT, layers=layers)
     summary = train(config)
     console.print(
         f"trained on {summary['examples']} examples in {summary['train_seconds']} s · "
