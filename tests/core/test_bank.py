@@ -357,7 +357,7 @@ def test_export_import_round_trip(memories: Any, tmp_path: Path, embedder: Local
 
 
 OLDER_JOB = "User works at Globex as an engineer"
-NEWER_JOB = "User works at Initech as an engineer"
+NEWER_JOB = "User left Globex and works at Initech as an engineer"
 EARLIER_JOB = f"earlier, may be outdated: {OLDER_JOB}"
 
 

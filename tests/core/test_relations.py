@@ -163,13 +163,13 @@ def test_rejudge_derives_the_relations_again_and_resumes(
 
 
 class ReadsAsRestated:
-    """A judge that reads every pair as a probable duplicate (0.7): the mechanism's test,
+    """A judge that reads every pair as a probable duplicate (0.82): the mechanism's test,
     whatever the shipped model reads of a given wording."""
 
     version = "restating"
 
     def score(self, pairs: Sequence[tuple[str, str]]) -> list[PairScores]:
-        return [PairScores(duplicate=0.7, update=0.2, distinct=0.1) for _ in pairs]
+        return [PairScores(duplicate=0.82, update=0.1, distinct=0.08) for _ in pairs]
 
 
 def test_a_probable_duplicate_restates_the_fact_in_its_words(bank: MemoryBank) -> None:
