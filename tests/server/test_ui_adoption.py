@@ -165,7 +165,7 @@ def test_a_fact_that_may_update_another_shows_the_pair_to_answer(
     server = serve()
     open_ui(sized, server.url)
     add_fact(sized, "User works at Globex as an engineer")
-    add_fact(sized, "User works at Initech as an engineer")
+    add_fact(sized, "User moved to Initech as an engineer")
     cards = sized.locator("#memory-list .memory")
     newer = cards.filter(has_text="Initech")
     pair = newer.locator(".pair")

@@ -119,7 +119,7 @@ def test_a_toast_never_covers_a_control(
     for fact in FILLER:
         server.bank.save("local", fact, source="user")
     go_live(sized, server.url)
-    a_pair(sized, "User works at Globex as an engineer", "User works at Initech as an engineer")
+    a_pair(sized, "User works at Globex as an engineer", "User moved to Initech as an engineer")
     initech = sized.locator("#memory-list .memory").filter(has_text="Initech")
     replace = (
         initech.locator(".pair").filter(has_text="Globex").get_by_role("button", name="Replace")
@@ -154,7 +154,7 @@ def test_nothing_moves_when_the_count_or_a_note_changes(
         "User works at Globex as a senior platform engineer on the payments and billing "
         "infrastructure team in the Lisbon office"
     )
-    long_new = long_old.replace("Globex", "Initech")
+    long_new = long_old.replace("works at Globex", "moved to Initech")
     a_pair(sized, long_old, long_new)
     listed = sized.locator("#memory-list")
     top = listed.evaluate(CONTENT_Y)
