@@ -47,9 +47,10 @@ browsers:
 	fi
 
 # Two workers: CI has two cores, and much of the suite waits on servers and databases.
-# The concurrency stress test runs 15 s in CI (60 s by default, docs/reliability.md).
+# The concurrency stress test runs 15 s in CI (60 s by default) and the SIGKILL tests kill
+# each server 4 times (10 by default), docs/reliability.md.
 pytest: install-dev browsers
-	MEMORYBANK_STRESS_SECONDS=15 $(BIN)/pytest -n 2
+	MEMORYBANK_STRESS_SECONDS=15 MEMORYBANK_CRASH_KILLS=4 $(BIN)/pytest -n 2
 
 # The TypeScript client: its dev tools from the lockfile (npm ci), the tsc builds (ES module and
 # CommonJS), and node's test runner against a real `memorybank serve` that the tests start: the

@@ -12,6 +12,7 @@ its vector, its generated tsvector matches its content, and it has its ADD event
 
 from __future__ import annotations
 
+import os
 import random
 import signal
 import subprocess
@@ -27,8 +28,11 @@ import pytest
 
 from server_helpers import spawn_server
 
-SERVER_KILLS = 10
-LIBRARY_KILLS = 5
+#: Kills per run: ``MEMORYBANK_CRASH_KILLS`` for the server (10 unless set; ``make test``
+#: sets 4 to keep CI's suite short: every kill restarts a server), half as many (at least 2)
+#: for the library.
+SERVER_KILLS = int(os.environ.get("MEMORYBANK_CRASH_KILLS", "10"))
+LIBRARY_KILLS = max(2, SERVER_KILLS // 2)
 #: Acknowledged saves to wait for before each kill (drawn in this range), and how long the
 #: count may stand still before the test gives up: a guard against a hang, not a speed goal.
 SAVES_BEFORE_KILL = (6, 20)
