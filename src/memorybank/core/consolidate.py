@@ -76,8 +76,9 @@ PAGE_FACTS = 1000
 MAX_PAGE_FACTS = 5000
 #: Pairs one call judges at most. A fact is judged against at most
 #: ``THRESHOLDS.candidates`` (3) earlier facts, so a default page stays well under it; it
-#: binds for larger pages, and is what a call costs in the judge's time (~25-60 µs a pair).
-MAX_PAIRS = 10_000
+#: binds for larger pages (from 2,000 facts), and is what a call costs in the judge's time
+#: (~25-60 µs a pair).
+MAX_PAIRS = 6_000
 #: Similarities (fact × earlier fact) one call computes at most: a page's matrix products
 #: grow with the scope, and this keeps one call's share of them to ~0.1-0.5 s on one core
 #: whatever the scope's size (a page in a scope of 100,000 facts examines ~400).
