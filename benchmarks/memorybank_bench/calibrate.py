@@ -17,7 +17,14 @@ weighs (:func:`~memorybank.rules.ranking.features`) and whether it is relevant. 
   per-session observations as facts; relevant = one drawn from an evidence turn).
 
 A logistic regression (Newton's method, small ridge penalty, numpy only) fits the chance a
-candidate is relevant. Reported per source, for the candidates in the order a search gives
+candidate is relevant. The weight of the conversation around a turn is the one weight the
+project's own data cannot fit (the profiles have no turns, and the own chats' turns almost
+none around them): it is chosen on the shared ``dev chats`` among :data:`CONTEXT_GRID`, each
+refitting the rest, as the one a memory block gains most from: MRR (the answer first) plus
+the cut-off's separation (the share of top hits passing it for the own user less that for
+another user: a larger weight lifts every turn of a conversation, another user's too). The
+dev chats are therefore not unseen for that one weight; ``fact pairs`` and LoCoMo stay
+scored only. Reported per source, for the candidates in the order a search gives
 them (the score: :func:`~memorybank.rules.ranking.blend` of the relevance with importance and
 recency) beside cosine alone (what a plain vector store ranks by), over the questions whose
 answer was stored: top-1, MRR and recall@10; and the share of top hits passing the cut-off
@@ -68,6 +75,9 @@ from memorybank_bench.lifecycle import BACKGROUND
 from memorybank_bench.locomo import Conversation, ingest, load_conversations
 
 RIDGE = 1.0
+#: The context weights tried (see the module docstring), and the source that chooses one.
+CONTEXT_GRID = (0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0)
+CHOOSES_CONTEXT = "dev chats"
 #: The sources the shipped weights are fitted on (the project's own data) ...
 FITTED = ("profiles", "own chats")
 #: ... and those only scored.
@@ -308,24 +318,54 @@ def collect(data: Path, console: Console, sources: Sequence[str], own: Path = OW
     return queries
 
 
-def fit(queries: Sequence[Query], ridge: float = RIDGE) -> Ranking:
-    """Weighted logistic regression of relevance on the features, by Newton's method."""
+def fit(
+    queries: Sequence[Query], ridge: float = RIDGE, context: float | None = None
+) -> Ranking:
+    """Weighted logistic regression of relevance on the features, by Newton's method;
+    ``context``: that weight held fixed (an offset), the others fitted."""
     x = np.vstack([q.features for q in queries])
     y = np.concatenate([q.labels for q in queries]).astype(np.float64)
     weight = np.concatenate([np.full(len(q.labels), WEIGHTS.get(q.source, 1.0)) for q in queries])
+    at = FEATURES.index("context")
+    offset = np.zeros(len(x))
+    if context is not None:
+        offset = context * x[:, at]
+        x = np.delete(x, at, axis=1)
     design = np.hstack([np.ones((len(x), 1)), x])
     penalty = ridge * np.diag(np.r_[0.0, np.ones(x.shape[1])])
     w = np.zeros(design.shape[1])
     for _ in range(100):
-        p = 1.0 / (1.0 + np.exp(-(design @ w)))
+        p = 1.0 / (1.0 + np.exp(-(design @ w + offset)))
         gradient = design.T @ (weight * (y - p)) - penalty @ w
         hessian = (design * (weight * p * (1 - p))[:, None]).T @ design + penalty
         step = np.linalg.solve(hessian, gradient)
         w += step
         if np.abs(step).max() < 1e-9:
             break
+    if context is not None:
+        w = np.insert(w, at + 1, context)
     bias, *rest = (round(float(v), 3) for v in w)
     return Ranking(bias, *rest)
+
+
+def choose_context(fitted: Sequence[Query], chooser: Sequence[Query]) -> Ranking:
+    """The ranking fitted on ``fitted`` with the context weight of :data:`CONTEXT_GRID` that
+    does best on ``chooser``'s questions by MRR plus the cut-off's separation (own pass less
+    other pass; the smaller weight on a tie); fitted freely when there is nothing to choose
+    on."""
+    if not chooser:
+        return fit(fitted)
+    settings = RetrievalSettings()
+    best: tuple[float, Ranking] | None = None
+    for context in CONTEXT_GRID:
+        ranking = fit(fitted, context=context)
+        ranked = [(q, scores(ranking, q, settings), relevance(ranking, q)) for q in chooser]
+        done = measure(CHOOSES_CONTEXT, "ranking", ranked)
+        gain = done.mrr + done.own_pass - done.other_pass
+        if best is None or gain > best[0] + 1e-12:
+            best = (gain, ranking)
+    assert best is not None
+    return best[1]
 
 
 def relevance(ranking: Ranking, query: Query) -> np.ndarray:
@@ -459,13 +499,14 @@ def evaluate(queries: Sequence[Query]) -> tuple[Ranking, list[Scores], list[Scor
     files (fitted on one file and the own chats, scored on the other file)."""
     settings = RetrievalSettings()
     fitted = [q for q in queries if q.source in FITTED]
-    ranking = fit(fitted)
+    chooser = [q for q in queries if q.source == CHOOSES_CONTEXT]
+    ranking = choose_context(fitted, chooser)
     sources = [s for s in (*FITTED, *SCORED) if any(q.source == s for q in queries)]
     rows = [row for source in sources for row in compare(source, queries, ranking, settings)]
     across: list[Scores] = []
     for held in ("profiles_b", "profiles_c"):
         train = [q for q in fitted if not (q.source == "profiles" and q.fold == held)]
-        part = fit(train)
+        part = fit(train, context=ranking.context)
         mine = [q for q in queries if q.source == "profiles" and q.fold == held]
         name = f"{held} held out"
         cosine = [(q, q.features[:, 0], q.features[:, 0]) for q in mine]
@@ -494,6 +535,7 @@ __all__ = [
     "CalibrationReport",
     "Query",
     "Scores",
+    "choose_context",
     "collect",
     "evaluate",
     "fit",
