@@ -197,7 +197,8 @@ def test_another_tenants_mcp_calls_do_not_queue_mine(bank: MemoryBank) -> None:
 
 def test_a_listing_that_searches_is_a_read(bank: MemoryBank) -> None:
     """``GET /api/memory/user?q=…`` (and a project's page with ``q``) searched on the event
-    loop and spent no read limit: a way around both. With ``q`` it is now a search."""
+    loop and spent no read limit: a way around both. With ``q`` it is now a search, and
+    since issue 44 a plain page is a read too (``tests/server/test_read_rule.py``)."""
     world = make_world(bank, read_rate_per_minute=2)
     with serving(world.app) as http:
         bob = world.auth("member")
@@ -207,8 +208,7 @@ def test_a_listing_that_searches_is_a_read(bank: MemoryBank) -> None:
             http.get("/api/memory/user", params={"q": "tea"}, headers=bob).status_code,
         ]
         assert searched == [200, 200, 429]
-        # A plain page is no search: it costs nothing.
-        assert http.get("/api/memory/user", headers=bob).status_code == 200
+        assert http.get("/api/memory/user", headers=bob).status_code == 429
         assert http.get(
             "/api/memory/user", params={"q": "tea"}, headers=world.auth("owner")
         ).is_success

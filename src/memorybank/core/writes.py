@@ -201,6 +201,13 @@ class WriteBudget:
         if self.reads is not None:
             self.reads.hit(user_id, cost)
 
+    def charge_read(self, user_id: str, cost: int) -> None:
+        """Charge ``cost`` more units of ``user_id``'s read limit for a read already done
+        (what its answer turned out to cost), never refusing: the user's next reads wait for
+        it (:meth:`~memorybank.rules.limits.RateLimiter.charge`)."""
+        if self.reads is not None:
+            self.reads.charge(user_id, cost)
+
     @contextmanager
     def storing(self, records: int) -> Iterator[None]:
         """Around the embedding of ``records`` records the bank is about to store: charge

@@ -21,6 +21,7 @@ from memorybank.server.openapi import documented
 from memorybank.server.principals import USER_HEADER, Principal, authorize
 from memorybank.server.routes.search import SearchFilters
 from memorybank.server.schemas import (
+    PAGE_MAX,
     Count,
     DeletedIds,
     DeleteRequest,
@@ -125,7 +126,7 @@ def list_memories(
     filters: SearchFilters,
     project_id: IdParam = None,
     scopes: Scopes = "all",
-    limit: Annotated[int, Query(ge=1, le=10_000)] = 50,
+    limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = 50,
     offset: Annotated[int, Query(ge=0, lt=2**63)] = 0,
     order: Order = "created_desc",
     superseded: Superseded = None,

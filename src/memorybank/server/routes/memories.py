@@ -19,12 +19,13 @@ from memorybank.server.deps import (
     PrincipalDep,
 )
 from memorybank.server.error_responses import WRITE_ERRORS, StateConflict
-from memorybank.server.execution import computing, listing, reading
+from memorybank.server.execution import computing, reading
 from memorybank.server.openapi import SEED_002, documented
 from memorybank.server.principals import Action, Principal, authorize
 from memorybank.server.request_limits import ConfirmTokens
 from memorybank.server.routes.bank import memory_page
 from memorybank.server.schemas import (
+    PAGE_MAX,
     AddFact,
     Cleared,
     ClearRequest,
@@ -190,7 +191,7 @@ def memory_scope(
 
 
 @router.get("/api/memory/user", responses=documented(MemoryList), tags=[SEED_002])
-@listing("q")
+@reading
 def list_user_memory(
     principal: PrincipalDep,
     bank: BankDep,
@@ -244,7 +245,7 @@ def clear_private_memory(
 @router.get(
     "/api/memory/drive/{drive_id}", responses=documented(DriveMemoryList, 404), tags=[SEED_002]
 )
-@listing("q")
+@reading
 def list_drive_memory(
     principal: PrincipalDep,
     bank: BankDep,
@@ -458,7 +459,7 @@ def list_memory_pairs(
     accounts: AccountsDep,
     project_id: IdParam = None,
     scopes: Literal["all", "user", "project"] = "all",
-    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = 100,
 ) -> dict[str, Any]:
     """The facts a save said may update a stored one (its ``conflicts``), with that one, not
     yet answered: neither replaced (``POST …/supersede``) nor both kept (``POST
