@@ -21,8 +21,8 @@ from fastapi.testclient import TestClient
 from memorybank import MemoryBank
 from memorybank.core.records import save_records
 from memorybank.model import Memory
+from memorybank.rules.limits import PAGE_MAX
 from memorybank.server.execution import ANSWER_BYTES_PER_READ, placement_of
-from memorybank.server.schemas import PAGE_MAX
 from server_helpers import World, make_world
 
 #: Reads no caller's budget pays for, and why.

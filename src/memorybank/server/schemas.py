@@ -50,9 +50,6 @@ NAME_MAX = 200
 TAGS_MAX, TAG_MAX = 100, 200
 #: A provider's base URL and API key.
 URL_MAX, API_KEY_MAX = 2048, 4096
-#: The most records one page of a read answers (memories, pairs, hits, events): the page
-#: size that bounds a read's work (issue 44: ``GET /api/memories`` took 10,000).
-PAGE_MAX = 1000
 
 Id = Annotated[str, Field(max_length=ID_MAX)]
 Name = Annotated[str, Field(max_length=NAME_MAX)]

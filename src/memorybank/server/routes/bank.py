@@ -13,6 +13,7 @@ from memorybank.core.bank import MemoryBank
 from memorybank.core.writes import writing
 from memorybank.errors import PermissionDenied
 from memorybank.model import MemoryFilter, SaveInput
+from memorybank.rules.limits import PAGE_MAX
 from memorybank.rules.permissions import Action
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
 from memorybank.server.error_responses import WRITE_ERRORS
@@ -21,7 +22,6 @@ from memorybank.server.openapi import documented
 from memorybank.server.principals import USER_HEADER, Principal, authorize
 from memorybank.server.routes.search import SearchFilters
 from memorybank.server.schemas import (
-    PAGE_MAX,
     Count,
     DeletedIds,
     DeleteRequest,

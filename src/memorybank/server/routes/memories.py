@@ -12,6 +12,7 @@ from memorybank.core.bank import MemoryBank
 from memorybank.errors import NotFound
 from memorybank.model import Source
 from memorybank.rules.filtering import memory_filter
+from memorybank.rules.limits import PAGE_MAX
 from memorybank.server.deps import (
     AccountsDep,
     BankDep,
@@ -25,7 +26,6 @@ from memorybank.server.principals import Action, Principal, authorize
 from memorybank.server.request_limits import ConfirmTokens
 from memorybank.server.routes.bank import memory_page
 from memorybank.server.schemas import (
-    PAGE_MAX,
     AddFact,
     Cleared,
     ClearRequest,

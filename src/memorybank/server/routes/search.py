@@ -11,12 +11,12 @@ from fastapi import APIRouter, Depends, Query
 from memorybank.errors import ValidationError
 from memorybank.model import Domain, MemoryFilter, Ring, Source
 from memorybank.rules.filtering import memory_filter
+from memorybank.rules.limits import PAGE_MAX
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, caller_of
 from memorybank.server.execution import reading
 from memorybank.server.openapi import documented
 from memorybank.server.principals import Action, authorize
 from memorybank.server.schemas import (
-    PAGE_MAX,
     QUERY_MAX,
     TAG_MAX,
     TAGS_MAX,
