@@ -65,7 +65,7 @@ from memorybank.providers.llm.client import JSONCompleter, complete_model
 from memorybank.rules.permissions import Action, allowed, require
 from memorybank.rules.pydantic_errors import reason
 from memorybank.rules.render import sanitize_memory_text as _line
-from memorybank.rules.said import confirms, explicit_category
+from memorybank.rules.said import confirms, explicit_category, word_before
 from memorybank.rules.verdicts import THRESHOLDS, needs_reconciling
 from memorybank.services.in_passing import model_fits, weigh
 
@@ -264,7 +264,8 @@ def _keep_said(
 
 # -- explicit statements (no LLM) -----------------------------------------------------------
 
-_SENTENCE_END_RE = re.compile(r"[.!?]+[\"')\]]*\s+|\n+")
+# A run of punctuation is read once, from its first character (linear: issue 44).
+_SENTENCE_END_RE = re.compile(r"(?<![.!?])[.!?]++[\"')\]]*+\s+|\n+")
 # A full stop after these is part of a name or phrase ("Dr. Lee"), not a sentence end.
 _ABBREVIATIONS = frozenset("dr mr mrs ms prof st jr sr mt vs etc e.g i.e inc ltd co no".split())
 
@@ -274,8 +275,7 @@ def _sentences(text: str) -> list[str]:
     out: list[str] = []
     start = 0
     for m in _SENTENCE_END_RE.finditer(text):
-        words = text[start : m.start()].split()
-        last = words[-1].lower().rstrip(".") if words else ""
+        last = word_before(text, start, m.start()).lower().rstrip(".")
         following = text[m.end() : m.end() + 1]
         if m.group(0)[0] == "." and (
             last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()) or following.islower()
