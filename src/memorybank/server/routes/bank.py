@@ -13,8 +13,10 @@ from memorybank.core.bank import MemoryBank
 from memorybank.core.writes import writing
 from memorybank.errors import PermissionDenied
 from memorybank.model import MemoryFilter, SaveInput
+from memorybank.rules.intake import is_conversation
 from memorybank.rules.limits import PAGE_MAX
 from memorybank.rules.permissions import Action
+from memorybank.rules.quoted import check_client_marks
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
 from memorybank.server.error_responses import WRITE_ERRORS
 from memorybank.server.execution import computing, reading
@@ -102,6 +104,9 @@ def save_memories(
     batch = body if isinstance(body, SaveRequest) else body.batch()
     check_caller(principal, batch.user_id)
     role = authorize(accounts, principal, Action.VIEW, batch.project_id)
+    for item in batch.items:
+        if is_conversation(item.ring, item.source):  # who said it is the server's word
+            check_client_marks(item.metadata)
     items = [
         SaveInput.model_validate({**item.model_dump(), "created_by": principal.user_id})
         for item in batch.items

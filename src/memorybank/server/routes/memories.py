@@ -12,7 +12,9 @@ from memorybank.core.bank import MemoryBank
 from memorybank.errors import NotFound
 from memorybank.model import Source
 from memorybank.rules.filtering import memory_filter
+from memorybank.rules.intake import is_conversation
 from memorybank.rules.limits import PAGE_MAX
+from memorybank.rules.quoted import check_client_marks
 from memorybank.server.deps import (
     AccountsDep,
     BankDep,
@@ -361,8 +363,13 @@ def patch_memory(
     body: MemoryPatch,
     project_id: IdParam = None,
 ) -> dict[str, Any]:
-    """Change a memory in place (project memories: admins and owners)."""
+    """Change a memory in place (project memories: admins and owners). A conversation
+    turn's ``role`` and ``confirmed`` stay as ``remember`` wrote them."""
     scope, role = memory_scope(accounts, principal, memory_id, Action.CHANGE)
+    if body.metadata is not None:
+        stored = bank.get(memory_id, principal.user_id, project_id=scope)
+        if is_conversation(stored.ring, stored.source):  # who said it is the server's word
+            check_client_marks(body.metadata, kept=stored.metadata)
     changed = bank.update(
         memory_id,
         principal.user_id,
