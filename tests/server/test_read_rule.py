@@ -20,9 +20,10 @@ from fastapi.testclient import TestClient
 
 from memorybank import MemoryBank
 from memorybank.core.records import save_records
+from memorybank.core.writes import ANSWER_BYTES_PER_READ
 from memorybank.model import Memory
 from memorybank.rules.limits import PAGE_MAX
-from memorybank.server.execution import ANSWER_BYTES_PER_READ, placement_of
+from memorybank.server.execution import placement_of
 from server_helpers import World, make_world
 
 #: Reads no caller's budget pays for, and why.
@@ -188,3 +189,27 @@ def test_a_read_costs_its_answers_size(any_bank: MemoryBank) -> None:
         assert answered <= 12 // cost + 1
         # Another user's reads are their own.
         assert client.get("/api/memories", headers=world.auth("owner")).status_code == 200
+
+
+def test_a_tool_calls_answer_is_charged_by_its_size(any_bank: MemoryBank) -> None:
+    """A tool's read costs what a REST read of the same size costs, whichever adapter
+    carries it (the REST tool route here, MCP and the tools API alike: the dispatcher
+    charges it)."""
+    world = make_world(any_bank, read_rate_per_minute=12)
+    shed = "in the garden shed, behind the blue door, on the second shelf from the top"
+    notes = [
+        Memory(user_id="member", content=f"User keeps note {n} {shed}", category="context")
+        for n in range(500)
+    ]
+    save_records(any_bank, notes, actor="member")
+    recent = {"name": "recall_recent", "arguments": {"limit": 500}}
+    auth = world.auth("member")
+    with TestClient(world.app) as client:
+        first = client.post("/api/tools/hyperspark/call", json=recent, headers=auth)
+        assert first.status_code == 200, first.text
+        cost = 1 + (len(first.content) - 1) // ANSWER_BYTES_PER_READ
+        assert cost >= 2, f"an answer of {len(first.content)} bytes should cost more than 1"
+        answered = 1
+        while client.post("/api/tools/hyperspark/call", json=recent, headers=auth).is_success:
+            answered += 1
+        assert answered <= 12 // cost + 1

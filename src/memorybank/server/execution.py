@@ -13,9 +13,10 @@ A route says what kind of work it is with one decorator, under its ``@router`` o
   asked about, a search, a memory block, an export, the caller's settings): the same, and
   charged to the caller's read limit by its cost (``bank.writes.count_read``): one unit when
   it starts (429 when the limit is spent), then one more for every
-  :data:`ANSWER_BYTES_PER_READ` of its answer beyond the first, which is rendered as JSON in
-  the same thread (issue 44: a page of 1,000 pairs was read on the event loop, uncharged,
-  and serialised there: another tenant's search p50 went from 5 to 118 ms).
+  :data:`~memorybank.core.writes.ANSWER_BYTES_PER_READ` of its answer beyond the first, which
+  is rendered as JSON in the same thread (issue 44: a page of 1,000 pairs was read on the
+  event loop, uncharged, and serialised there: another tenant's search p50 went from 5 to
+  118 ms).
 
 MCP tool calls and prompts, which are not endpoints of this app's own, run through
 :func:`in_turn`: in the compute pool, in their caller's turn, like :func:`computing`.
@@ -166,14 +167,6 @@ class Execution:
         return cls(inline=inline_searches(settings, bank), compute=limiter, fair=fair)
 
 
-#: Bytes of a read's answer per unit of its caller's read limit, beyond the unit it costs when
-#: it starts: a search or one memory costs 1, a page of 1,000 memories (about 600 KiB) 10,
-#: the export of 10,000 about 90. The answer's size is what a read's work grows with (rows
-#: read, decoded and serialised), whatever the route; a limit of 600 a minute then allows
-#: about 36 MiB of answers a minute per user.
-ANSWER_BYTES_PER_READ = 64 * 1024
-
-
 @dataclass(frozen=True)
 class Placement:
     """How a decorated endpoint runs (:func:`placement_of`), for the tests that hold every
@@ -228,24 +221,12 @@ def rendered(answer: Any) -> Response:
         return JSONResponse(jsonable_encoder(answer))
 
 
-def answer_cost(response: Response) -> int:
-    """Units of the read limit an answer costs beyond the read's first: one per
-    :data:`ANSWER_BYTES_PER_READ` started after the first.
-
-    >>> answer_cost(JSONResponse({"count": 2}))
-    0
-    >>> answer_cost(Response(b"x" * (2 * ANSWER_BYTES_PER_READ + 1)))
-    2
-    """
-    return max(0, len(response.body) - 1) // ANSWER_BYTES_PER_READ
-
-
 def _charged_answer(call: Callable[[], Any], bank: MemoryBank, user: str | None) -> Response:
     """``call()``'s answer rendered (:func:`rendered`) and its size charged to ``user``'s read
     limit, never refused: the read is done, and the user's next reads wait for it."""
     response = rendered(call())
     if user is not None:
-        bank.writes.charge_read(user, answer_cost(response))
+        bank.writes.charge_answer(user, len(response.body))
     return response
 
 
@@ -301,20 +282,18 @@ def computing(endpoint: Callable[P, R]) -> Callable[P, Awaitable[R]]:
 def reading(endpoint: Callable[P, R]) -> Callable[P, Awaitable[R]]:
     """A read, of whatever kind: ``endpoint`` run in the compute pool in its caller's turn,
     charged one unit of the caller's read limit when it starts and one more per
-    :data:`ANSWER_BYTES_PER_READ` of its answer beyond the first, which is rendered as JSON
-    in that thread (status 200). Not on the event loop: there one user's stream of reads
-    delayed every other request of the process (issues 34 and 44)."""
+    :data:`~memorybank.core.writes.ANSWER_BYTES_PER_READ` of its answer beyond the first,
+    which is rendered as JSON in that thread (status 200). Not on the event loop: there one
+    user's stream of reads delayed every other request of the process (issues 34 and 44)."""
     return _placed(endpoint, reads=True)
 
 
 __all__ = [
-    "ANSWER_BYTES_PER_READ",
     "LOCAL_COMPUTE_THREADS",
     "REMOTE_COMPUTE_THREADS",
     "Execution",
     "FairShare",
     "Placement",
-    "answer_cost",
     "compute_threads",
     "computing",
     "in_turn",
