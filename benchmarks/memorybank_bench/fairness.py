@@ -291,7 +291,8 @@ def _bob(flood: str, index: int) -> Callable[[_Http, _Tally, int], None]:
         _request(tally, "bob", flood, conn, "GET", "/api/memory-pairs", params={"limit": 1000})
 
     def tool(conn: _Http, tally: _Tally, n: int) -> None:
-        recall = {"name": "recall", "arguments": {"query": f"{_LONG_QUESTION} {index}-{n}"}}
+        # The tool's query takes at most 1,000 characters (tools.profiles.default.QUERY_MAX).
+        recall = {"name": "recall", "arguments": {"query": f"{_LONG_QUESTION[:900]} {index}-{n}"}}
         _request(tally, "bob", flood, conn, "POST", "/api/tools/default/call", body=recall)
 
     def listing(conn: _Http, tally: _Tally, n: int) -> None:

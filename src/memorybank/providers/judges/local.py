@@ -203,6 +203,7 @@ def _prefix(text: str, encoding: Encoding, tokens: int) -> str:
         return text
     return text[: encoding.offsets[tokens - 1][1]] if tokens else ""
 
+
 _default: LocalJudge | None = None
 _default_lock = threading.Lock()
 
