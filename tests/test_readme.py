@@ -155,15 +155,61 @@ def test_every_code_block_runs_or_says_why_not() -> None:
 
 @pytest.mark.slow
 def test_the_readme_runs_as_written(reader: Reader) -> None:
-    for block in blocks(README.read_text(encoding="utf-8")):
+    found = blocks(README.read_text(encoding="utf-8"))
+    for block in found:
         if block.skip is None and block.lang in RUN:
             reader.shell(block) if block.lang == "sh" else reader.python(block)
+    # A reader runs an example again (issue 47): each Python example runs a second time over
+    # what the first left, and must not fail. (The shell lines are commands, not examples:
+    # adding a fact or a user twice is refused, as the README says.)
+    for block in found:
+        if block.skip is None and block.lang == "python":
+            reader.python(block)
     # What the reader was promised along the way.
     assert "User prefers short answers" in reader.printed  # the clients
     assert "Imported 1 memory" in reader.printed
     assert '"hits"' in reader.printed  # search --json and the REST API say the same
     assert "User prefers tabs over spaces" in reader.printed  # one item POSTed on its own
     assert '"success": true' in reader.printed  # the tools' remember in a project
+
+
+#: A dotted name of the package the README names in code (`memorybank.core.prompt.auto_recall`).
+PACKAGE_NAME = re.compile(r"`(memorybank(?:\.[A-Za-z_]\w*)+)")
+#: A method of a bank the README calls (`bank.search(`).
+BANK_METHOD = re.compile(r"\bbank\.([a-z_]\w*)\(")
+
+
+def _resolves(dotted: str) -> bool:
+    """Whether ``dotted`` is a module of the package or a name in one."""
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            if not hasattr(found, name):
+                return False
+            found = getattr(found, name)
+        return True
+    return False
+
+
+def test_the_readme_names_only_what_exists() -> None:
+    """The README offered `bank.context_for(...)` "until the next release" after it was gone
+    (issue 47): every name of the package it shows resolves, every bank method it calls is
+    one, and it promises nothing for a later release."""
+    from memorybank import MemoryBank
+
+    text = README.read_text(encoding="utf-8")
+    gone = [name for name in sorted(set(PACKAGE_NAME.findall(text))) if not _resolves(name)]
+    gone += [
+        f"bank.{m}" for m in sorted(set(BANK_METHOD.findall(text))) if not hasattr(MemoryBank, m)
+    ]
+    assert not gone, f"the README names what does not exist: {gone}"
+    assert "next release" not in text
 
 
 def test_the_typescript_chat_is_the_example_the_client_tests_run() -> None:

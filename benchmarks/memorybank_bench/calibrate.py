@@ -1,29 +1,28 @@
-"""Fit :data:`memorybank.rules.ranking.CALIBRATION` and say how well it holds up.
+"""Fit :data:`memorybank.rules.ranking.RANKING`, the one function that orders a search and
+says how sure each hit is to be relevant, and say how well it holds up where it was not fitted.
 
-Each query is asked of the user it belongs to and of another user who has none of its answer;
-every candidate the search ranks is one row: what :class:`~memorybank.rules.ranking.Calibration`
-reads (the candidate's ranking evidence, its share of the best candidate's, the query's best
-cosine and best BM25) and whether it is relevant. Four kinds of memory, so that one
-calibration holds for chat turns and for facts:
+Each question is asked of the user it belongs to and of another user who has none of its
+answer; every candidate the search ranks is one row: what :class:`~memorybank.rules.ranking.Ranking`
+weighs (:func:`~memorybank.rules.ranking.features`) and whether it is relevant. Sources:
 
-* ``turns``: LoCoMo conversations saved turn by turn with session and speaker (as
-  ``bench locomo``); relevant = an evidence turn of the question;
-* ``observations``: LoCoMo's per-session observations saved as facts (no speaker, no
-  session); relevant = an observation drawn from an evidence turn;
-* ``session observations``: the same observations, one user per session (a few facts
-  each); a question is asked of the session holding its first evidence turn and of a session
-  of the next conversation;
-* ``fact pairs``: ``facts/pairs_dev.jsonl``, the first fact of each pair saved, the second
-  asked (every pair is about one topic); half the pairs per user.
+* fitted on, the project's own data (``benchmarks/data``): ``profiles`` (44 imaginary users,
+  ``profiles_b.jsonl`` and ``profiles_c.jsonl``: their facts saved, their questions asked;
+  relevant = the question's own fact) and ``own chats`` (``conversations_own.jsonl``: the
+  lifecycle benchmark's background facts, then the chat through ``remember``; relevant = a
+  memory holding the answer);
+* scored only: ``dev chats`` (``facts/conversations_dev.jsonl``, the same way), ``fact
+  pairs`` (``facts/pairs_dev.jsonl``: the first fact of each pair saved, the second asked),
+  and LoCoMo's development half (CC BY-NC: evaluation only) as ``turns`` (saved turn by turn
+  with session and speaker; relevant = an evidence turn) and ``observations`` (its
+  per-session observations as facts; relevant = one drawn from an evidence turn).
 
-The other user is the next conversation's (the other half's, for fact pairs). A logistic
-regression (Newton's method, small ridge penalty, numpy only) fits the chance a candidate is
-relevant; fact pairs weigh as much as the other kinds together-ish (they are few).
-
-Reported per kind, for leave-one-conversation-out fits (each LoCoMo conversation, in every
-kind, left out of the fit that scores it; each half of the fact pairs likewise) and for the
-fit on everything: AUROC of the top hit's relevance, own user vs other; recall@10 when ranked
-by relevance; the share of top hits passing each cut-off, own and other.
+A logistic regression (Newton's method, small ridge penalty, numpy only) fits the chance a
+candidate is relevant. Reported per source, for the candidates in the order a search gives
+them (the score: :func:`~memorybank.rules.ranking.blend` of the relevance with importance and
+recency) beside cosine alone (what a plain vector store ranks by), over the questions whose
+answer was stored: top-1, MRR and recall@10; and the share of top hits passing the cut-off
+(:data:`~memorybank.rules.ranking.RECALL_MIN_RELEVANCE`) for the own user and for the other.
+The profiles are also scored across files: fitted on one file, scored on the other.
 
 Nothing here is read at run time: the constants are copied into ``memorybank/rules/ranking.py``.
 ``memorybank bench calibrate --data ../shared/data``.
@@ -36,9 +35,11 @@ import json
 import math
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -51,51 +52,46 @@ from memorybank.core.bank import MemoryBank
 from memorybank.core.records import save_records
 from memorybank.core.scopes import scope_set
 from memorybank.core.search import Pool
-from memorybank.model import Memory, MemoryFilter, utcnow
-from memorybank.rules.ranking import Calibration, Evidence
+from memorybank.model import Caller, Memory, MemoryFilter, utcnow
+from memorybank.model.stored import to_us
+from memorybank.rules.ranking import (
+    FEATURES,
+    RECALL_MIN_RELEVANCE,
+    Ranking,
+    RetrievalSettings,
+    blend,
+    effective_importance,
+    features,
+)
+from memorybank.services.conversations import remember_conversation
+from memorybank_bench.lifecycle import BACKGROUND
 from memorybank_bench.locomo import Conversation, ingest, load_conversations
 
-#: The cut-offs whose pass rates are reported.
-CUTOFFS: tuple[float, ...] = (0.1, 0.15, 0.2, 0.3, 0.5)
 RIDGE = 1.0
-KINDS = ("turns", "observations", "session observations", "fact pairs")
-#: Row weight of each kind: the fact pairs are 148 queries against about 1,500 per other kind.
-#: (Turns saved without session or speaker are not a kind of their own: implicit sessions and
-#: speakers, :mod:`memorybank.rules.sessions`, make them the same rows as ``turns``.)
-WEIGHTS = {
-    "turns": 1.0,
-    "observations": 1.0,
-    "session observations": 1.0,
-    "fact pairs": 10.0,
-}
+#: The sources the shipped weights are fitted on (the project's own data) ...
+FITTED = ("profiles", "own chats")
+#: ... and those only scored.
+SCORED = ("dev chats", "fact pairs", "turns", "observations")
+#: Row weight per source in the fit (each question counts once, whatever its source).
+WEIGHTS = {"profiles": 1.0, "own chats": 1.0}
+OWN = Path(__file__).resolve().parents[1] / "data"
 
 
 @dataclass
 class Query:
-    """One query asked of one user: its candidates' features and relevance labels."""
+    """One question asked of one user: its candidates' features, relevance labels, and what
+    the score blends in (importance / 10 and recency, as the search reads them)."""
 
-    kind: str
-    fold: int
+    source: str
+    fold: str
     own: bool
+    answered: bool  # the answer is stored for this user (always False for the other user)
     features: np.ndarray
     labels: np.ndarray
-    relevant: int
-
-
-def features(found: Sequence[Evidence]) -> np.ndarray:
-    """What :class:`Calibration` reads, one row per candidate: total, share of the best
-    total, the query's best cosine, log(1 + best BM25) and log(1 + vector candidates)."""
-    total = np.array([f.total for f in found])
-    best = total.max() if len(total) else 0.0
-    cosine = max((f.cosine for f in found if f.vector is not None), default=0.0)
-    bm25 = max((f.text_score for f in found), default=0.0)
-    share = total / best if best > 0 else np.zeros_like(total)
-    n = len(found)
-    pool = math.log1p(sum(f.vector is not None for f in found))
-    columns: np.ndarray = np.c_[
-        total, share, np.full(n, cosine), np.full(n, math.log1p(max(bm25, 0.0))), np.full(n, pool)
-    ]
-    return columns
+    importance: np.ndarray
+    recency: np.ndarray
+    question: str = ""
+    texts: tuple[str, ...] = ()  # the candidates' texts, for reading a miss
 
 
 Relevant = Callable[[Memory], bool]
@@ -114,14 +110,111 @@ def _one_probe_thread() -> ThreadPoolExecutor:
 
 
 def _ask(
-    bank: MemoryBank, kind: str, fold: int, query: str, users: tuple[str, str], hit: Relevant
+    bank: MemoryBank,
+    where: tuple[str, str],
+    question: str,
+    users: tuple[str, str],
+    relevant: Relevant,
+    answered: bool = True,
 ) -> list[Query]:
+    """``question`` asked of its own user and of another (``where``: source and fold)."""
     out, pool, now = [], search_pool(bank), utcnow()
+    settings = bank.retrieval
     for user, own in ((users[0], True), (users[1], False)):
-        found = pool.evidence(scope_set(user, None), query, MemoryFilter(superseded=False), now)
-        labels = np.array([int(own and hit(f.found.memory)) for f in found])
-        relevant = int(labels.sum())
-        out.append(Query(kind, fold, own, features(found).reshape(-1, 5), labels, relevant))
+        found = pool.evidence(scope_set(user, None), question, MemoryFilter(superseded=False), now)
+        rows = np.array(features(found), dtype=np.float64)
+        out.append(
+            Query(
+                where[0],
+                where[1],
+                own,
+                own and answered,
+                rows.reshape(-1, len(FEATURES)),
+                np.array([int(own and relevant(f.found.memory)) for f in found]),
+                np.array([_importance(f.found, now, settings) for f in found]),
+                np.array([_fresh(f.found.created_us, now, settings) for f in found]),
+                question,
+                tuple(f.found.content for f in found),
+            )
+        )
+    return out
+
+
+def _importance(found: Any, now: datetime, settings: RetrievalSettings) -> float:
+    decay = settings.importance_half_life_days
+    return effective_importance(found.importance, found.touched_us, to_us(now), decay) / 10.0
+
+
+def _fresh(created_us: int, now: datetime, settings: RetrievalSettings) -> float:
+    days = max(to_us(now) - created_us, 0) / 86_400_000_000
+    return math.exp(-math.log(2) * days / settings.recency_half_life_days)
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def profile_queries(bank: MemoryBank, path: Path) -> list[Query]:
+    """A written profile's facts saved for one user, its questions asked of that user and of
+    the next profile's."""
+    profiles = _jsonl(path)
+    users = [f"{path.stem}:{n}" for n in range(len(profiles))]
+    answers: list[list[tuple[str, list[str]]]] = []
+    for user, profile in zip(users, profiles, strict=True):
+        results = bank.save_many(user, [{"content": f["fact"]} for f in profile["facts"]])
+        answers.append(
+            [
+                (str(r.memory_id or r.existing_id), list(f["questions"]))
+                for r, f in zip(results, profile["facts"], strict=True)
+            ]
+        )
+    out: list[Query] = []
+    for n, facts in enumerate(answers):
+        pair = (users[n], users[(n + 1) % len(users)])
+        for wanted, questions in facts:
+            for question in questions:
+                is_it = functools.partial(_is, wanted)
+                out += _ask(bank, ("profiles", path.stem), question, pair, is_it)
+    return out
+
+
+def chat_queries(bank: MemoryBank, path: Path, source: str) -> list[Query]:
+    """Each chat through ``remember`` (after the lifecycle benchmark's background facts) for
+    a user of its own; each fact's question asked of that user and of the next chat's, a
+    memory holding its expected value relevant."""
+    chats = _jsonl(path)
+    users = [f"{source}:{n}" for n in range(len(chats))]
+    for user, chat in zip(users, chats, strict=True):
+        for fact in BACKGROUND:
+            bank.save(user, fact)
+        remember_conversation(bank, Caller(user_id=user), chat["messages"])
+    out: list[Query] = []
+    for n, chat in enumerate(chats):
+        pair = (users[n], users[(n + 1) % len(users)])
+        held = [m.content.lower() for m in bank.list(pair[0], limit=1000, superseded=False)]
+        for fact in chat["facts"]:
+            expect = fact["expect"].lower()
+            holds = functools.partial(_holds, expect)
+            stored = any(expect in text for text in held)
+            out += _ask(bank, (source, str(n)), fact["question"], pair, holds, stored)
+    return out
+
+
+def pair_queries(bank: MemoryBank, path: Path) -> list[Query]:
+    """The first fact of each pair saved (half the pairs a user), the second asked."""
+    pairs = _jsonl(path)
+    halves = [pairs[0::2], pairs[1::2]]
+    ids: dict[str, str] = {}
+    for half, items in enumerate(halves):
+        results = bank.save_many(f"half{half}", [{"content": p["a"]} for p in items])
+        for pair, result in zip(items, results, strict=True):
+            ids[pair["a"]] = str(result.memory_id or result.existing_id)
+    out: list[Query] = []
+    for half, items in enumerate(halves):
+        users = (f"half{half}", f"half{1 - half}")
+        for pair in items:
+            is_it = functools.partial(_is, ids[pair["a"]])
+            out += _ask(bank, ("fact pairs", str(half)), pair["b"], users, is_it)
     return out
 
 
@@ -129,26 +222,35 @@ def _dia_ids(memory: Memory) -> set[str]:
     return {part.strip() for part in str(memory.metadata.get("dia_id", "")).split(";")}
 
 
-def _conversation_queries(
-    bank: MemoryBank, kind: str, conversations: Sequence[Conversation]
+def _is(wanted: str, memory: Memory) -> bool:
+    return memory.id == wanted
+
+
+def _holds(expect: str, memory: Memory) -> bool:
+    return expect in memory.content.lower()
+
+
+def _from_turns(evidence: set[str], memory: Memory) -> bool:
+    return bool(_dia_ids(memory) & evidence)
+
+
+def locomo_queries(
+    bank: MemoryBank, source: str, conversations: Sequence[Conversation]
 ) -> list[Query]:
+    """Each scored LoCoMo question asked of its conversation and of the next one."""
     out: list[Query] = []
-    for index, conversation in enumerate(conversations):
-        other = conversations[(index + 1) % len(conversations)].sample_id
+    for n, conversation in enumerate(conversations):
+        other = conversations[(n + 1) % len(conversations)].sample_id
         for question in (q for q in conversation.questions if q.scored):
             evidence = set(question.evidence)
-            out += _ask(
-                bank,
-                kind,
-                index,
-                question.question,
-                (conversation.sample_id, other),
-                lambda m, e=evidence: bool(_dia_ids(m) & e),  # type: ignore[misc]
-            )
+            hit = functools.partial(_from_turns, evidence)
+            users = (conversation.sample_id, other)
+            out += _ask(bank, (source, str(n)), question.question, users, hit)
     return out
 
 
-def _observations(sample: dict[str, Any]) -> list[Memory]:
+def observations(sample: dict[str, Any]) -> list[Memory]:
+    """A LoCoMo sample's per-session observations as facts, with the turns they came from."""
     memories = []
     for session in sample.get("observation", {}).values():
         for facts in session.values():
@@ -166,84 +268,51 @@ def _observations(sample: dict[str, Any]) -> list[Memory]:
     return memories
 
 
-def _session_of(dia_id: str) -> str:
-    return dia_id.partition(":")[0]
+@contextmanager
+def _bank(folder: Path, name: str) -> Iterator[MemoryBank]:
+    with memorybank.open(f"sqlite:///{folder / name}.db") as bank:
+        yield bank
 
 
-def _session_queries(
-    bank: MemoryBank, samples: Sequence[dict[str, Any]], conversations: Sequence[Conversation]
-) -> list[Query]:
-    for sample in samples:
-        by_session: dict[str, list[Memory]] = {}
-        for memory in _observations(sample):
-            first = sorted(_dia_ids(memory))[0]
-            user = f"{sample['sample_id']}/{_session_of(first)}"
-            by_session.setdefault(user, []).append(memory.model_copy(update={"user_id": user}))
-        for user, memories in by_session.items():
-            save_records(bank, memories, actor=user)
-    out: list[Query] = []
-    for index, conversation in enumerate(conversations):
-        other = conversations[(index + 1) % len(conversations)].sample_id
-        for question in (q for q in conversation.questions if q.scored):
-            session = _session_of(question.evidence[0])
-            users = (f"{conversation.sample_id}/{session}", f"{other}/{session}")
-            evidence = set(question.evidence)
-            out += _ask(
-                bank,
-                "session observations",
-                index,
-                question.question,
-                users,
-                lambda m, e=evidence: bool(_dia_ids(m) & e),  # type: ignore[misc]
-            )
-    return out
-
-
-def collect(locomo: Path, pairs: Path, console: Console) -> list[Query]:
-    """Every query of every kind, asked of its own user and of another."""
-    conversations = load_conversations(locomo)
+def collect(data: Path, console: Console, sources: Sequence[str], own: Path = OWN) -> list[Query]:
+    """Every question of ``sources`` (see the module docstring), asked of its own user and
+    of another; ``data`` is the shared data folder (``facts/``, ``locomo/``), ``own`` the
+    project's (``benchmarks/data``)."""
     queries: list[Query] = []
+    locomo = data / "locomo" / "locomo_dev.json"
     with tempfile.TemporaryDirectory(prefix="calibrate-") as tmp:
-        for n, kind in enumerate(KINDS):
-            with memorybank.open(f"sqlite:///{Path(tmp) / f'{n}.db'}") as bank:
-                if kind == "turns":
+        folder = Path(tmp)
+        for source in sources:
+            console.print(f"[dim]collecting {source}[/dim]")
+            with _bank(folder, source.replace(" ", "_")) as bank:
+                if source == "profiles":
+                    for name in ("profiles_b.jsonl", "profiles_c.jsonl"):
+                        queries += profile_queries(bank, own / name)
+                elif source == "own chats":
+                    queries += chat_queries(bank, own / "conversations_own.jsonl", source)
+                elif source == "dev chats":
+                    path = data / "facts" / "conversations_dev.jsonl"
+                    queries += chat_queries(bank, path, source)
+                elif source == "fact pairs":
+                    queries += pair_queries(bank, data / "facts" / "pairs_dev.jsonl")
+                elif source == "turns":
+                    conversations = load_conversations(locomo)
                     ingest(bank, conversations, console)
-                    queries += _conversation_queries(bank, kind, conversations)
-                elif kind == "observations":
+                    queries += locomo_queries(bank, source, conversations)
+                elif source == "observations":
                     for sample in json.loads(locomo.read_text(encoding="utf-8")):
-                        save_records(bank, _observations(sample), actor=sample["sample_id"])
-                    queries += _conversation_queries(bank, kind, conversations)
-                elif kind == "session observations":
-                    samples = json.loads(locomo.read_text(encoding="utf-8"))
-                    queries += _session_queries(bank, samples, conversations)
+                        save_records(bank, observations(sample), actor=sample["sample_id"])
+                    queries += locomo_queries(bank, source, load_conversations(locomo))
                 else:
-                    queries += _pair_queries(bank, pairs)
+                    raise ValueError(f"unknown source {source!r}")
     return queries
 
 
-def _pair_queries(bank: MemoryBank, path: Path) -> list[Query]:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    pairs = [json.loads(line) for line in lines if line.strip()]
-    halves = [pairs[0::2], pairs[1::2]]
-    ids: dict[str, str] = {}
-    for half, items in enumerate(halves):
-        results = bank.save_many(f"half{half}", [{"content": p["a"]} for p in items])
-        for pair, result in zip(items, results, strict=True):
-            ids[pair["a"]] = str(result.memory_id or result.existing_id)
-    out: list[Query] = []
-    for half, items in enumerate(halves):
-        for pair in items:
-            wanted = ids[pair["a"]]
-            users = (f"half{half}", f"half{1 - half}")
-            out += _ask(bank, "fact pairs", half, pair["b"], users, lambda m, w=wanted: m.id == w)  # type: ignore[misc]
-    return out
-
-
-def fit(queries: Sequence[Query], ridge: float = RIDGE) -> Calibration:
+def fit(queries: Sequence[Query], ridge: float = RIDGE) -> Ranking:
     """Weighted logistic regression of relevance on the features, by Newton's method."""
     x = np.vstack([q.features for q in queries])
     y = np.concatenate([q.labels for q in queries]).astype(np.float64)
-    weight = np.concatenate([np.full(len(q.labels), WEIGHTS[q.kind]) for q in queries])
+    weight = np.concatenate([np.full(len(q.labels), WEIGHTS.get(q.source, 1.0)) for q in queries])
     design = np.hstack([np.ones((len(x), 1)), x])
     penalty = ridge * np.diag(np.r_[0.0, np.ones(x.shape[1])])
     w = np.zeros(design.shape[1])
@@ -255,177 +324,179 @@ def fit(queries: Sequence[Query], ridge: float = RIDGE) -> Calibration:
         w += step
         if np.abs(step).max() < 1e-9:
             break
-    b, e, s, c, t, n = (round(float(v), 2) for v in w)
-    return Calibration(bias=b, evidence=e, share=s, cosine=c, bm25=t, pool=n)
+    bias, *rest = (round(float(v), 3) for v in w)
+    return Ranking(bias, *rest)
 
 
-def relevance(calibration: Calibration, query: Query) -> np.ndarray:
-    """The calibrated relevance of each candidate of ``query``."""
-    c = calibration
-    weights = np.array([c.evidence, c.share, c.cosine, c.bm25, c.pool])
-    out: np.ndarray = 1.0 / (1.0 + np.exp(-(calibration.bias + query.features @ weights)))
+def relevance(ranking: Ranking, query: Query) -> np.ndarray:
+    """The relevance of each candidate of ``query``."""
+    z = ranking.bias + query.features @ np.array(ranking.weights())
+    out: np.ndarray = 1.0 / (1.0 + np.exp(-z))
     return out
 
 
-def auroc(positive: Sequence[float], negative: Sequence[float]) -> float:
-    """The chance a random positive scores above a random negative (ties count half)."""
-    if not len(positive) or not len(negative):
-        return math.nan
-    neg = np.sort(np.asarray(negative))
-    pos = np.asarray(positive)
-    below = np.searchsorted(neg, pos, side="left")
-    ties = np.searchsorted(neg, pos, side="right") - below
-    return float((below + 0.5 * ties).sum() / (len(pos) * len(neg)))
+def scores(ranking: Ranking, query: Query, settings: RetrievalSettings) -> np.ndarray:
+    """Each candidate's score, as a search orders them."""
+    rel = relevance(ranking, query)
+    out: np.ndarray = np.array(
+        [
+            blend(float(r), float(i), float(f), settings)
+            for r, i, f in zip(rel, query.importance, query.recency, strict=True)
+        ]
+    )
+    return out
 
 
 @dataclass(frozen=True)
 class Scores:
-    """How relevances do on one kind's queries."""
+    """How one order does on one source's questions."""
 
-    kind: str
-    auroc: float
+    source: str
+    order: str
+    questions: int
+    top1: float
+    mrr: float
     recall_10: float
-    own_pass: dict[float, float]
-    other_pass: dict[float, float]
-    mean_top: float
-    top_relevant: float
+    own_pass: float
+    other_pass: float
 
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready."""
-        return {
-            "kind": self.kind,
-            "auroc": self.auroc,
-            "recall@10": self.recall_10,
-            "own_top_passes": {str(c): v for c, v in self.own_pass.items()},
-            "other_top_passes": {str(c): v for c, v in self.other_pass.items()},
-            "mean_top_relevance": self.mean_top,
-            "top_is_relevant": self.top_relevant,
-        }
+    def row(self) -> list[str]:
+        """The table's cells."""
+        return [
+            self.source,
+            self.order,
+            str(self.questions),
+            f"{self.top1:.3f}",
+            f"{self.mrr:.3f}",
+            f"{self.recall_10:.3f}",
+            "—" if math.isnan(self.own_pass) else f"{self.own_pass:.2f} / {self.other_pass:.3f}",
+        ]
 
 
-def score(kind: str, scored: Sequence[tuple[Query, np.ndarray]]) -> Scores:
-    """AUROC of the top hit, recall@10 (of the candidates, ranked by relevance) and pass rates."""
-    tops: dict[bool, list[float]] = {True: [], False: []}
-    recalls, top_hits = [], []
-    for query, rel in scored:
-        if not len(rel):
-            tops[query.own].append(0.0)
+def measure(
+    source: str, order: str, scored: Sequence[tuple[Query, np.ndarray, np.ndarray]]
+) -> Scores:
+    """Top-1, MRR and recall@10 over the own questions whose answer is stored (ordered by
+    the second array), and how often the top hit's relevance (the third) passes the cut-off
+    for the own user and for the other."""
+    firsts: list[bool] = []
+    ranks: list[float] = []
+    recalls: list[float] = []
+    own: list[bool] = []
+    other: list[bool] = []
+    for query, key, rel in scored:
+        top = float(rel.max()) if len(rel) else 0.0
+        (own if query.own else other).append(top >= RECALL_MIN_RELEVANCE)
+        if not query.answered:
             continue
-        order = np.argsort(-rel, kind="stable")
-        tops[query.own].append(float(rel[order[0]]))
-        if query.own and query.relevant:
-            recalls.append(min(1.0, query.labels[order[:10]].sum() / query.relevant))
-            top_hits.append(float(query.labels[order[0]]))
-    own, other = np.array(tops[True]), np.array(tops[False])
+        labels = query.labels[np.argsort(-key, kind="stable")]
+        hits = np.flatnonzero(labels)
+        firsts.append(bool(len(labels)) and bool(labels[0]))
+        ranks.append(1.0 / (hits[0] + 1) if len(hits) else 0.0)
+        total = max(int(query.labels.sum()), 1)
+        recalls.append(min(1.0, labels[:10].sum() / total) if len(hits) else 0.0)
     return Scores(
-        kind=kind,
-        auroc=auroc(list(own), list(other)),
-        recall_10=float(np.mean(recalls)) if recalls else math.nan,
-        own_pass={c: float((own >= c).mean()) for c in CUTOFFS},
-        other_pass={c: float((other >= c).mean()) for c in CUTOFFS},
-        mean_top=float(own.mean()),
-        top_relevant=float(np.mean(top_hits)) if top_hits else math.nan,
+        source,
+        order,
+        len(firsts),
+        _mean(firsts),
+        _mean(ranks),
+        _mean(recalls),
+        _mean(own),
+        _mean(other),
     )
+
+
+def _mean(values: Sequence[float]) -> float:
+    return float(np.mean(values)) if len(values) else math.nan
+
+
+def compare(
+    source: str, queries: Sequence[Query], ranking: Ranking, settings: RetrievalSettings
+) -> list[Scores]:
+    """The search's order under ``ranking`` beside cosine alone, on one source."""
+    mine = [q for q in queries if q.source == source]
+    cosine = [(q, q.features[:, 0], q.features[:, 0]) for q in mine]
+    ranked = [(q, scores(ranking, q, settings), relevance(ranking, q)) for q in mine]
+    # A cosine is no relevance: its rows have no cut-off to pass.
+    alone = replace(measure(source, "cosine alone", cosine), own_pass=math.nan)
+    return [alone, measure(source, "ranking", ranked)]
 
 
 @dataclass(frozen=True)
 class CalibrationReport:
-    """The fit on everything, and per kind the held-out and in-sample scores."""
+    """The fitted ranking, its scores per source, and the profiles fitted across files."""
 
-    calibration: Calibration
-    held_out: list[Scores]
-    in_sample: list[Scores]
-    folds: list[Calibration]
+    ranking: Ranking
+    rows: list[Scores]
+    across: list[Scores]
     seconds: float
 
     def table(self) -> Table:
         """The report as a rich table."""
-        table = Table(title=f"relevance calibration: {self.calibration}")
-        for column in ("kind", "scored", "AUROC", "R@10", "top rel / relevant"):
+        table = Table(title=f"ranking: {self.ranking}")
+        for column in ("source", "order", "questions", "top-1", "MRR", "R@10"):
             table.add_column(column)
-        for c in CUTOFFS:
-            table.add_column(f"top ≥ {c} own / other")
-        for name, rows in (("held out", self.held_out), ("in sample", self.in_sample)):
-            for s in rows:
-                table.add_row(
-                    s.kind,
-                    name,
-                    f"{s.auroc:.3f}",
-                    f"{s.recall_10:.3f}",
-                    f"{s.mean_top:.2f} / {s.top_relevant:.2f}",
-                    *(f"{s.own_pass[c]:.2f} / {s.other_pass[c]:.3f}" for c in CUTOFFS),
-                )
+        table.add_column(f"top ≥ {RECALL_MIN_RELEVANCE} own / other")
+        for s in [*self.rows, *self.across]:
+            table.add_row(*s.row())
         return table
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
         return {
-            "calibration": _constants(self.calibration),
-            "held_out": [s.as_dict() for s in self.held_out],
-            "in_sample": [s.as_dict() for s in self.in_sample],
-            "folds": [_constants(c) for c in self.folds],
+            "ranking": dict(
+                zip(("bias", *FEATURES), (self.ranking.bias, *self.ranking.weights()), strict=True)
+            ),
+            "rows": [s.__dict__ for s in self.rows],
+            "across": [s.__dict__ for s in self.across],
             "seconds": self.seconds,
         }
 
 
-def _constants(c: Calibration) -> dict[str, float]:
-    return {
-        "bias": c.bias,
-        "evidence": c.evidence,
-        "share": c.share,
-        "cosine": c.cosine,
-        "bm25": c.bm25,
-        "pool": c.pool,
-    }
+def evaluate(queries: Sequence[Query]) -> tuple[Ranking, list[Scores], list[Scores]]:
+    """Fit on the project's own sources; score every source; and the profiles across
+    files (fitted on one file and the own chats, scored on the other file)."""
+    settings = RetrievalSettings()
+    fitted = [q for q in queries if q.source in FITTED]
+    ranking = fit(fitted)
+    sources = [s for s in (*FITTED, *SCORED) if any(q.source == s for q in queries)]
+    rows = [row for source in sources for row in compare(source, queries, ranking, settings)]
+    across: list[Scores] = []
+    for held in ("profiles_b", "profiles_c"):
+        train = [q for q in fitted if not (q.source == "profiles" and q.fold == held)]
+        part = fit(train)
+        mine = [q for q in queries if q.source == "profiles" and q.fold == held]
+        name = f"{held} held out"
+        cosine = [(q, q.features[:, 0], q.features[:, 0]) for q in mine]
+        across.append(replace(measure(name, "cosine alone", cosine), own_pass=math.nan))
+        ranked = [(q, scores(part, q, settings), relevance(part, q)) for q in mine]
+        across.append(measure(name, "ranking", ranked))
+    return ranking, rows, across
 
 
-def evaluate(
-    queries: Sequence[Query],
-) -> tuple[Calibration, list[Scores], list[Scores], list[Calibration]]:
-    """Fit on everything; and leave each fold out (a LoCoMo conversation from every kind at
-    once, or a half of the fact pairs), scoring it with the fit on the rest."""
-    calibration = fit(queries)
-    held: dict[int, np.ndarray] = {}
-    folds = []
-    for key in sorted({(q.kind == "fact pairs", q.fold) for q in queries}):
-        train = [q for q in queries if (q.kind == "fact pairs", q.fold) != key]
-        fold = fit(train)
-        folds.append(fold)
-        for i, q in enumerate(queries):
-            if (q.kind == "fact pairs", q.fold) == key:
-                held[i] = relevance(fold, q)
-    held_out = [
-        score(kind, [(q, held[i]) for i, q in enumerate(queries) if q.kind == kind])
-        for kind in KINDS
-    ]
-    in_sample = [
-        score(kind, [(q, relevance(calibration, q)) for q in queries if q.kind == kind])
-        for kind in KINDS
-    ]
-    return calibration, held_out, in_sample, folds
-
-
-def run_calibration(data: Path, console: Console | None = None) -> CalibrationReport:
-    """Collect the queries from the data folder ``data`` (``locomo/locomo_dev.json`` and
-    ``facts/pairs_dev.jsonl`` in it), fit and score."""
+def run_calibration(
+    data: Path,
+    console: Console | None = None,
+    sources: Sequence[str] = (*FITTED, *SCORED),
+    own: Path = OWN,
+) -> CalibrationReport:
+    """Collect the questions of ``sources`` (``data``: the shared data folder, ``own`` the
+    project's), fit on the project's own and score every one."""
     started = time.perf_counter()
     console = console or Console(stderr=True)
-    queries = collect(
-        data / "locomo" / "locomo_dev.json", data / "facts" / "pairs_dev.jsonl", console
-    )
-    calibration, held_out, in_sample, folds = evaluate(queries)
-    return CalibrationReport(calibration, held_out, in_sample, folds, time.perf_counter() - started)
+    queries = collect(data, console, sources, own)
+    ranking, rows, across = evaluate(queries)
+    return CalibrationReport(ranking, rows, across, time.perf_counter() - started)
 
 
 __all__ = [
     "CalibrationReport",
     "Query",
     "Scores",
-    "auroc",
     "collect",
     "evaluate",
-    "features",
     "fit",
+    "measure",
     "run_calibration",
-    "score",
 ]

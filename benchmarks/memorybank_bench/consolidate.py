@@ -211,13 +211,13 @@ def all_pairs(store: SQLiteStore, scope: Scope) -> tuple[int, int, int]:
         if keeper in placed:
             continue
         placed.add(keeper)
-        for other, _similarity in similar[keeper]:
+        for other, similarity in similar[keeper]:
             if other in placed:
                 continue
             pairs += 1
             new, old = memories[other].content, memories[keeper].content
             score = default_judge().score([(old, new)])[0]
-            if verdict(score, new, old).relation is Relation.DUPLICATE:
+            if verdict(score, new, old, similarity).relation is Relation.DUPLICATE:
                 placed.add(other)
                 merged += 1
     return len(memories), pairs, merged

@@ -14,6 +14,13 @@ of those, its questions), and facts invented: a fact stored from the chat whose 
 message supports (under :data:`SUPPORT` of its content words found in the user's messages).
 ``remember`` of a 16-message chat is timed beside storing the same 16 turns alone, in the same
 run: the p50 of each and their ratio.
+
+Precision, with ``labels`` (a JSON-lines file of ``{"chat", "fact", "label"}``: a person's word
+on each fact kept from chat number ``chat``, :data:`LABELS`): the share of kept facts that are
+junk (no lasting fact, or not readable on its own) and the count of those whose subject is
+wrong ("she" named as someone she is not, the user's words given to another). A kept fact
+no label names is counted as unlabelled and listed, ready to be labelled (the labels follow
+the words stored, so a change to the extraction shows what it newly keeps).
 """
 
 from __future__ import annotations
@@ -40,10 +47,14 @@ from memorybank_bench.lifecycle import BACKGROUND
 SUPPORT = 0.75
 #: Timed runs of remember for the p50.
 RUNS = 9
+#: What a person may say of a kept fact.
+LABELS = ("useful", "junk", "wrong_subject")
 _WORD_RE = re.compile(r"[\w£$€'’-]+")
+_QUOTED_RE = re.compile(r'"[^"]*"')
 # Words the rephrasing itself adds: the user named, "we" named, the day it was said.
 _OWN_WORDS = frozenset(
     """user user's users their they them themselves and others said mentioned that on is has
+    asked
     was were are have the a an in at of to january february march april may june july august
     september october november december""".split()
 )
@@ -62,12 +73,22 @@ def relevant_lines(block: str) -> list[str]:
 
 
 def supported(fact: str, user_text: str) -> bool:
-    """Whether the user's words hold most of ``fact``'s content words (see :data:`SUPPORT`)."""
-    words = [w for w in _WORD_RE.findall(fact.lower()) if w not in _OWN_WORDS and not w.isdigit()]
+    """Whether the user's words hold most of ``fact``'s content words (see :data:`SUPPORT`).
+    A question the fact quotes (``User, asked "…", said: …``) is the assistant's, as it says,
+    and no claim: only the rest is read."""
+    claim = _QUOTED_RE.sub(" ", fact.lower())
+    words = [w for w in _WORD_RE.findall(claim) if w not in _OWN_WORDS and not w.isdigit()]
     said = set(_WORD_RE.findall(user_text.lower()))
     if not words:
         return True
-    return sum(w in said or w.rstrip("s") in said for w in words) / len(words) >= SUPPORT
+    return sum(_said(w, said) for w in words) / len(words) >= SUPPORT
+
+
+def _said(word: str, said: set[str]) -> bool:
+    """Whether ``word`` is in ``said``, as it is or as the user's person had it ("relies" is
+    "rely", "teaches" "teach")."""
+    forms = {word, word.rstrip("s"), word.removesuffix("es"), word.removesuffix("ies") + "y"}
+    return bool(forms & said)
 
 
 @dataclass
@@ -86,6 +107,10 @@ class ConversationsReport:
     remember_ms: float = 0.0
     turns_only_ms: float = 0.0
     misses: list[str] = field(default_factory=list)
+    labelled: int = 0
+    junk: int = 0
+    wrong_subject: int = 0
+    unlabelled: list[dict[str, Any]] = field(default_factory=list)
 
     def table(self) -> Table:
         """The report as a table."""
@@ -105,6 +130,13 @@ class ConversationsReport:
         table.add_row("assistant lines in relevant sections", str(self.assistant_lines))
         table.add_row("  of which questions", str(self.assistant_questions))
         table.add_row("facts invented", f"{len(self.invented)} of {self.stored} stored")
+        if self.labelled or self.unlabelled:
+            share = self.junk / max(self.labelled, 1)
+            table.add_row(
+                "kept facts labelled", f"{self.labelled} ({len(self.unlabelled)} unlabelled)"
+            )
+            table.add_row("  junk", f"{self.junk} ({share:.1%})")
+            table.add_row("  wrong subject", str(self.wrong_subject))
         table.add_row("remember p50, 16 messages", f"{self.remember_ms:.1f} ms")
         ratio = self.remember_ms / max(self.turns_only_ms, 1e-9)
         table.add_row("  storing the 16 turns alone", f"{self.turns_only_ms:.1f} ms ({ratio:.2f}x)")
@@ -115,9 +147,40 @@ class ConversationsReport:
         return dict(self.__dict__)
 
 
-def _score_chat(
-    bank: memorybank.MemoryBank, user: str, chat: dict[str, Any], report: ConversationsReport
+def read_labels(path: Path | str) -> dict[tuple[int, str], str]:
+    """``(chat number, fact) -> label`` from a labels file (see the module docs)."""
+    labels: dict[tuple[int, str], str] = {}
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        entry = json.loads(line)
+        if entry.get("label") not in LABELS:
+            raise ValueError(f"{path}:{number}: label must be one of {', '.join(LABELS)}")
+        labels[(int(entry["chat"]), str(entry["fact"]))] = entry["label"]
+    return labels
+
+
+def _judge_kept(
+    number: int, kept: list[str], labels: dict[tuple[int, str], str], report: ConversationsReport
 ) -> None:
+    for fact in kept:
+        label = labels.get((number, fact))
+        if label is None:
+            report.unlabelled.append({"chat": number, "fact": fact, "label": None})
+            continue
+        report.labelled += 1
+        report.junk += label == "junk"
+        report.wrong_subject += label == "wrong_subject"
+
+
+def _score_chat(
+    bank: memorybank.MemoryBank,
+    number: int,
+    chat: dict[str, Any],
+    report: ConversationsReport,
+    labels: dict[tuple[int, str], str] | None = None,
+) -> None:
+    user = f"chat{number}"
     caller = Caller(user_id=user)
     for fact in BACKGROUND:
         bank.save(user, fact)
@@ -128,6 +191,8 @@ def _score_chat(
     user_text = " ".join(m["content"] for m in chat["messages"] if m["role"] == "user")
     assistant = [m["content"].lower() for m in chat["messages"] if m["role"] == "assistant"]
     report.stored += len(result.stored)
+    if labels is not None:
+        _judge_kept(number, [m.content for m in result.stored], labels, report)
     report.invented += [m.content for m in result.stored if not supported(m.content, user_text)]
     for fact in chat["facts"]:
         expect = fact["expect"].lower()
@@ -175,8 +240,12 @@ def _time_remember(
     return statistics.median(remembered) * 1000, statistics.median(stored) * 1000
 
 
-def run_conversations(data: Path | str, *, console: Console | None = None) -> ConversationsReport:
-    """Score every chat of ``data`` in one fresh bank on a temporary SQLite file."""
+def run_conversations(
+    data: Path | str, *, labels: Path | str | None = None, console: Console | None = None
+) -> ConversationsReport:
+    """Score every chat of ``data`` in one fresh bank on a temporary SQLite file (with
+    ``labels``, the kept facts' precision too)."""
+    known = read_labels(labels) if labels is not None else None
     console = console or Console(stderr=True)
     lines = Path(data).read_text(encoding="utf-8").splitlines()
     chats = [json.loads(line) for line in lines if line.strip()]
@@ -185,9 +254,16 @@ def run_conversations(data: Path | str, *, console: Console | None = None) -> Co
         with memorybank.open(f"sqlite:///{Path(tmp) / 'bank.db'}") as bank:
             with console.status("remembering chats"):
                 for number, chat in enumerate(chats):
-                    _score_chat(bank, f"chat{number}", chat, report)
+                    _score_chat(bank, number, chat, report, known)
                 report.remember_ms, report.turns_only_ms = _time_remember(bank, _sixteen(chats))
     return report
 
 
-__all__ = ["ConversationsReport", "relevant_lines", "run_conversations", "supported"]
+__all__ = [
+    "LABELS",
+    "ConversationsReport",
+    "read_labels",
+    "relevant_lines",
+    "run_conversations",
+    "supported",
+]

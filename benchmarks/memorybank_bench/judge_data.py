@@ -1,32 +1,23 @@
 """The judge's training and scoring sets, each from a named source, so that a model trained
 on some sources is scored on others (docs/benchmarks.md reports the gap).
 
-Sources:
+Trained on (written for this project, free to use):
 
-* ``slots`` - generated facts about people (:mod:`memorybank_bench.judge_slots`), fact pairs
-  and questions;
+* ``slots`` - generated facts about people (:mod:`memorybank_bench.judge_slots`);
 * ``phrases`` - the older generated pairs (:mod:`memorybank_bench.pair_gen`: synonyms, word
   order, voice, negation);
-* ``sick`` - SICK 2014 (entailment: nothing new, a duplicate; contradiction: a change;
-  neutral: another fact): scored only, never trained on (its licence is for evaluation);
-* ``pairs_dev`` - the shared development fact pairs;
-* ``lifecycle_dev`` - pairs read off the first development lifecycle set (a trap's first fact
-  is another person's: distinct from the newer one);
-* ``locomo`` - LoCoMo's development half: two observations about one speaker are two facts
-  (distinct), and a question is relevant to the observations of its evidence turns; scored
-  only, never trained on (CC BY-NC, for evaluation);
-* ``profiles`` - imaginary users written for this project (``benchmarks/data/profiles_*.jsonl``:
-  15 or so facts each, and the questions the user would ask of each): a question is relevant to
-  its own fact and not to the user's other facts (the ones sharing its words first), and two
-  facts of one user are distinct (the ones sharing words first: "takes the train" / "trains for
-  a triathlon").
+* ``variety`` - changes said with verbs of their own, paraphrases sharing few words, two facts
+  of one kind both true, and their near misses (:mod:`memorybank_bench.judge_variety`);
+* ``profiles`` - imaginary users written for this project (``benchmarks/data/profiles_*.jsonl``):
+  two facts of one user are distinct; one with another number, or ended, an update.
 
-The shipped judge is trained on ``slots``, ``phrases``, ``pairs_dev`` and ``lifecycle_dev``
-(written for this project, free to use); ``profiles`` too only when asked
-(``train-judge --profiles``: measured and not shipped, docs/benchmarks.md). Never trained on:
-SICK, LoCoMo, the chats (``conversations_dev.jsonl``,
-``benchmarks/data/conversations_own.jsonl``), ``lifecycle_dev2.jsonl``,
-``benchmarks/data/lifecycle_own.jsonl``.
+Never trained on: ``pairs_dev`` and ``lifecycle_dev`` (the shared development pairs and first
+lifecycle set: they choose the thresholds, :data:`CALIBRATION`); ``sick`` (SICK 2014:
+entailment a duplicate, contradiction a change, neutral another fact; its licence is for
+evaluation); ``locomo`` (LoCoMo's development half, CC BY-NC); the scored lifecycle sets
+(``lifecycle_dev2.jsonl``, ``benchmarks/data/lifecycle_own.jsonl``), the chats and the
+newcomer probes: a generated pair that says one of their sentences is left out
+(:func:`unseen_sentences`).
 """
 
 from __future__ import annotations
@@ -39,7 +30,8 @@ from typing import Any
 
 import Stemmer
 
-from memorybank_bench.judge_slots import TrainingPair, slot_pairs, slot_questions
+from memorybank_bench.judge_slots import TrainingPair, slot_pairs
+from memorybank_bench.judge_variety import profile_pairs, variety_pairs
 from memorybank_bench.pair_gen import generate
 
 _STEMMER = Stemmer.Stemmer("english")
@@ -137,49 +129,6 @@ def _shares_word(a: str, b: str) -> bool:
     return bool(words & {w.lower().strip(".,!?'") for w in b.split() if len(w) > 4})
 
 
-def profiles(seed: int, root: Path = OWN, negatives: int = 3) -> list[TrainingPair]:
-    """Relevance and distinct pairs from the written profiles: each question with its own fact
-    (relevant, said twice to weigh it as much as its negatives), with ``negatives`` other facts
-    of the same user, the one sharing most word stems first and the rest at random (irrelevant),
-    and with one fact of another user; each fact with the fact of its user sharing most stems
-    with it and one at random (distinct)."""
-    rng = random.Random(seed)
-    users = [row for path in sorted(root.glob("profiles_*.jsonl")) for row in _jsonl(path)]
-    out: list[TrainingPair] = []
-    every = [f["fact"] for row in users for f in row["facts"]]
-    for row in users:
-        facts = [f["fact"] for f in row["facts"]]
-        stems = [_stems(f) for f in facts]
-        for i, item in enumerate(row["facts"]):
-            others = [j for j in range(len(facts)) if j != i]
-            if not others:
-                continue
-            closest = max(others, key=lambda j: (len(stems[i] & stems[j]), -j))
-            out.append(TrainingPair(facts[closest], facts[i], "distinct", "profiles:close"))
-            out.append(TrainingPair(facts[rng.choice(others)], facts[i], "distinct", "profiles"))
-            for question in item["questions"]:
-                asked = _stems(question)
-                ranked = sorted(others, key=lambda j: (-len(asked & stems[j]), j))
-                rest = ranked[1:]
-                chosen = ranked[:1] + rng.sample(rest, min(negatives - 1, len(rest)))
-                out += [TrainingPair(question, facts[i], "relevant", "profiles", "relevance")] * 2
-                out += [
-                    TrainingPair(question, facts[j], "irrelevant", "profiles", "relevance")
-                    for j in chosen
-                ]
-                stranger = rng.choice(every)
-                if stranger not in facts:
-                    out.append(
-                        TrainingPair(question, stranger, "irrelevant", "profiles", "relevance")
-                    )
-    return out
-
-
-def _stems(text: str) -> set[str]:
-    words = {w.strip(".,!?'\"()").lower() for w in text.split()}
-    return {_STEMMER.stemWord(w) for w in words if len(w) > 2} - {"user", "user'"}
-
-
 def phrases(seed: int) -> list[TrainingPair]:
     """The older generator's pairs (synonyms, word order, voice, negation, numbers)."""
     return [TrainingPair(p.a, p.b, p.label, f"phrases:{p.family}") for p in generate(seed, 60)]
@@ -187,6 +136,27 @@ def phrases(seed: int) -> list[TrainingPair]:
 
 #: The lifecycle sets the judge is scored on, never trained on.
 SCORED = (SHARED / "facts" / "lifecycle_dev2.jsonl", OWN / "lifecycle_own.jsonl")
+#: The sets that choose the judge's thresholds (``THRESHOLDS.duplicate``, ``sure``): never
+#: trained on either, so that they are chosen where the model has not been.
+CALIBRATION = (SHARED / "facts" / "pairs_dev.jsonl", SHARED / "facts" / "lifecycle_dev.jsonl")
+#: The chats the fact path is scored on (``bench conversations``).
+CHATS = (SHARED / "facts" / "conversations_dev.jsonl", OWN / "conversations_own.jsonl")
+#: The newcomer cases of issue 45, which the product tests check (``tests/core``).
+PROBES = (
+    "User owns a car",
+    "User sold their car",
+    "User is learning Spanish now",
+    "User is learning Portuguese",
+    "User moved to Lisbon",
+    "User's work phone number is 555-0777",
+    "User's phone number is 555-0142",
+    "User is saving up for a gaming laptop",
+    "User is learning to play chess online",
+    "User takes the train to work",
+    "User likes hiking in the mountains",
+    "User takes a boda boda to the market every morning",
+    "User walks to the market these days",
+)
 
 
 def scored_sentences(paths: Sequence[Path] = SCORED) -> set[str]:
@@ -200,23 +170,38 @@ def scored_sentences(paths: Sequence[Path] = SCORED) -> set[str]:
     }
 
 
-def training_set(
-    seed: int = 0, slots: int = 12000, questions: int = 3500, with_profiles: bool = False
-) -> list[TrainingPair]:
-    """Everything the shipped judge is trained on (and the written profiles when
-    ``with_profiles``), shuffled (deterministic for ``seed``). A pair that says a sentence of
-    a scored set is left out: the generators build common sentences ("User is 22 years old")
-    that the scored sets happen to hold too."""
+def unseen_sentences() -> set[str]:
+    """Every sentence a training pair may not say: the scored and calibration sets', the
+    chats' (messages and facts) and the newcomer probes."""
+    out = scored_sentences((*SCORED, CALIBRATION[1])) | set(PROBES)
+    if CALIBRATION[0].is_file():
+        out |= {text for pair in pairs_dev() for text in (pair.a, pair.b)}
+    for path in CHATS:
+        if path.is_file():
+            for row in _jsonl(path):
+                out |= {m["content"] for m in row.get("messages", [])}
+                out |= {f["fact"] for f in row.get("facts", [])}
+    return {" ".join(text.lower().split()) for text in out}
+
+
+def training_set(seed: int = 0, slots: int = 3000, variety: int = 4500) -> list[TrainingPair]:
+    """Everything the shipped judge is trained on, shuffled (deterministic for ``seed``): the
+    slots, the older phrase generator, the variety families and the written profiles. A pair
+    that says a sentence of a scored or calibration set, a chat or a probe is left out (the
+    generators write common sentences, "User is 22 years old", that those sets hold too)."""
     generated = (
         slot_pairs(seed, slots)
-        + slot_questions(seed + 1, questions)
         + phrases(seed)
-        + pairs_dev()
-        + lifecycle_pairs(SHARED / "facts" / "lifecycle_dev.jsonl")
-        + (profiles(seed + 2) if with_profiles else [])
+        + variety_pairs(seed + 3, variety)
+        + profile_pairs(seed + 2, OWN)
     )
-    scored = scored_sentences()
-    data = [pair for pair in generated if pair.a not in scored and pair.b not in scored]
+    unseen = unseen_sentences()
+    data = [
+        pair
+        for pair in generated
+        if " ".join(pair.a.lower().split()) not in unseen
+        and " ".join(pair.b.lower().split()) not in unseen
+    ]
     rng = random.Random(seed)
     rng.shuffle(data)
     return data
@@ -234,8 +219,11 @@ __all__ = [
     "locomo",
     "pairs_dev",
     "phrases",
-    "profiles",
     "scored_sentences",
     "sick",
     "training_set",
+    "unseen_sentences",
+    "CALIBRATION",
+    "CHATS",
+    "PROBES",
 ]

@@ -120,6 +120,8 @@ def _changed(rng: random.Random, slot: Slot, subject: _Subject) -> TrainingPair:
         a = f"{a} {rng.choice(slot.details)}"  # the old fact said more; the value changed
     marked = slot.changes if rng.random() < 0.6 and slot.changes else [second]
     b = _fill(rng.choice(marked), subject, new, qualifier)
+    if slot.details and rng.random() < 0.3:
+        b = f"{b} {rng.choice(slot.details)}"  # a new value said with more around it
     return TrainingPair(a, b, "update", f"slot:{slot.name}:update")
 
 
@@ -193,7 +195,7 @@ def _pair(rng: random.Random, slot: Slot) -> TrainingPair:
     subject = _user() if rng.random() < 0.8 else _other(rng)
     kinds = [(_duplicate, 3.0), (_other_person, 1.5), (_other_slot, 1.0)]
     if slot.single:
-        kinds.append((_changed, 3.0))
+        kinds.append((_changed, 4.0))
     else:
         kinds.append((_many, 2.0))
     if slot.denials:
@@ -215,28 +217,4 @@ def slot_pairs(seed: int, count: int) -> list[TrainingPair]:
     ]
 
 
-def slot_questions(seed: int, count: int) -> list[TrainingPair]:
-    """``count`` relevance examples: a question in the user's voice and a fact that answers
-    it (the user's own fact of the slot asked about), or does not (another slot, or the same
-    slot of someone else when the question asks about the user)."""
-    rng = random.Random(seed)
-    out: list[TrainingPair] = []
-    for _ in range(count):
-        slot = rng.choice([s for s in SLOTS if s.questions])
-        question = rng.choice(slot.questions)
-        roll = rng.random()
-        if roll < 0.5:
-            fact = _fill(rng.choice(slot.wordings + slot.changes), _user(), _value(rng, slot))
-            out.append(TrainingPair(question, fact, "relevant", "slot:question", "relevance"))
-            continue
-        if roll < 0.65:
-            subject = _other(rng)
-            source = _fill(rng.choice(slot.wordings), subject, _value(rng, slot))
-        else:
-            other = rng.choice([s for s in SLOTS if s.name != slot.name])
-            source = _fill(rng.choice(other.wordings), _user(), _value(rng, other))
-        out.append(TrainingPair(question, source, "irrelevant", "slot:question", "relevance"))
-    return out
-
-
-__all__ = ["COMPANIES", "PLACES", "TrainingPair", "slot_pairs", "slot_questions"]
+__all__ = ["COMPANIES", "PLACES", "TrainingPair", "slot_pairs"]

@@ -40,7 +40,6 @@ from memorybank.core.scopes import scope_set
 from memorybank.factory import build_embedder
 from memorybank.model import Caller, Category, Source
 from memorybank.rules.filtering import where
-from memorybank.rules.third_person import question_in_third_person
 from memorybank.settings import Settings
 from memorybank.stores.postgres import PostgresStore
 from memorybank_bench.facts import FactGenerator
@@ -120,34 +119,26 @@ def measure_breakdown(
     bank: MemoryBank, user: str, queries: Sequence[str], search_p50: float, block_p50: float
 ) -> dict[str, float]:
     """Where a search's and a block's time goes, p50 ms each: the query embedding, the
-    vector scan and BM25 as the store runs them (50 candidates), the whole search without the
-    judge (``rerank=0``), the judge (a search's p50 less that one), and what the block adds
-    to its search."""
+    vector scan and BM25 as the store runs them (50 candidates), and what the block adds to
+    its search (a read asks no model but the query's embedding)."""
     scope = scope_set(user, None)
     chosen = where(None, {}, superseded=False)
     k = bank.retrieval.candidates
     embed, vector, text = [], [], []
     for query in queries[WARMUP_SEARCHES:]:
-        asked = question_in_third_person(query)
+        asked = query
         seconds, vectors = _timed(functools.partial(bank.embedder.embed, [asked]))
         embed.append(seconds)
         search = bank.store.vector_search
         vector.append(_timed(functools.partial(search, scope, vectors[0], k, chosen))[0])
         text.append(_timed(functools.partial(bank.store.text_search, scope, asked, k, chosen))[0])
-    settings = bank.retrieval
-    bank.retrieval = settings.model_copy(update={"rerank": 0})
-    try:
-        unjudged = Percentiles.of(measure_search(bank, user, queries)).p50
-    finally:
-        bank.retrieval = settings
     parts = {
         "query embedding": Percentiles.of(embed).p50,
         "vector scan": Percentiles.of(vector).p50,
         "BM25": Percentiles.of(text).p50,
     }
     # p50s do not add up (each is another query's), so the rest is shown whole, not as a sum
-    parts["search without the judge"] = unjudged
-    parts["judge (re-reading)"] = search_p50 - unjudged
+    parts["search"] = search_p50
     parts["block beyond its search"] = block_p50 - search_p50
     return parts
 

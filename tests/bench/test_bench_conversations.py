@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from memorybank.cli import app
+from memorybank.providers.embedders.base import Embedder
 from memorybank.rules.keep_model import KeepModel
-from memorybank_bench.conversations import run_conversations, supported
+from memorybank_bench.conversations import read_labels, run_conversations, supported
 from memorybank_bench.conversations_locomo import run_locomo_conversations
 from memorybank_bench.train_extractor import chat_examples, run_training
 
@@ -26,9 +28,10 @@ def _slice(tmp_path: Path, chats: int) -> Path:
     return path
 
 
-def test_chat_pieces_are_labelled_by_the_expected_words(tmp_path: Path) -> None:
-    texts, labels = chat_examples(_slice(tmp_path, 1))
-    assert len(texts) == len(labels)
+def test_chat_pieces_are_labelled_by_the_expected_words(tmp_path: Path, embedder: Embedder) -> None:
+    found = chat_examples(_slice(tmp_path, 1), embedder)
+    texts, labels = found.texts, found.labels
+    assert len(texts) == len(labels) == len(found.features)
     kept = {t for t, label in zip(texts, labels, strict=True) if label}
     assert any("vegetarian" in t for t in kept)
     assert not any("could you help me plan meals" in t for t in kept)
@@ -127,3 +130,25 @@ def test_locomo_through_remember_counts_the_users_evidence(tmp_path: Path) -> No
     assert (found.conversations, found.questions, found.evidence) == (1, 1, 1)
     assert found.facts_stored >= 1
     assert 0.0 <= found.share <= 1.0
+
+
+def test_labels_give_the_kept_facts_precision(tmp_path: Path) -> None:
+    chats = _slice(tmp_path, 1)
+    first = run_conversations(chats, labels=_labels(tmp_path, []))
+    assert first.labelled == 0 and len(first.unlabelled) == first.stored > 0
+    kept = [u["fact"] for u in first.unlabelled]
+    said = [
+        {"chat": 0, "fact": kept[0], "label": "junk"},
+        *({"chat": 0, "fact": fact, "label": "useful"} for fact in kept[1:]),
+    ]
+    report = run_conversations(chats, labels=_labels(tmp_path, said))
+    assert (report.labelled, report.junk, report.wrong_subject) == (len(kept), 1, 0)
+    assert not report.unlabelled
+    with pytest.raises(ValueError, match="label must be one of"):
+        read_labels(_labels(tmp_path, [{"chat": 0, "fact": kept[0], "label": "meh"}]))
+
+
+def _labels(tmp_path: Path, rows: list[dict[str, object]]) -> Path:
+    path = tmp_path / "labels.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path

@@ -53,9 +53,9 @@ def test_goals_and_report_shape() -> None:
         sick={"NEUTRAL": Tally(total=1000, refused=6)},
     )
     goals = {goal.name: goal for goal in report.goals()}
-    assert goals["pairs: duplicates caught"].met
-    assert goals["pairs: updates surfaced as conflicts"].met
-    assert not goals["SICK: NEUTRAL refused"].met  # 0.6 % > 0.5 %
+    assert goals["pairs: duplicates caught (stored once)"].met
+    assert goals["pairs: updates surfaced as conflicts, or restated"].met
+    assert not goals["SICK: NEUTRAL lost (refused or restated)"].met  # 0.6 % > 0.5 %
     assert not report.met
     data = report.as_dict()
     assert data["met"] is False
@@ -88,11 +88,12 @@ def test_cli_prints_the_goals_and_writes_json(tmp_path: Path) -> None:
     assert report["pairs"]["update"] == {
         "total": 1,
         "refused": 0,
+        "restated": 0,
         "surfaced": 1,
         "skipped": 0,
         "superseded": 0,  # one word of value: may conflict, kept
     }
-    assert report["pairs"]["duplicate"]["refused"] == 1
+    assert report["pairs"]["duplicate"]["refused"] + report["pairs"]["duplicate"]["restated"] == 1
     assert report["sick"]["CONTRADICTION"]["refused"] == 0
     assert report["judge_ms_per_pair"] > 0  # the rules' speed is this figure, not a timed test
 
@@ -106,8 +107,8 @@ def test_dev_pairs_and_sick_sample_meet_the_safety_goals(tmp_path: Path) -> None
     goals = {goal.name: goal for goal in report.goals()}
     for name in (
         "pairs: updates lost (refused)",
-        "pairs: updates surfaced as conflicts",
-        "pairs: distinct lost (refused)",
+        "pairs: updates surfaced as conflicts, or restated",
+        "pairs: distinct lost (refused or restated)",
         "SICK: CONTRADICTION refused",
     ):
         assert goals[name].met, goals[name]
@@ -116,7 +117,7 @@ def test_dev_pairs_and_sick_sample_meet_the_safety_goals(tmp_path: Path) -> None
     # catches fewer paraphrases than it could, and reports near-copies it keeps as conflicts.
     # The value guards (rules/verdicts.weighed) keep near copies with another word of value:
     # fewer paraphrases are caught (0.48 on the dev pairs, 0.13 of SICK's, whose nouns differ).
-    assert goals["pairs: duplicates caught"].value >= 0.4
+    assert goals["pairs: duplicates caught (stored once)"].value >= 0.4
     assert goals["pairs: distinct surfaced as conflicts"].value <= 0.65
-    assert goals["SICK: NEUTRAL refused"].value <= 0.02
-    assert goals["SICK: near-paraphrases caught"].value >= 0.08
+    assert goals["SICK: NEUTRAL lost (refused or restated)"].value <= 0.02
+    assert goals["SICK: near-paraphrases caught (stored once)"].value >= 0.08

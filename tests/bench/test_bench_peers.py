@@ -108,3 +108,12 @@ def test_cli_bench_peers_measures_both_systems_on_the_same_slice(tmp_path: Path)
     )
     assert not any(math.isnan(value) for value in ratios.values())
     assert report["machine"]["usable_cpus"] >= 1
+
+
+def test_a_reference_commit_is_measured_from_its_own_source(tmp_path: Path) -> None:
+    from memorybank_bench.peers import _checkout_src
+
+    src = _checkout_src("HEAD", tmp_path / "ref")
+    assert (src / "memorybank" / "core" / "bank.py").is_file()
+    with pytest.raises(ValidationError, match="cannot take src/ of 'no-such-commit'"):
+        _checkout_src("no-such-commit", tmp_path / "none")

@@ -9,8 +9,8 @@ from pathlib import Path
 from test_bench_locomo import SAMPLE, _quiet, _write
 
 from memorybank.providers.embedders.local import LocalEmbedder
-from memorybank.rules.ranking import Calibration
-from memorybank_bench.calibrate import KINDS, auroc, run_calibration
+from memorybank.rules.ranking import Ranking
+from memorybank_bench.calibrate import run_calibration
 from memorybank_bench.recall import run_recall
 
 
@@ -34,9 +34,10 @@ def test_run_recall(tmp_path: Path, embedder: LocalEmbedder) -> None:
 
 
 def test_run_calibration(tmp_path: Path, embedder: LocalEmbedder) -> None:
-    folder = tmp_path / "data"
+    folder, own = tmp_path / "data", tmp_path / "own"
     (folder / "locomo").mkdir(parents=True)
     (folder / "facts").mkdir()
+    own.mkdir()
     (folder / "locomo" / "locomo_dev.json").write_text(_two(tmp_path).read_text())
     pairs = [
         {"a": "User lives in Leeds", "b": "User is based in Leeds", "label": "duplicate"},
@@ -45,15 +46,28 @@ def test_run_calibration(tmp_path: Path, embedder: LocalEmbedder) -> None:
         {"a": "User runs marathons", "b": "User ran the Berlin marathon", "label": "distinct"},
     ]
     (folder / "facts" / "pairs_dev.jsonl").write_text("\n".join(json.dumps(p) for p in pairs))
-    report = run_calibration(folder, console=_quiet())
-    assert isinstance(report.calibration, Calibration)
-    assert [s.kind for s in report.held_out] == list(KINDS)
-    assert len(report.folds) == 4  # two conversations, two halves of the pairs
-    assert json.loads(json.dumps(report.as_dict()))["calibration"]["bias"] < 0
-    assert report.table().row_count == 2 * len(KINDS)
-
-
-def test_auroc() -> None:
-    assert auroc([0.9, 0.8], [0.1, 0.2]) == 1.0
-    assert auroc([0.1], [0.9]) == 0.0
-    assert auroc([0.5], [0.5]) == 0.5
+    profiles = [
+        {
+            "profile": name,
+            "facts": [
+                {"fact": f"User works as a {job}", "questions": ["what is my job?"]},
+                {"fact": f"User lives in {city}", "questions": ["where do I live?"]},
+                {"fact": f"User's dog is called {dog}", "questions": ["what's my dog's name?"]},
+            ],
+        }
+        for name, job, city, dog in (
+            ("nurse", "nurse", "Leeds", "Biscuit"),
+            ("pilot", "pilot", "Oslo", "Pepper"),
+        )
+    ]
+    for part in ("profiles_b.jsonl", "profiles_c.jsonl"):
+        (own / part).write_text("\n".join(json.dumps(p) for p in profiles))
+    sources = ("profiles", "fact pairs", "observations")
+    report = run_calibration(folder, console=_quiet(), sources=sources, own=own)
+    assert isinstance(report.ranking, Ranking)
+    assert [s.source for s in report.rows] == [name for name in sources for _ in range(2)]
+    assert [s.order for s in report.rows[:2]] == ["cosine alone", "ranking"]
+    profiles_row = report.rows[1]
+    assert profiles_row.questions == 12 and 0.0 <= profiles_row.top1 <= 1.0
+    assert json.loads(json.dumps(report.as_dict()))["ranking"]["cosine"] > 0
+    assert report.table().row_count == len(report.rows) + len(report.across) == 10

@@ -15,12 +15,35 @@ import pytest
 from memorybank import NotFound, ValidationError
 from memorybank.compat.mem0 import AsyncMemory, Memory
 from memorybank.core.bank import MemoryBank
+from memorybank.model import Caller
 from memorybank.providers.embedders.local import LocalEmbedder
+from memorybank.services.conversations import remember_conversation
+
+#: mem0's quickstart conversation (docs.mem0.ai, "Quickstart").
+QUICKSTART = [
+    {"role": "user", "content": "I'm planning to watch a movie tonight. Any recommendations?"},
+    {"role": "assistant", "content": "How about thriller movies? They can be quite engaging."},
+    {"role": "user", "content": "I'm not a big fan of thriller movies but I love sci-fi movies."},
+    {
+        "role": "assistant",
+        "content": "Got it! I'll avoid thriller recommendations and suggest sci-fi movies "
+        "in the future.",
+    },
+]
+#: The searches whose order both must agree on (step name → query).
+SEARCHES = {"search movies": "movies", "search sci-fi": "sci-fi"}
 
 
 def script(m: Any) -> list[tuple[str, Any]]:
     """What a mem0 user's code does, step by step; every answer is kept."""
     steps: list[tuple[str, Any]] = []
+    quickstart = m.add(QUICKSTART, user_id="zoe", metadata={"category": "movies"}, infer=False)
+    steps.append(("add quickstart", quickstart))
+    for name, query in SEARCHES.items():
+        steps.append((name, m.search(query, filters={"user_id": "zoe"})))
+    first = quickstart["results"][0]["id"]
+    steps.append(("delete quickstart", m.delete(first)))
+    steps.append(("history deleted", m.history(first)))
     steps.append(("add str", m.add("I prefer green tea", user_id="alice", infer=False)))
     said = [
         {"role": "system", "content": "You are a helpful assistant."},
@@ -95,6 +118,9 @@ def test_the_script_answers_with_mem0s_shapes_and_texts(bank: MemoryBank) -> Non
         "Lisbon is a lovely city!",
     ]
     assert [r["role"] for r in steps["add messages"]["results"]] == ["user", "assistant"]
+    assert [r["memory"] for r in steps["add quickstart"]["results"]] == [
+        t["content"] for t in QUICKSTART
+    ]
     best = steps["search"]["results"][0]
     assert best["memory"] == "I prefer green tea" and 0 < best["score"] <= 1
     assert len(steps["get_all"]["results"]) == 3
@@ -107,6 +133,9 @@ def test_the_script_answers_with_mem0s_shapes_and_texts(bank: MemoryBank) -> Non
     assert steps["get updated"]["memory"] == "User lives in Porto"
     assert [row["event"] for row in steps["history"]] == ["ADD", "UPDATE"]
     assert steps["history"][1]["new_memory"] == "User lives in Porto"
+    # After delete, history answers the events ending with the DELETE, as mem0's does.
+    assert steps["history deleted"][-1]["event"] == "DELETE"
+    assert steps["history deleted"][-1]["is_deleted"] is True
     assert steps["get deleted"] is None and steps["get_all after"] == {"results": []}
 
 
@@ -167,6 +196,16 @@ def test_the_script_has_the_same_shapes_on_mem0(bank: MemoryBank, mem0_memory: A
     assert [r["memory"] for r in dict(ours)["add messages"]["results"]] == [
         r["memory"] for r in dict(theirs)["add messages"]["results"]
     ]
+    # Both answer every search best first (score descending), and agree on the best match of
+    # a question with one answer. Which of several turns comes first differs by design: the
+    # bank ranks what the user said above the assistant's reply (docs/coming-from-mem0.md).
+    for name in [*SEARCHES, "search"]:
+        for results in (dict(ours)[name]["results"], dict(theirs)[name]["results"]):
+            scores = [r["score"] for r in results]
+            assert scores == sorted(scores, reverse=True), (name, scores)
+    best = [dict(run)["search"]["results"][0]["memory"] for run in (ours, theirs)]
+    assert best == ["I prefer green tea", "I prefer green tea"]
+    assert [r["event"] for r in dict(theirs)["history deleted"]][-1] == "DELETE"
 
 
 def test_async_memory_is_memory_awaited(bank: MemoryBank) -> None:
@@ -196,11 +235,51 @@ def test_infer_saves_the_facts_a_conversation_states(bank: MemoryBank) -> None:
     ]
     added = m.add(said, user_id="ana", agent_id="travel")
     facts = [r["memory"] for r in added["results"] if r["event"] == "ADD"]
-    assert facts == ["User's name is Ana and they prefer window seats"]
+    assert facts == ["User's name is Ana", "User prefers window seats"]  # two facts, two memories
     listed = m.get_all(filters={"user_id": "ana", "agent_id": "travel"})["results"]
     assert facts[0] in {r["memory"] for r in listed}  # facts carry the agent id
     again = m.add(said[0]["content"], user_id="ana")
     assert again == {"results": []}  # known already: nothing changed, as mem0 answers
+
+
+def test_the_quickstart_without_an_llm_answers_what_remember_keeps(bank: MemoryBank) -> None:
+    m = Memory(bank)
+    added = m.add(QUICKSTART, user_id="alice", agent_id="movies-bot", metadata={"topic": "tv"})
+    kept = remember_conversation(bank, Caller(user_id="twin"), QUICKSTART).stored
+    facts = [r["memory"] for r in added["results"]]
+    assert facts == [f.content for f in kept] and facts  # what remember keeps, no more
+    said = {t["content"] for t in QUICKSTART}
+    listed = m.get_all(filters={"user_id": "alice"})["results"]
+    assert sorted(r["memory"] for r in listed) == sorted(facts)  # no raw turn, as in mem0
+    assert {r["agent_id"] for r in listed} == {"movies-bot"}
+    assert {r["metadata"]["topic"] for r in listed} == {"tv"}
+    for query in ("What do you know about me?", "movies", "thriller"):
+        found = m.search(query, filters={"user_id": "alice"})["results"]
+        assert not said & {r["memory"] for r in found}, query
+        scores = [r["score"] for r in found]
+        assert scores == sorted(scores, reverse=True), query
+    for result in added["results"]:  # the ids are given at the save: no UPDATE after it
+        assert [row["event"] for row in m.history(result["id"])] == ["ADD"]
+
+
+def test_search_answers_best_first_by_the_score_it_shows(bank: MemoryBank) -> None:
+    m = Memory(bank)
+    m.add(QUICKSTART, user_id="alice")  # facts, found with the messages kept as said
+    m.add("I watched Dune twice and loved the movies", user_id="alice", infer=False)
+    for query in ("movies", "thriller", "sci-fi", "What do you know about me?"):
+        scores = [r["score"] for r in m.search(query, filters={"user_id": "alice"})["results"]]
+        assert scores == sorted(scores, reverse=True), (query, scores)
+    assert len(m.search("movies", filters={"user_id": "alice"}, top_k=2)["results"]) == 2
+
+
+def test_history_after_delete_ends_with_the_delete(bank: MemoryBank) -> None:
+    m = Memory(bank)
+    first = m.add("I prefer green tea", user_id="eve", infer=False)["results"][0]["id"]
+    m.update(first, text="I prefer jasmine tea")
+    m.delete(first)
+    rows = m.history(first)
+    assert rows[-1]["event"] == "DELETE" and rows[-1]["is_deleted"] is True
+    assert rows[-1]["new_memory"] is None
 
 
 def test_mem0_1x_keywords_and_errors_say_what_to_fix(bank: MemoryBank) -> None:

@@ -7,7 +7,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from memorybank import MemoryBank, ValidationError
-from memorybank.core.prompt import _stands_out, auto_recall
+from memorybank.core.prompt import _standing_out, auto_recall
 from memorybank.mcp import RECALL_PROMPT, build_server, recall_prompt
 from memorybank.model import Caller, Memory, SearchHit
 from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
@@ -29,14 +29,6 @@ def _kim(bank: MemoryBank, user: str = "kim") -> Caller:
     return Caller(user_id=user)
 
 
-NOISE = (
-    "known: the judge's relevance head lifts weakly related facts into the block (an "
-    "unrelated question's best reading is 0.33; the mean with the fused relevance passes the "
-    "cut-off); not lifting them cost distinct facts on dev2 (docs/benchmarks.md)"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=NOISE)
 def test_relevant_memories_join_the_always_loaded_ones(bank: MemoryBank) -> None:
     kim = _kim(bank)
     block = auto_recall(bank, kim, "Any tips for my marathon training this week?")
@@ -56,7 +48,6 @@ def test_the_relevant_fact_joins_the_always_loaded_ones(bank: MemoryBank) -> Non
     assert ALLERGY in food
 
 
-@pytest.mark.xfail(strict=True, reason=NOISE)
 def test_nothing_extra_when_nothing_is_relevant(bank: MemoryBank) -> None:
     kim = _kim(bank)
     block = auto_recall(bank, kim, "What is the capital of Peru?")
@@ -184,19 +175,22 @@ def test_a_match_far_above_the_rest_answers_below_the_cut_off(bank: MemoryBank) 
     assert "## Relevant To This Message" not in strict
 
 
-def test_standing_out_is_read_in_the_order_not_in_the_judges_relevance() -> None:
-    def hit(text: str, relevance: float, score: float) -> SearchHit:
+def test_matches_under_the_cut_off_answer_only_when_they_stand_out_together() -> None:
+    def hit(text: str, relevance: float) -> SearchHit:
         memory = Memory(user_id="u", content=text, category="context")
         return SearchHit(
-            memory=memory, score=score, relevance=relevance, importance=0.5, recency=1.0
+            memory=memory, score=relevance, relevance=relevance, importance=0.5, recency=1.0
         )
 
-    physio = hit("User's physio says their wrist pain is tendinitis", 0.13, 0.20)
-    # The judge read a fact about something else as near: its relevance rose, not its score.
-    lifted = hit("User takes the train to work", 0.06, 0.003)
-    assert _stands_out([physio, lifted], RECALL_MIN_RELEVANCE)
-    near = hit("User's wrist aches after rehearsals", 0.05, 0.1)
-    assert not _stands_out([physio, near, lifted], RECALL_MIN_RELEVANCE)
-    # Too weak to answer at all, however far ahead.
-    faint = hit("User's physio is in Leeds", 0.01, 0.2)
-    assert not _stands_out([faint, lifted], RECALL_MIN_RELEVANCE)
+    metformin = hit("User takes metformin with breakfast", 0.14)
+    statin = hit("User takes atorvastatin at bedtime", 0.075)
+    garden = hit("User keeps a vegetable garden", 0.008)
+    # Two medicines, both under the cut-off, far above everything else: both answer.
+    assert _standing_out([metformin, statin, garden], RECALL_MIN_RELEVANCE) == [metformin, statin]
+    # No step in the relevances: nothing stands out.
+    near = hit("User's wrist aches after rehearsals", 0.03)
+    assert _standing_out([metformin, statin, near, garden], RECALL_MIN_RELEVANCE) == []
+    # Too weak to answer at all, however far ahead; a stricter cut-off is the caller's.
+    faint = hit("User's physio is in Leeds", 0.01)
+    assert _standing_out([faint, garden], RECALL_MIN_RELEVANCE) == []
+    assert _standing_out([metformin, garden], 0.5) == []

@@ -151,7 +151,7 @@ def test_score_weighs_relevance_by_importance_and_recency(
     tmp_path: Path, embedder: LocalEmbedder
 ) -> None:
     store = SQLiteStore(tmp_path / "unread.db", dimension=embedder.dimension)
-    bank = MemoryBank(store, embedder, retrieval=RetrievalSettings(rerank=0))
+    bank = MemoryBank(store, embedder, retrieval=RetrievalSettings())
     bank.save("alice", "User's sister Maria works as a nurse in Porto", "relationship")
     bank.save("alice", "User is allergic to peanuts", "identity")
     for hit in bank.search("alice", "what does my sister do for a living?"):
@@ -357,7 +357,7 @@ def test_export_import_round_trip(memories: Any, tmp_path: Path, embedder: Local
 
 
 OLDER_JOB = "User works at Globex as an engineer"
-NEWER_JOB = "User works at Initech as an engineer"
+NEWER_JOB = "User left Globex and works at Initech as an engineer"
 EARLIER_JOB = f"earlier, may be outdated: {OLDER_JOB}"
 
 

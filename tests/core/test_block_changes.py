@@ -127,7 +127,7 @@ def test_recent_changes_are_the_callers_own(bank: MemoryBank) -> None:
 def test_facts_answered_both_true_are_no_update_in_the_search_or_the_block(
     bank: MemoryBank,
 ) -> None:
-    globex, initech = "User works at Globex as an engineer", "User works at Initech as an engineer"
+    globex, initech = "User works at Globex as an engineer", "User moved to Initech as an engineer"
     a_user(bank, "ola", globex, initech)
     caller = Caller(user_id="ola")
     older, newer = (next(m for m in bank.list("ola") if m.content == t) for t in (globex, initech))

@@ -161,40 +161,42 @@ def test_supersede_needs_the_right_to_change(bank: MemoryBank) -> None:
 
 def test_every_saving_tool_profile_answers_the_conflicts(bank: MemoryBank) -> None:
     calls = {
-        "default": ("remember", {"fact": "User keeps a blue notebook"}, "id"),
+        "default": ("remember", {"fact": "User's favourite colour is blue"}, "id"),
         "blah": (
             "saveMemory",
             {
-                "content": "User keeps a yellow notebook",
+                "content": "User's favourite colour is yellow",
                 "category": "context",
                 "reasoning": "Said it in passing today",
             },
             "memoryId",
         ),
-        "oxydra": ("memory_save", {"content": "User keeps a black notebook"}, "note_id"),
+        "oxydra": ("memory_save", {"content": "User's favourite colour is black"}, "note_id"),
         "pagespace": (
             "save_memory",
-            {"scope": "user", "fact": "User keeps a blue notebook"},
+            {"scope": "user", "fact": "User's favourite colour is blue"},
             "factId",
         ),
     }
     for name, (tool, args, id_key) in calls.items():
         # Each profile's user starts from the same fact, which the new one may contradict.
         caller = Caller(user_id=f"alice-{name}", thread_id="t1")
-        old = bank.save(caller.user_id, "User keeps a red notebook", "context")
+        old = bank.save(caller.user_id, "User's favourite colour is red", "context")
         answer = call(bank, profile(name), tool, args, caller)
         assert answer.get("success") is not False, (name, answer)
-        ids = [c[id_key] for c in answer["conflicts"]]
-        assert old.memory_id in ids, (name, answer)
-        assert {"fact", "why"} <= set(answer["conflicts"][0]), name
+        # A sure change retires the old fact ("replaced"), a likely one names it ("conflicts").
+        named = answer.get("conflicts", []) + answer.get("replaced", [])
+        assert old.memory_id in [c[id_key] for c in named], (name, answer)
+        assert "fact" in named[0] and all("why" in c for c in answer.get("conflicts", [])), name
         assert "conflict" in profile(name).tool(tool).description.lower() or "contradict" in (
             profile(name).tool(tool).description  # type: ignore[union-attr]
         )
     # Supermemory names only memories of the caller's own pool (its tagged memories).
     add, sam = profile("supermemory"), Caller(user_id="sam", thread_id="t2")
-    first = call(bank, add, "add_memory", {"content": "User keeps a pink notebook"}, sam)
-    second = call(bank, add, "add_memory", {"content": "User keeps a brown notebook"}, sam)
-    assert [c["memoryId"] for c in second.get("conflicts", [])] == [first["memoryId"]], (
+    first = call(bank, add, "add_memory", {"content": "User's favourite colour is pink"}, sam)
+    second = call(bank, add, "add_memory", {"content": "User's favourite colour is brown"}, sam)
+    named = second.get("conflicts", []) + second.get("replaced", [])
+    assert [c["memoryId"] for c in named] == [first["memoryId"]], (
         first,
         second,
     )

@@ -261,7 +261,7 @@ def test_each_fact_is_judged_against_its_few_nearest_not_every_similar_fact(
     assert found.examined == 60 and found.merges == () and not found.truncated
     # The n-th fact is judged against the min(n, 5) nearest before it: 285 pairs, where
     # judging every similar pair judged 60 × 59 / 2 = 1,770 (and 2,000 facts 2 million).
-    assert found.pairs_judged == sum(min(n, THRESHOLDS.candidates) for n in range(60)) == 285
+    assert found.pairs_judged == sum(min(n, THRESHOLDS.candidates) for n in range(60)) == 174
 
 
 def test_a_call_stops_at_its_budget_and_says_where_to_go_on(bank: MemoryBank) -> None:

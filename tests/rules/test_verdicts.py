@@ -23,8 +23,8 @@ from memorybank.rules.verdicts import (
 
 
 def test_a_sure_duplicate_is_refused_and_a_weaker_one_only_reported() -> None:
-    assert verdict(PairScores(0.99, 0.005, 0.005), "a b", "a c").relation is Relation.DUPLICATE
-    weak = verdict(PairScores(0.3, 0.1, 0.6), "a b", "a c")
+    assert verdict(PairScores(0.99, 0.005, 0.005), "a b", "a c", 0.8).relation is Relation.DUPLICATE
+    weak = verdict(PairScores(0.3, 0.1, 0.6), "a b", "a c", 0.8)
     assert weak.relation is Relation.DISTINCT
 
 
@@ -32,16 +32,16 @@ def test_a_number_the_stored_fact_lacks_is_never_refused() -> None:
     # As the shipped model's scores are read (``weighed``), before the verdict.
     scores = PairScores(0.99, 0.005, 0.005)
     old, new = "User's flat is number 11", "User's flat is number 12"
-    said = verdict(weighed(scores, old, new), new, old)
+    said = verdict(weighed(scores, old, new), new, old, 0.8)
     assert said.relation is Relation.CONFLICT  # still shown beside the other
     old, new = "User's office is on floor 3 of the tower", "User's office is on floor 3"
-    same = verdict(weighed(scores, old, new), new, old)
+    same = verdict(weighed(scores, old, new), new, old, 0.8)
     assert same.relation is Relation.DUPLICATE
 
 
 def test_a_likely_update_is_a_conflict_and_only_a_sure_one_is_retired() -> None:
     likely = PairScores(0.05, THRESHOLDS.conflict + 0.05, 0.6)
-    assert verdict(likely, "x", "y").relation is Relation.CONFLICT
+    assert verdict(likely, "x", "y", 0.8).relation is Relation.CONFLICT
     assert same_slot(likely)
     assert surely_replaces([likely]) == [False]
     assert surely_replaces([PairScores(0.0, THRESHOLDS.sure, 0.0)]) == [True]

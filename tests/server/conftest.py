@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -54,6 +56,16 @@ def page(browser: Browser) -> Iterator[Page]:
     finally:
         context.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+@pytest.fixture(scope="session")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the UI tests' screenshots go: ``ui-screenshots`` in ``$MEMORYBANK_TEST_OUTPUT``
+    if set (a folder that outlives the run), else in pytest's temporary folder."""
+    chosen = os.environ.get("MEMORYBANK_TEST_OUTPUT")
+    folder = (Path(chosen) if chosen else tmp_path_factory.getbasetemp()) / "ui-screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 # -- the server -------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from memorybank.tools import system_prompt
 from server_helpers import World, make_world, serving_at
 
 OLDER = "User works at Globex as an engineer"
-NEWER = "User works at Initech as an engineer"
+NEWER = "User moved to Initech as an engineer"
 NOTE = f"earlier, may be outdated: {OLDER}"
 
 

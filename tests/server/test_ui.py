@@ -38,14 +38,28 @@ def add_fact(page: Page, text: str, category: str = "") -> None:
     expect(page.locator("#memory-list .memory")).to_have_count(before + 1)
 
 
+#: The height that shows the whole page: it scrolls in a box of its own (above the toasts), so
+#: a "full page" screenshot of the window would show only what is in view.
+WHOLE_HEIGHT = """() => document.querySelector("#page").scrollHeight +
+  document.querySelector("#toasts").offsetHeight"""
+
+
 def shot(page: Page, name: str) -> None:
     # The committed screenshots in docs/ are refreshed on request only, so a test run leaves the
     # work tree as it was: MEMORYBANK_UI_SCREENSHOTS=1 pytest tests/server/test_ui.py
-    if os.environ.get("MEMORYBANK_UI_SCREENSHOTS"):
-        DOCS.mkdir(exist_ok=True)
-        page.screenshot(path=str(DOCS / f"ui-{name}.png"), full_page=True)
-    else:
-        page.screenshot(full_page=True)
+    size = page.viewport_size
+    assert size is not None
+    page.set_viewport_size(
+        {"width": size["width"], "height": max(size["height"], page.evaluate(WHOLE_HEIGHT))}
+    )
+    try:
+        if os.environ.get("MEMORYBANK_UI_SCREENSHOTS"):
+            DOCS.mkdir(exist_ok=True)
+            page.screenshot(path=str(DOCS / f"ui-{name}.png"))
+        else:
+            page.screenshot()
+    finally:
+        page.set_viewport_size(size)
 
 
 # -- your memory ------------------------------------------------------------------------------

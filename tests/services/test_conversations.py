@@ -25,6 +25,7 @@ from memorybank.services.conversations import (
     render_remembered,
 )
 from memorybank.stores.sqlite import SQLiteStore
+from newcomer_chat import ACKNOWLEDGED, CHAT, FACTS
 from shared_embedder import SharedEmbedder
 
 CALLER = Caller(user_id="ana", thread_id="thread-1")
@@ -385,8 +386,10 @@ def test_facts_said_in_passing_are_kept_through_the_save_path(bank: MemoryBank) 
     stored = [m.content for m in result.stored]
     assert "User is vegetarian" in stored
     assert any(f.startswith("User and their partner moved to Leeds last year") for f in stored)
-    # Nothing the assistant said, and no question or request, became a fact.
-    assert not any("cooking for" in f or "batch" in f or "curries" in f for f in stored)
+    # Nothing the assistant said, and no question or request, became a fact; a question of
+    # the assistant's is only ever quoted by the user's answer to it.
+    assert not any("batch" in f or "curries" in f for f in stored)
+    assert all(f.startswith('User, asked "') for f in stored if "cooking for" in f)
     passed = [p.content for p in result.passed_over]
     assert "can you help me plan meals for next week?" in passed
     # Said twice: stored once, the second judged a duplicate by the save.
@@ -442,8 +445,9 @@ def test_the_relevant_section_holds_no_assistant_turn(bank: MemoryBank) -> None:
     for question in ("How many people am I cooking for?", "What should we batch cook on Sundays?"):
         block = auto_recall(bank, CALLER, question, 500)
         for line in block.splitlines():
-            assert "How many people are you cooking for" not in line
             assert "batch cooked on Sundays" not in line
+            if "How many people are you cooking for" in line:  # quoted by the user's answer
+                assert 'User, asked "How many people are you cooking for?", said:' in line
 
 
 class _OtherEmbedder(SharedEmbedder):
@@ -462,3 +466,35 @@ def test_another_embedder_keeps_explicit_statements_only(tmp_path: Path) -> None
     assert all(m.content.startswith("User is vegetarian") for m in result.stored)
     assert result.stored and result.passed_over == []
     assert "stored explicit statements only" in result.warnings[0]
+
+
+def test_a_newcomers_chat_keeps_each_fact_said_in_passing_as_a_fact(bank: MemoryBank) -> None:
+    """Issue 46's newcomer: the five facts said in passing are kept, each one statement that
+    names whom it is about ("she" is the daughter Zoe), and no acknowledgement is."""
+    result = remember_conversation(bank, Caller(user_id="newcomer"), CHAT)
+    kept = [m.content for m in result.stored]
+    for words in FACTS:
+        assert any(words in fact for fact in kept), (words, kept)
+    assert "User's daughter Zoe loves horses" in kept
+    for fact in kept:
+        assert fact.startswith("User"), fact  # readable on its own: whose it is comes first
+        assert not re.search(r"\b(?:she|he|they|it)\b", fact, re.IGNORECASE), fact
+        assert not any(said in fact.lower() for said in ACKNOWLEDGED), fact
+        assert not fact.endswith(("lol", "obviously", "funny enough")), fact
+    passed = " ".join(p.content for p in result.passed_over)
+    assert all(said in passed.lower() for said in ACKNOWLEDGED)
+
+
+def test_the_hosts_metadata_is_on_every_fact_from_its_save(
+    bank: MemoryBank, chat: ChatServer, llm: ChatClient
+) -> None:
+    ids = {"agent_id": "helper"}
+    said = [{"role": "user", "content": "My name is Ana and I prefer window seats"}]
+    without = remember_conversation(bank, CALLER, said, metadata=ids).stored
+    chat.reply(facts(("User lives in Munich", "identity", 10, None)))
+    moved = [{"role": "user", "content": "I live in Munich"}]
+    with_llm = remember_conversation(bank, CALLER, moved, llm=llm, metadata=ids).stored
+    assert without and with_llm
+    for fact in [*without, *with_llm]:
+        assert fact.metadata["agent_id"] == "helper" and fact.metadata["thread_id"] == "thread-1"
+        assert [e.kind for e in bank.history(fact.id, "ana")] == [EventKind.ADD]

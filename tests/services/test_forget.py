@@ -463,3 +463,37 @@ def test_plans_never_touch_another_users_memories(bank: MemoryBank) -> None:
     assert not {s.memory_id for s in preview.plan.steps} & set(ben_ids.values())
     forget_confirm(bank, ANA, preview.plan.id)
     assert bank.count("ben") == 7
+
+
+# Issue 47: "where I live" planned to delete the sister's home and keep the user's new one.
+HOME = ["User lives in Berlin", "User moved to Lisbon"]
+NOT_HOME = [
+    "User's sister Ines lives in Porto",
+    "User prefers green tea",
+    "User works at Globex as an engineer",
+]
+
+
+@pytest.mark.parametrize("query", ["where I live", "where do I live?"])
+def test_a_request_about_the_user_plans_the_users_own_facts_only(
+    bank: MemoryBank, query: str
+) -> None:
+    """The sister's home is someone else's; the move is another value of the user's home,
+    which the request names no value of, so it goes with the first."""
+    for text in [*HOME, *NOT_HOME]:
+        bank.save("ana", text, "identity")
+    preview = forget_preview(bank, ANA, query)
+    assert actions(preview) == {
+        **dict.fromkeys(HOME, ForgetAction.FORGET),
+        **dict.fromkeys(NOT_HOME, ForgetAction.KEEP),
+    }
+    reasons = {item.memory.content: item.reason for item in preview.items}
+    assert reasons["User's sister Ines lives in Porto"].endswith("of someone else (User's sister)")
+    assert reasons["User moved to Lisbon"] == (
+        "may update 'User lives in Berlin', which is forgotten"
+    )
+    # Naming the person makes their facts the request's; naming a value keeps the others.
+    sister = forget_preview(bank, ANA, "my sister's home in Porto")
+    assert [i.memory.content for i in sister.of(ForgetAction.FORGET)] == [NOT_HOME[0]]
+    berlin = forget_preview(bank, ANA, "that I lived in Berlin")
+    assert [i.memory.content for i in berlin.of(ForgetAction.FORGET)] == [HOME[0]]

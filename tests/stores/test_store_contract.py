@@ -187,6 +187,8 @@ class Said:
 
     relation: str
     why: str = ""
+    probabilities: tuple[float, float, float] | None = None
+    judge: str | None = None
 
 
 class Judge:

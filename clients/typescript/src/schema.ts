@@ -86,7 +86,8 @@ export interface paths {
          *     a batch (``{"items": [...]}``) or one item's fields (``{"content": …}``). Charged against
          *     the caller's write limit by what it stores: one unit per fact or chunk of a turn, and a
          *     batch the limit cannot hold is refused whole (429). In a project, a member may save what
-         *     the AI says (``source: "ai"``, the default) and admins and owners what the user typed.
+         *     an app or the AI says (``source: "api"``, the default, or ``"ai"``) and admins and owners
+         *     what the user typed.
          */
         post: operations["save_memories"];
         delete?: never;
@@ -1844,7 +1845,10 @@ export interface components {
             } | null;
             /** Importance */
             importance?: number | null;
-            /** @default ai */
+            /**
+             * @description omitted: api (an app over this API; the UI badges it so, not as the AI's); ai for what an assistant said, user for what a person typed
+             * @default api
+             */
             source?: components["schemas"]["Source"];
             /** @default semantic */
             ring?: components["schemas"]["Ring"];
@@ -1889,7 +1893,10 @@ export interface components {
             } | null;
             /** Importance */
             importance?: number | null;
-            /** @default ai */
+            /**
+             * @description omitted: api (an app over this API; the UI badges it so, not as the AI's); ai for what an assistant said, user for what a person typed
+             * @default api
+             */
             source?: components["schemas"]["Source"];
             /** @default semantic */
             ring?: components["schemas"]["Ring"];
@@ -1962,7 +1969,10 @@ export interface components {
          * SaveResult
          * @description What :meth:`MemoryBank.save` did: saved, or found a duplicate, with the stored text;
          *     a stored fact also lists the stored ones it may update or contradict, kept
-         *     (``conflicts``), and those it replaced: superseded by it in the save (``replaced``).
+         *     (``conflicts``), and those it replaced: superseded by it in the save (``replaced``). A
+         *     fact that probably says what a stored one says ``restated`` it: the stored fact
+         *     (``memory_id`` = ``existing_id``) now reads as the new wording, its earlier wording
+         *     (``existing_content``) kept in its history.
          */
         SaveResult: {
             /** Success */
@@ -1995,6 +2005,11 @@ export interface components {
             conflicts?: components["schemas"]["Conflict"][];
             /** Replaced */
             replaced?: components["schemas"]["Conflict"][];
+            /**
+             * Restated
+             * @default false
+             */
+            restated?: boolean;
         };
         /**
          * SaveResults
@@ -2107,10 +2122,12 @@ export interface components {
         };
         /**
          * Source
-         * @description Who or what produced a memory.
+         * @description Who or what produced a memory: an assistant's tool call (``ai``, the library's default),
+         *     an app over the REST API (``api``, that API's default), a person by hand, an import, or a
+         *     conversation turn kept as it was said.
          * @enum {string}
          */
-        Source: "ai" | "user" | "import" | "conversation";
+        Source: "ai" | "api" | "user" | "import" | "conversation";
         /**
          * Stats
          * @description ``GET /api/stats``: the caller's own counts, and for an org admin (or in local mode)

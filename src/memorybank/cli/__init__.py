@@ -14,7 +14,8 @@ code in one place, :func:`~memorybank.cli._common.handles_errors`: ``ValidationE
 ``NotFound`` → 3, any other → 1.
 
 The commands live by group in :mod:`~memorybank.cli.memories` (one user's memories),
-:mod:`~memorybank.cli.forget` (forgetting by request, previewed), :mod:`~memorybank.cli.data`
+:mod:`~memorybank.cli.forget` (forgetting by request, previewed), :mod:`~memorybank.cli.pairs`
+(settling what a save may update: replace, keep both, restore), :mod:`~memorybank.cli.data`
 (whole databases), :mod:`~memorybank.cli.serving` (``serve``, ``mcp``),
 :mod:`~memorybank.cli.bench` and :mod:`~memorybank.cli.admin`; they are registered here, in the
 order ``memorybank --help`` lists them.
@@ -26,12 +27,13 @@ from typing import Annotated
 
 import typer
 
-from memorybank.cli import data, forget, memories, serving
+from memorybank.cli import data, forget, memories, pairs, serving
 from memorybank.cli._common import DB_HELP, JSON_HELP, given, takes_option
+from memorybank.cli._help import App
 from memorybank.cli.admin import admin_app
 from memorybank.cli.bench import bench_app
 
-app = typer.Typer(
+app = App(
     name="memorybank",
     help="Long-term memory for LLM assistants: save, search, update and forget facts.",
     no_args_is_help=True,
@@ -44,7 +46,8 @@ app = typer.Typer(
 def global_options(
     ctx: typer.Context,
     db: Annotated[
-        str | None, typer.Option("--db", help=f"{DB_HELP} Also after the command.")
+        str | None,
+        typer.Option("--db", help=f"{DB_HELP} Also after the command.", metavar="URL"),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help=f"{JSON_HELP} Also after the command.", metavar="")
@@ -70,11 +73,16 @@ app.command("get")(memories.get)
 app.command("update")(memories.update)
 app.command("delete")(memories.delete)
 app.command("forget")(forget.forget)
+app.command("pairs")(pairs.open_pairs)
+app.command("supersede")(pairs.supersede)
+app.command("keep-both")(pairs.keep_both)
+app.command("restore")(pairs.restore)
 app.command("clear")(memories.clear)
 app.command("history")(memories.history)
 app.command("export")(data.export)
 app.command("import")(data.import_)
 app.command("reindex")(data.reindex)
+app.command("rejudge")(data.rejudge)
 app.command("stats")(data.stats)
 app.command("migrate")(data.migrate)
 app.command("consolidate")(data.consolidate)

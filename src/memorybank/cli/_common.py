@@ -13,7 +13,8 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, ParamSpec, Protocol, TypeVar
 
@@ -88,6 +89,7 @@ DbOption = Annotated[
         "--db",
         envvar="MEMORYBANK_URL",
         help=DB_HELP,
+        metavar="URL",
         show_envvar=True,
         callback=or_global,
     ),
@@ -101,7 +103,9 @@ UserArg = Annotated[str, typer.Argument(help="The user whose memories these are.
 IdArg = Annotated[str, typer.Argument(help="The memory id (mem_…).")]
 ProjectOption = Annotated[
     str | None,
-    typer.Option("--project", "-p", help="A project id: work in that shared project's scope."),
+    typer.Option(
+        "--project", "-p", help="A project id: work in that shared project's scope.", metavar="ID"
+    ),
 ]
 # metavar "": a flag (see JsonOption).
 YesOption = Annotated[
@@ -109,7 +113,9 @@ YesOption = Annotated[
 ]
 OutputOption = Annotated[
     Path | None,
-    typer.Option("--output", "-o", help="Write to this file instead of standard output."),
+    typer.Option(
+        "--output", "-o", help="Write to this file instead of standard output.", metavar="FILE"
+    ),
 ]
 
 # -- the filters of a search or a listing ----------------------------------------------------
@@ -165,7 +171,8 @@ def open_bank(db: str | None, *, create: bool = False) -> MemoryBank:
 
     if not create:
         require_database(db)
-    return memorybank.open(db)
+    with working("Loading the memory model…"):
+        return memorybank.open(db)
 
 
 def require_database(db: str | None) -> None:
@@ -196,8 +203,12 @@ def plural(count: int, noun: str, plural_form: str | None = None) -> str:
 
 
 def stdout() -> Console:
-    # Made per call so that the width and terminal checks see the current environment.
-    return Console()
+    """The console of what a command prints. Made per call so that the width and terminal
+    checks see the current environment. Into a pipe or a file a line of text stays one line
+    (a script reads it, a person copies a command from it); on a terminal rich wraps it."""
+    console = Console()
+    console.soft_wrap = not console.is_terminal
+    return console
 
 
 def stderr() -> Console:
@@ -280,6 +291,19 @@ def handles_errors(func: Callable[P, R]) -> Callable[P, R]:
             fail(str(exc), FAILED_EXIT, as_json)
 
     return wrapper
+
+
+@contextmanager
+def working(message: str) -> Iterator[None]:
+    """A spinner and ``message`` on standard error while the block runs (loading the model
+    takes seconds), only when standard error is a terminal: ``--json`` output, pipes and logs
+    never see it, and it is gone when the block ends."""
+    console = stderr()
+    if not console.is_terminal or console.is_dumb_terminal:
+        yield
+        return
+    with console.status(message, spinner="dots"):
+        yield
 
 
 def progress_bar() -> Progress:

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-import memorybank
-from memorybank.cli._common import DbOption, JsonOption, answer, handles_errors
+from memorybank.cli._common import DbOption, JsonOption, answer, handles_errors, open_bank
+from memorybank.cli._help import App
 
 if TYPE_CHECKING:
     from memorybank.services.accounts import Accounts
 
-admin_app = typer.Typer(
+admin_app = App(
     help="Users, projects, roles and API keys of the server (shown once, stored hashed).",
     no_args_is_help=True,
 )
@@ -27,7 +27,7 @@ def _accounts(db: str | None) -> Iterator[Accounts]:
     from memorybank.services.accounts import Accounts
     from memorybank.settings import Settings
 
-    with memorybank.open(db) as bank:
+    with open_bank(db, create=True) as bank:
         yield Accounts.open(bank, Settings(url=db) if db is not None else Settings())
 
 

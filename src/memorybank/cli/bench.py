@@ -15,9 +15,10 @@ from rich.console import Console, RenderableType
 from rich.text import Text
 
 from memorybank.cli._common import FAILED_EXIT, handles_errors, stdout
+from memorybank.cli._help import App
 from memorybank.errors import ConfigurationError
 
-bench_app = typer.Typer(
+bench_app = App(
     help="Benchmarks of a real bank on this machine.",
     no_args_is_help=True,
 )
@@ -181,7 +182,8 @@ def bench_calibrate(
     ],
     json_out: JsonOutOption = None,
 ) -> None:
-    """Fit the relevance calibration and score it on held-out conversations."""
+    """Fit the ranking on the project's own profiles and chats, and score it beside cosine
+    alone on every source (LoCoMo, the shared chats and fact pairs: never fitted on)."""
     with bench_installed():
         from memorybank_bench.calibrate import run_calibration
 
@@ -241,37 +243,6 @@ def bench_facts(
     _show_report(console, report, json_out)
 
 
-@bench_app.command("rerank")
-@handles_errors
-def bench_rerank(
-    data: LocomoDataOption,
-    depths: Annotated[
-        str,
-        typer.Option("--depths", help="Comma-separated re-read depths (rerank) to measure."),
-    ] = "0,2,4,8,12,16",
-    limit_conversations: Annotated[
-        int | None,
-        typer.Option("--limit-conversations", min=1, help="Score only the first N conversations."),
-    ] = None,
-    json_out: JsonOutOption = None,
-) -> None:
-    """The judge's re-read depth against recall on LoCoMo facts and the time of a search."""
-    with bench_installed():
-        from memorybank_bench.rerank_curve import run_rerank_curve
-
-    try:
-        chosen = [int(part) for part in depths.split(",") if part.strip()]
-    except ValueError as exc:
-        raise typer.BadParameter(f"{depths!r} is not a comma-separated list of integers") from exc
-    if not chosen or any(not 0 <= d <= 50 for d in chosen):
-        raise typer.BadParameter("give one or more depths from 0 to 50, e.g. 0,4,8")
-    console = stdout()
-    report = run_rerank_curve(
-        data, depths=chosen, limit_conversations=limit_conversations, console=console
-    )
-    _show_report(console, report, json_out)
-
-
 @bench_app.command("peers")
 @handles_errors
 def bench_peers(
@@ -286,10 +257,14 @@ def bench_peers(
             "--limit-questions", min=1, help="Search only the first N questions of each one."
         ),
     ] = None,
+    ref: Annotated[
+        str | None,
+        typer.Option("--ref", help="Also measure memorybank at this git commit (same run)."),
+    ] = None,
     json_out: JsonOutOption = None,
 ) -> None:
     """memorybank and mem0 (infer off, the same embedder) side by side on LoCoMo's facts, each
-    in its own process: search p50/p95, ingest rate, recall@10, peak RSS; needs the
+    in its own process: search p50/p95, ingest rate, recall@10, MRR, peak RSS; needs the
     mem0-compat-test extra."""
     with bench_installed():
         from memorybank_bench.peers import run_peers
@@ -300,6 +275,7 @@ def bench_peers(
         limit_conversations=limit_conversations,
         limit_questions=limit_questions,
         console=console,
+        ref=ref,
     )
     _show_report(console, report, json_out)
 
@@ -382,28 +358,24 @@ def bench_train_judge(
     seed: Annotated[int, typer.Option("--seed", help="Seed of data, order and weights.")] = 0,
     epochs: Annotated[
         float, typer.Option("--epochs", min=0.01, help="Passes over the data.")
-    ] = 1.0,
+    ] = 0.85,
     limit: Annotated[
         int | None,
         typer.Option("--limit", min=10, help="Train on the first N examples only (a smoke run)."),
     ] = None,
-    profiles: Annotated[
-        bool,
-        typer.Option(
-            "--profiles",
-            help="Also train on the written profiles (benchmarks/data/profiles_*.jsonl; "
-            "measured, not shipped).",
-        ),
-    ] = False,
+    layers: Annotated[
+        int, typer.Option("--layers", min=1, max=6, help="MiniLM's first N layers (speed).")
+    ] = 3,
     json_out: JsonOutOption = None,
 ) -> None:
-    """Train the judge (cross-encoder from all-MiniLM-L6-v2, int8 ONNX) on generated facts
-    and the development pairs; needs the [train] extra."""
+    """Train the judge (cross-encoder from all-MiniLM-L6-v2's first layers, ONNX with int8
+    weights computed in float32) on generated facts and the written profiles; needs the
+    [train] extra."""
     with bench_installed():
         from memorybank_bench.train_judge import OUT, TrainConfig, train
 
     console = stdout()
-    config = TrainConfig(seed=seed, epochs=epochs, limit=limit, out=out or OUT, profiles=profiles)
+    config = TrainConfig(seed=seed, epochs=epochs, limit=limit, out=out or OUT, layers=layers)
     summary = train(config)
     console.print(
         f"trained on {summary['examples']} examples in {summary['train_seconds']} s · "
@@ -436,16 +408,27 @@ def bench_conversations(
         int | None,
         typer.Option("--limit-conversations", min=1, help="Only the first N LoCoMo conversations."),
     ] = None,
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            "--labels",
+            help="A person's labels of the kept facts (JSON lines: chat, fact, label useful / "
+            "junk / wrong_subject), e.g. benchmarks/data/conversations_own_labels.jsonl: "
+            "reports junk and wrong subjects, and lists the kept facts no label names.",
+        ),
+    ] = None,
     json_out: JsonOutOption = None,
 ) -> None:
-    """Chats remembered without an LLM: facts kept, in the block, first line right, invented."""
+    """Chats remembered without an LLM: facts kept, in the block, first line right, invented,
+    and with --labels their precision."""
     with bench_installed():
         from memorybank_bench.conversations import run_conversations
         from memorybank_bench.conversations_locomo import run_locomo_conversations
 
     console = stdout()
-    report = run_conversations(chats, console=console)
+    report = run_conversations(chats, labels=labels, console=console)
     notes = [Text(f"miss: {m}") for m in report.misses]
+    notes += [Text(f"unlabelled: {json.dumps(u, ensure_ascii=False)}") for u in report.unlabelled]
     if locomo is not None:
         with console.status("remembering LoCoMo"):
             found = run_locomo_conversations(locomo, limit_conversations=limit_conversations)
@@ -469,10 +452,6 @@ def bench_train_extractor(
             "--chats", help="Chats to train on (JSON lines, as bench conversations reads)."
         ),
     ],
-    locomo: Annotated[
-        Path | None,
-        typer.Option("--locomo", help="Also train on LoCoMo's observations (locomo_dev.json)."),
-    ] = None,
     score: Annotated[
         list[Path] | None,
         typer.Option("--score", help="Chats only scored, never trained on (the shared dev chats)."),
@@ -492,9 +471,7 @@ def bench_train_extractor(
         from memorybank_bench.train_extractor import run_training
 
     console = stdout()
-    document = run_training(
-        chats, out, locomo=locomo, score=score or [], seed=seed, console=console
-    )
+    document = run_training(chats, out, score=score or [], seed=seed, console=console)
     console.print(f"threshold {document['threshold']} · trained on {document['trained_on']}")
     if json_out is not None:
         json_out.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")

@@ -1,4 +1,4 @@
-"""Commands on a whole database: export, import, reindex, stats, migrate."""
+"""Commands on a whole database: export, import, reindex, rejudge, stats, migrate."""
 
 from __future__ import annotations
 
@@ -27,10 +27,13 @@ from memorybank.cli._common import (
     require_database,
     show,
     stdout,
+    working,
 )
 from memorybank.core import consolidate as consolidation
 from memorybank.core import reindex as reindexing
+from memorybank.core import relations
 from memorybank.core.bank import MemoryBank
+from memorybank.rules.verdicts import judge_version
 from memorybank.services import transfer
 from memorybank.services.insights import SuccessMetrics, success_metrics
 
@@ -111,7 +114,8 @@ def reindex(db: DbOption = None, as_json: JsonOption = False) -> None:
     require_database(db)
     overrides: dict[str, Any] = {} if db is None else {"url": db}
     settings = memorybank.Settings(**overrides)
-    embedder = build_embedder(settings)
+    with working("Loading the memory model…"):
+        embedder = build_embedder(settings)
     try:
         store = build_store(settings, embedder.dimension)
     except BaseException:
@@ -137,9 +141,30 @@ def reindex(db: DbOption = None, as_json: JsonOption = False) -> None:
 
 
 @handles_errors
+def rejudge(db: DbOption = None, as_json: JsonOption = False) -> None:
+    """Judge every fact again with the installed judge (after upgrading memorybank): what
+    each may update is decided anew. Safe to interrupt: run it again to resume."""
+    with open_bank(db) as bank, progress_bar() as progress:
+        task = progress.add_task("Judging", total=None)
+
+        def report(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        count = relations.rejudge_all(bank.store, bank.judge, progress=report)
+        version = judge_version(bank.judge)
+    done = {"success": True, "judged": count, "judge": version}
+    text = (
+        f"Judged {plural(count, 'memory', 'memories')} with {version}."
+        if count
+        else f"Every fact is already judged by {version}."
+    )
+    show(as_json, done, text)
+
+
+@handles_errors
 def stats(db: DbOption = None, as_json: JsonOption = False) -> None:
-    """Show counts and settings of the database, and seed 002's success metrics over the
-    last 30 days (adoption, retention, token cost, saves, search hit rate)."""
+    """Show counts and settings of the database, and the success metrics of the last 30 days
+    (adoption, retention, token cost, saves, search hit rate)."""
     with open_bank(db) as bank:
         values = {**bank.store.stats(), "embedding_model": bank.embedder.model_id}
         metrics = success_metrics(bank)
@@ -293,9 +318,12 @@ def consolidate(
     API and the scheduled tidy-up do: whoever runs this command, it acts for no one."""
     from memorybank.services.accounts import Accounts  # its crypto only when it runs
 
-    with memorybank.open(db) as bank:
+    with open_bank(db, create=True) as bank:
         roles = Accounts.of(bank).author_role
-        result = consolidation.consolidate_all(bank, user, project, dry_run=not apply, roles=roles)
+        with working("Comparing the memories…"):
+            result = consolidation.consolidate_all(
+                bank, user, project, dry_run=not apply, roles=roles
+            )
     if as_json:
         print_json(result.as_dict())
         return

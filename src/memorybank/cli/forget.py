@@ -33,6 +33,7 @@ from memorybank.cli._common import (
     print_json,
     show,
     stdout,
+    working,
 )
 from memorybank.errors import ValidationError
 from memorybank.model import Caller, ForgetAction
@@ -141,7 +142,8 @@ def forget(
             _applied(forget_confirm(bank, caller, confirm), as_json)
             return
         assert query is not None
-        preview = forget_preview(bank, caller, query)
+        with working("Planning what to forget…"):
+            preview = forget_preview(bank, caller, query)
         if not yes and not can_ask(as_json):
             _planned(preview, as_json, user, project)
             return
@@ -164,7 +166,8 @@ def _planned(preview: ForgetPreview, as_json: bool, user: str, project: str | No
         where = f" --project {project}" if project else ""
         stdout().print(
             f"Nothing changed yet. To apply: memorybank forget {user}{where} "
-            f"--confirm {preview.plan.id}"
+            f"--confirm {preview.plan.id}",
+            soft_wrap=True,  # a command to copy stays on one line
         )
 
 

@@ -32,6 +32,7 @@ from memorybank.cli._common import (
     show,
     stdout,
 )
+from memorybank.cli.pairs import settle_lines
 from memorybank.errors import ValidationError
 from memorybank.model import HistoryEvent, Memory, SaveResult, ScopeChoice, SearchHit, Source
 
@@ -111,8 +112,9 @@ def _memory_panel(memory: Memory, title: str = "Memory") -> Panel:
 
 
 def _save_result_text(result: SaveResult) -> Text:
-    """What ``add`` prints: the saved fact with its id and importance, or the stored fact
-    that made it a duplicate."""
+    """What ``add`` prints first: the saved fact with its id and importance, or the stored
+    fact that made it a duplicate (what it replaced or may update follows:
+    :func:`~memorybank.cli.pairs.settle_lines`)."""
     if result.success:
         line = Text("Saved ", style="green")
         line.append(str(result.memory_id), style="bold")
@@ -233,7 +235,14 @@ def add(
             source=Source.USER,  # typed by a person, not said by an assistant
             on_conflict=on_conflict.value,
         )
-    show(as_json, result.model_dump(mode="json"), _save_result_text(result))
+    if as_json:
+        print_json(result.model_dump(mode="json"))
+    else:
+        console = stdout()
+        console.print(_save_result_text(result))
+        # A command to copy stays on one line, however narrow the terminal.
+        for line in settle_lines(result, user, project):
+            console.print(line, soft_wrap=True)
     if not result.success:  # refused as a duplicate: nothing was saved
         raise typer.Exit(DUPLICATE_EXIT)
 

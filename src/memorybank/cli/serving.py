@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-import memorybank
 from memorybank.cli._common import (
     DbOption,
     JsonOption,
     OutputOption,
     handles_errors,
+    open_bank,
     print_json,
     show,
     stdout,
@@ -68,7 +68,7 @@ def serve(
 
     url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
     settings = Settings(url=db) if db is not None else Settings()
-    with memorybank.open(db) as bank:
+    with open_bank(db, create=True) as bank:
         accounts = Accounts.open(bank, settings)
         local = not accounts.has_users()
         _check_host(accounts, host)

@@ -12,17 +12,23 @@ The methods, arguments and answers are mem0's (2.x): ``add`` answers ``{"results
 * a memory added with an ``agent_id`` or ``run_id`` but no ``user_id`` belongs to the bank user
   ``agent:<agent_id>`` (or ``run:<run_id>``), and is found by the same ids;
 * ``add(..., infer=False)`` keeps each message as it was said (a conversation memory, as mem0
-  keeps raw messages); ``infer=True`` (the default) is the bank's
-  :func:`~memorybank.services.conversations.remember_conversation`: the turns are kept and the
-  facts they state are saved (with the bank's LLM if it has one, else the explicit statements
-  such as "I prefer …", "my name is …"), each checked for duplicates and for what it replaces.
+  keeps raw messages), and ``search`` and ``get_all`` answer it; ``infer=True`` (the default)
+  is the bank's :func:`~memorybank.services.conversations.remember_conversation`: the facts
+  the messages state are saved (with the bank's LLM if it has one, else the lasting
+  statements of the user's messages), each checked for duplicates and for what it replaces,
+  and those facts are what ``search`` and ``get_all`` answer, as mem0's do. The turns are kept
+  too, as ``remember`` keeps them (the bank's memory block quotes them), but left out here.
   A stored fact a new one replaces is answered as ``"event": "DELETE"``: it leaves search and
   ``get_all`` but stays in the bank's history, restorable.
+* ``search`` answers the best first, ``score`` descending: ``score`` is the bank's ranking
+  score (the calibrated relevance weighed by importance and recency), and ``threshold`` gates
+  the relevance before that weighing, as mem0's gates its semantic score before combining.
 
 ``get``, ``update``, ``delete`` and ``history`` take a memory id alone, as in mem0; the memory
 is looked up among the bank's users (those this object has seen first). The bank's errors are
 raised as they are: :class:`~memorybank.ValidationError` is a ``ValueError``; ``get`` of an
-unknown id answers ``None`` as mem0's does, and ``update``, ``delete`` and ``history`` raise
+unknown id answers ``None`` as mem0's does, ``history`` of a deleted one its events up to the
+``DELETE``, and ``update`` and ``delete`` of an unknown one raise
 :class:`~memorybank.NotFound` (a ``LookupError``) where mem0 raises ``ValueError``.
 ``docs/coming-from-mem0.md`` lists every difference.
 
@@ -50,9 +56,19 @@ from typing import Any
 from memorybank.core.bank import MemoryBank
 from memorybank.core.scopes import scope_set
 from memorybank.errors import NotFound, ValidationError
-from memorybank.model import Caller, Category, HistoryEvent, Ring, SaveInput, Source
+from memorybank.model import (
+    Caller,
+    Category,
+    HistoryEvent,
+    MemoryFilter,
+    Ring,
+    SaveInput,
+    SearchHit,
+    Source,
+)
 from memorybank.model import Memory as Stored
 from memorybank.rules.quoted import without_marks
+from memorybank.rules.render import FACT_SOURCES
 from memorybank.services.conversations import RememberResult, remember_conversation
 
 #: The ids mem0 scopes memories by; ``agent_id`` and ``run_id`` are kept in metadata.
@@ -66,6 +82,9 @@ Messages = str | Mapping[str, Any] | Sequence[Mapping[str, Any]]
 
 #: mem0's default ``threshold`` of ``search``: here a calibrated relevance (0–1), not a cosine.
 MEM0_MIN_SCORE = 0.1
+# The metadata that marks a message kept with ``infer=False``: mem0 answers such messages in
+# search and get_all, while the turns ``remember`` keeps beside its facts are left out.
+_KEPT_AS_SAID = "mem0_infer"
 
 
 class Memory:
@@ -137,10 +156,9 @@ class Memory:
             {"role": t["role"], "content": t["content"], "metadata": _turn_meta(t, meta)}
             for t in turns
         ]
-        result = remember_conversation(self.bank, Caller(user_id=owner, thread_id=run_id), said)
-        if meta:  # the facts carry the mem0 ids like the turns, so filters find them
-            for fact in result.stored:
-                self.bank.update(fact.id, owner, metadata={**fact.metadata, **meta})
+        caller = Caller(user_id=owner, thread_id=run_id)
+        # The facts carry the mem0 ids like the turns, so filters find them.
+        result = remember_conversation(self.bank, caller, said, metadata=meta)
         return {"results": self._inferred(owner, result)}
 
     def _add_raw(
@@ -157,7 +175,7 @@ class Memory:
                 ring=Ring.EPISODIC,
                 source=Source.CONVERSATION,
                 session_id=run_id,
-                metadata=_turn_meta(t, meta),
+                metadata={**_turn_meta(t, meta), _KEPT_AS_SAID: False},
                 created_by=owner,
             )
             for t in turns
@@ -217,14 +235,14 @@ class Memory:
         """The current memories of the ids in ``filters`` (mem0 2.x; the 1.x keywords
         ``user_id=``, ``agent_id=``, ``run_id=`` and ``limit=`` work too), newest first."""
         owner, conditions, top_k = _query(filters, ids, top_k, "get_all")
-        found = self.bank.list(
-            owner,
-            scopes="user",
-            limit=min(top_k, _PAGE),
-            superseded=False,
-            metadata=conditions or None,
-        )
-        items = [self._item(m, remember=True) for m in found]
+        limit = min(top_k, _PAGE)
+        found = [
+            m
+            for kind in self._answered(owner, conditions)
+            for m in self.bank.list(owner, kind, scopes="user", limit=limit)
+        ]
+        found.sort(key=lambda m: (m.created_at, m.id), reverse=True)
+        items = [self._item(m, remember=True) for m in found[:limit]]
         return {"results": [{k: v for k, v in i.items() if k != "score"} for i in items]}
 
     def search(
@@ -236,9 +254,9 @@ class Memory:
         threshold: float | None = None,
         **ids: Any,
     ) -> dict[str, Any]:
-        """The best matches for ``query`` among the memories of the ids in ``filters``,
-        best first; ``score`` is the bank's calibrated relevance (0–1), at least
-        ``threshold``."""
+        """The best matches for ``query`` among the memories of the ids in ``filters``, best
+        first: ``score`` (0–1) is the bank's ranking score, descending; each hit's calibrated
+        relevance is at least ``threshold``."""
         rerank = ids.pop("rerank", False)
         if rerank:
             raise ValidationError("rerank: memorybank ranks once; drop rerank", field="rerank")
@@ -246,21 +264,22 @@ class Memory:
         threshold = MEM0_MIN_SCORE if threshold is None else threshold
         if not 0 <= threshold <= 1:
             raise ValidationError(f"threshold {threshold} must be 0–1", field="threshold")
-        hits = self.bank.search(
-            owner,
-            query,
-            scopes="user",
-            limit=top_k,
-            metadata=conditions or None,
-            min_relevance=threshold,
-        )
+        hits: list[SearchHit] = []
+        for kind in self._answered(owner, conditions):
+            hits += self.bank.search(
+                owner, query, kind, scopes="user", limit=top_k, min_relevance=threshold
+            )
+        hits.sort(key=lambda h: h.score, reverse=True)
         return {
-            "results": [{**self._item(h.memory, remember=True), "score": h.relevance} for h in hits]
+            "results": [
+                {**self._item(h.memory, remember=True), "score": h.score} for h in hits[:top_k]
+            ]
         }
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
-        """The changes of one memory, oldest first, as mem0's history rows."""
-        owner = self._owner_of(memory_id)
+        """The changes of one memory, oldest first, as mem0's history rows; a deleted
+        memory's end with its ``DELETE``."""
+        owner = self._owner_of(memory_id, deleted_too=True)
         return [_history_row(e) for e in self.bank.history(memory_id, owner)]
 
     # -- changing -----------------------------------------------------------------------
@@ -290,7 +309,6 @@ class Memory:
     def delete(self, memory_id: str) -> dict[str, str]:
         """Delete one memory for good (its history keeps a tombstone)."""
         self.bank.delete(memory_id, self._owner_of(memory_id))
-        self._owners.pop(memory_id, None)
         return {"message": "Memory deleted successfully!"}
 
     def delete_all(
@@ -321,15 +339,32 @@ class Memory:
     def _find(self, memory_id: str) -> Stored:
         return self.bank.get(memory_id, self._owner_of(memory_id))
 
-    def _owner_of(self, memory_id: str) -> str:
-        """The bank user whose memory ``memory_id`` is: those seen first, then every user."""
+    def _answered(self, owner: str, conditions: Mapping[str, Any]) -> list[MemoryFilter]:
+        """The filters of what ``search`` and ``get_all`` answer, each only if ``owner`` has
+        such memories: the current facts, and the messages added with ``infer=False``."""
+        kinds = [
+            # Facts (a conversation's turn is never one) …
+            MemoryFilter(source=FACT_SOURCES, metadata=dict(conditions) or None),
+            MemoryFilter(
+                source=(Source.CONVERSATION,), metadata={**conditions, _KEPT_AS_SAID: False}
+            ),
+        ]
+        chosen = [k.model_copy(update={"superseded": False}) for k in kinds]
+        return [k for k in chosen if self.bank.count(owner, k, scopes="user")]
+
+    def _owner_of(self, memory_id: str, *, deleted_too: bool = False) -> str:
+        """The bank user whose memory ``memory_id`` is (or was, ``deleted_too``): those seen
+        first, then every user."""
         if not isinstance(memory_id, str) or not memory_id.startswith("mem_"):
             raise ValidationError(f"{memory_id!r} is not a memory id (mem_…)", field="memory_id")
         seen = self._owners.get(memory_id)
         candidates = [seen] if seen else []
         candidates += [s.user_id for s in self.bank.store.scopes() if s.project_id is None]
         for user in dict.fromkeys(candidates):
-            if self.bank.store.get(memory_id, scope_set(user, None, "user")):
+            scopes = scope_set(user, None, "user")
+            if self.bank.store.get(memory_id, scopes) or (
+                deleted_too and self.bank.store.history(memory_id, scopes)
+            ):
                 self._owners[memory_id] = user
                 return user
         raise NotFound(f"no memory {memory_id!r}")
@@ -337,7 +372,9 @@ class Memory:
     def _item(self, memory: Stored, *, remember: bool = False) -> dict[str, Any]:
         if remember:
             self._owners[memory.id] = memory.user_id
-        extra = {k: v for k, v in memory.metadata.items() if k not in _PROMOTED}
+        extra = {
+            k: v for k, v in memory.metadata.items() if k not in _PROMOTED and k != _KEPT_AS_SAID
+        }
         item: dict[str, Any] = {
             "id": memory.id,
             "memory": memory.content,
@@ -590,7 +627,10 @@ def _turn_meta(turn: Mapping[str, Any], meta: Mapping[str, Any]) -> dict[str, An
 
 
 def _history_row(event: HistoryEvent) -> dict[str, Any]:
+    """One event as mem0's row (a deleted memory's history is its tombstone alone: the bank
+    erases a deleted memory's text, its history's included)."""
     at = event.created_at.isoformat()
+    removed = event.kind.value in ("DELETE", "CLEAR", "FORGET")
     return {
         "id": event.id,
         "memory_id": event.memory_id,
@@ -599,7 +639,7 @@ def _history_row(event: HistoryEvent) -> dict[str, Any]:
         "event": event.kind.value,
         "created_at": at,
         "updated_at": at,
-        "is_deleted": event.kind.value in ("DELETE", "CLEAR", "FORGET"),
+        "is_deleted": removed,
         "actor_id": event.actor,
         "role": None,
     }

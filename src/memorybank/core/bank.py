@@ -17,6 +17,7 @@ from typing import Any, Literal, Unpack
 
 from memorybank.core.block_cache import BlockCache
 from memorybank.core.reinforcement import Reinforcements
+from memorybank.core.relations import rejudge_restated
 from memorybank.core.rewrite import (
     Changes,
     apply_changes,
@@ -228,11 +229,13 @@ class MemoryBank:
             self.writes, self.embedder, [m.content for m, _, _ in prepared], progress
         )
         memories, checks = [m for m, _, _ in prepared], [check for _, check, _ in prepared]
-        judge, sure = save_judge(self.store, self.judge, memories, vectors, checks)
+        may_change = project_id is None or allowed(role, Action.CHANGE)
+        restate = on_conflict != "keep" and may_change
+        judge, sure = save_judge(self.store, self.judge, memories, vectors, checks, restate=restate)
         replaces: Replaces | None = None
         if on_conflict == "supersede":
             replaces = replaces_any
-        elif on_conflict == "auto" and (project_id is None or allowed(role, Action.CHANGE)):
+        elif on_conflict == "auto" and may_change:
             replaces = sure
         outcomes = self.store.insert(
             memories,
@@ -244,6 +247,7 @@ class MemoryBank:
             candidates=THRESHOLDS.candidates,
             replaces=replaces,
         )
+        rejudge_restated(self.store, self.judge, outcomes, vectors)
         results = [
             save_result(outcome.memory, outcome, rephrased)
             for outcome, (_, _, rephrased) in zip(outcomes, prepared, strict=True)
@@ -300,7 +304,7 @@ class MemoryBank:
     def _pool(self) -> Pool:
         """Where :meth:`search` looks: its candidates and their evidence."""
         vector_of = functools.partial(self.query_cache.vector, self.embedder)
-        return Pool(self.store, vector_of, self.retrieval, self._probes, self.judge)
+        return Pool(self.store, vector_of, self.retrieval, self._probes)
 
     def get(self, memory_id: str, user_id: str, *, project_id: str | None = None) -> Memory:
         """One memory by id. Raises :class:`NotFound` if it is not in the caller's scopes."""

@@ -75,7 +75,7 @@ if TYPE_CHECKING:
 PAGE_FACTS = 1000
 MAX_PAGE_FACTS = 5000
 #: Pairs one call judges at most. A fact is judged against at most
-#: ``THRESHOLDS.candidates`` (5) earlier facts, so a default page stays well under it; it
+#: ``THRESHOLDS.candidates`` (3) earlier facts, so a default page stays well under it; it
 #: binds for larger pages, and is what a call costs in the judge's time (~25-60 µs a pair).
 MAX_PAIRS = 10_000
 #: Similarities (fact × earlier fact) one call computes at most: a page's matrix products
@@ -385,7 +385,8 @@ class _Pass:
         # against each earlier, kept one it may be merged into.
         scores = self.judge.score([(contents[e], contents[index]) for e in near.tolist()])
         for judged, (earlier, score) in enumerate(zip(near.tolist(), scores, strict=True), 1):
-            if verdict(score, contents[index], contents[earlier]).relation is Relation.DUPLICATE:
+            said = verdict(score, contents[index], contents[earlier], float(row[earlier]))
+            if said.relation in (Relation.DUPLICATE, Relation.RESTATED):
                 self.kept[index] = False
                 done.joined.setdefault(earlier, []).append(index)
                 return judged

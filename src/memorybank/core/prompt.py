@@ -17,9 +17,10 @@ The block lives in the core, beside the bank, because it is what the bank hands 
 the core never imports a service; the bank itself does not import this module (it reads the
 bank, so the bank cannot import it without a cycle).
 
-All read through the public :class:`~memorybank.MemoryBank` API (and the stored vectors of
-the memories a block shows, ``bank.store.vectors_of``, to put an older fact a newer one may
-update on the newer one's line: :mod:`memorybank.rules.earlier`), fetch a bounded number of
+All read through the public :class:`~memorybank.MemoryBank` API (and the relations judged
+when the block's facts were written, ``bank.store.updates_among``, to put an older fact a
+newer one may update on the newer one's line: :mod:`memorybank.rules.earlier`; no model is
+asked), fetch a bounded number of
 memories per group (:data:`~memorybank.rules.render.FETCH_LIMIT`), and never return more
 tokens than asked for. Raw conversation transcripts (``source="conversation"``) are not facts
 and are never pre-loaded.
@@ -31,13 +32,10 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from memorybank.core.answered import kept_both
 from memorybank.core.block_cache import BlockCache, Reads
+from memorybank.core.relations import updates_among
 from memorybank.model import Caller, Category, Memory, Ring, ScopeSet, SearchHit, utcnow
-from memorybank.providers.embedders.base import normalise
-from memorybank.rules.earlier import WINDOW, earlier_notes, pairs_to_judge, placed
+from memorybank.rules.earlier import WINDOW, earlier_notes, placed
 from memorybank.rules.quoted import facts_then_quotes
 from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
 from memorybank.rules.render import (
@@ -52,6 +50,7 @@ from memorybank.rules.render import (
     RECALL_LIMIT,
     RECENT_DAYS,
     RECENT_LIMIT,
+    STANDOUT_GROUP,
     STANDOUT_MIN_MEMORIES,
     STANDOUT_RATIO,
     STANDOUT_SHARE_OF_CUT,
@@ -64,7 +63,6 @@ from memorybank.rules.render import (
     section,
 )
 from memorybank.rules.tokens import Encoding, count_tokens, truncate_to_tokens
-from memorybank.rules.verdicts import THRESHOLDS, asks_alone, shown_as_change
 
 if TYPE_CHECKING:
     from memorybank.core.bank import MemoryBank
@@ -98,28 +96,31 @@ def _relevant(
     )
     best = max((h.relevance for h in hits), default=0.0)
     if best < min_relevance:
-        stands_out = _stands_out(hits, min_relevance) and _crowd(bank, caller, reads)
-        return [hits[0].memory] if stands_out else []
+        if not _crowd(bank, caller, reads):
+            return []
+        return [h.memory for h in _standing_out(hits, min_relevance)]
     # Companions are measured against the best match too, not only the cut-off: beside a sure
     # match, a memory a twentieth as likely to be relevant is noise, however small the scope.
     floor = max(RECALL_COMPANIONS * min_relevance, COMPANION_SHARE_OF_BEST * best)
     return [h.memory for h in hits if h.relevance >= floor]
 
 
-def _stands_out(hits: Sequence[SearchHit], min_relevance: float) -> bool:
-    """Whether the best of ``hits`` (below the cut-off) still answers: it stands far above the
-    rest (:data:`~memorybank.rules.render.STANDOUT_RATIO`) in the evidence that orders them,
-    ``score``. Not in ``relevance``: the judge's read lifts the relevance of facts about
-    something else too ("User takes the train to work" beside "What did my physio diagnose?"),
-    and a best match would stand out only when the judge happened to read nothing else as
-    near. A cut-off stricter than the default is the caller's to keep: then nothing below it
-    answers."""
+def _standing_out(hits: Sequence[SearchHit], min_relevance: float) -> list[SearchHit]:
+    """The best few of ``hits`` (all below the cut-off) that still answer: they stand far
+    above the rest (:data:`~memorybank.rules.render.STANDOUT_RATIO` times the relevance of the
+    next), and the best is at least :data:`~memorybank.rules.render.STANDOUT_SHARE_OF_CUT` of
+    the cut-off. Two medicines asked about together are both a little under it, and far
+    above every other fact; a question about nothing stored has no such step. A cut-off
+    stricter than the default is the caller's to keep: then nothing below it answers."""
     if min_relevance > RECALL_MIN_RELEVANCE or not hits:
-        return False
+        return []
     if hits[0].relevance < STANDOUT_SHARE_OF_CUT * min_relevance:
-        return False
-    runner_up = max((h.score for h in hits[1:]), default=0.0)
-    return hits[0].score >= STANDOUT_RATIO * runner_up
+        return []
+    for size in range(1, min(STANDOUT_GROUP, len(hits)) + 1):
+        following = hits[size].relevance if size < len(hits) else 0.0
+        if min(h.relevance for h in hits[:size]) >= STANDOUT_RATIO * following:
+            return list(hits[:size])
+    return []
 
 
 def _crowd(bank: MemoryBank, caller: Caller, reads: Reads) -> bool:
@@ -277,49 +278,15 @@ def _recently_changed(bank: MemoryBank, caller: Caller, reads: Reads) -> list[Me
 
 def _earlier_notes(bank: MemoryBank, memories: Sequence[Memory]) -> dict[str, list[Memory]]:
     """The older memories each of ``memories`` may update (:mod:`memorybank.rules.earlier`):
-    the pairs near enough by their stored vectors (one read), less those answered "both are
-    true", asked of the bank's judge in one batch (answers are cached, so the next message's
-    block asks the model nothing new)."""
-    window = memories[:WINDOW]
+    the relations judged when the newer one was written, read in one query (answers "both
+    are true" left out); no model is asked."""
+    window = list(memories[:WINDOW])
     if len(window) < 2:
         return {}
-    stored = bank.store.vectors_of([m.id for m in window])
-    if len(stored) < 2:
+    updates = updates_among(bank.store, [m.id for m in window])
+    if not updates:
         return {}
-    shape = next(iter(stored.values())).shape
-    have = [m for m in window if m.id in stored and stored[m.id].shape == shape]
-    matrix = normalise(np.stack([stored[m.id] for m in have]))
-    similarity = matrix @ matrix.T
-    judge = bank.judge
-    both = kept_both(bank.store, [m.id for m in have])
-
-    def answered(i: int, j: int) -> bool:
-        return both(have[i].id, have[j].id)
-
-    if asks_alone(judge):
-        # Pairs asked as earlier_notes needs them: a fact already placed under a newer one is
-        # asked about no more (identical notes, fewer model runs).
-        def may_update(i: int, j: int) -> bool:
-            if similarity[i, j] < THRESHOLDS.together or answered(i, j):
-                return False
-            score = judge.score([(have[j].content, have[i].content)])[0]
-            return shown_as_change(score, float(similarity[i, j]))
-
-        return earlier_notes(have, may_update)
-    near = [
-        (i, j)
-        for i, j in pairs_to_judge(have)
-        if similarity[i, j] >= THRESHOLDS.together and not answered(i, j)
-    ]
-    if not near:
-        return {}
-    scores = judge.score([(have[j].content, have[i].content) for i, j in near])
-    updates = {
-        (i, j)
-        for (i, j), score in zip(near, scores, strict=True)
-        if shown_as_change(score, float(similarity[i, j]))
-    }
-    return earlier_notes(have, lambda i, j: (i, j) in updates)
+    return earlier_notes(window, lambda i, j: (window[i].id, window[j].id) in updates)
 
 
 def _by_importance(memories: Sequence[Memory]) -> list[Memory]:

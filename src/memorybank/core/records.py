@@ -1,7 +1,8 @@
 """Ready-made records stored as they are (:func:`save_records`): an import, a decision log, a
 framework's items. No rephrasing and no duplicate check, as the records already say what to
-keep; each is embedded anew with the bank's model, charged and queued like any write, and
-checked against the permission table for the project it names.
+keep; each is embedded anew with the bank's model, charged and queued like any write,
+checked against the permission table for the project it names, and judged once against the
+facts written before it (what it may update is kept, :mod:`memorybank.core.relations`).
 
 >>> record = Memory(user_id="u1", content="User was told about the outage", category="context")
 >>> [m.content for m in save_records(bank, [record], actor="u1")]
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from memorybank.core.relations import rejudge
 from memorybank.core.writes import embedded
 from memorybank.model import Memory, Role
 from memorybank.providers.embedders.base import ProgressFn
@@ -41,7 +43,10 @@ def save_records(
     ready = [m.model_copy(update=model) for m in memories]
     vectors = embedded(bank.writes, bank.embedder, [m.content for m in ready], progress)
     outcomes = bank.store.insert(ready, vectors, dedup=[False] * len(ready), actor=actor)
-    return [o.memory for o in outcomes]
+    stored = [o.memory for o in outcomes]
+    # Stored as they are, and judged once like any fact: what each may update is kept.
+    rejudge(bank.store, bank.judge, stored, vectors)
+    return stored
 
 
 __all__ = ["save_records"]

@@ -25,11 +25,19 @@ from memorybank.model import (
     ScopeSet,
     utcnow,
 )
+from memorybank.model.stored import Related
 from memorybank.providers.embedders.base import Embedder, Vectors
 from memorybank.rules.intake import is_conversation
 from memorybank.rules.policy import PolicySettings, to_third_person, validate_memory, validate_turn
 from memorybank.rules.render import FACT_SOURCES
-from memorybank.rules.verdicts import THRESHOLDS, Judge, Relation, is_candidate, verdict
+from memorybank.rules.verdicts import (
+    THRESHOLDS,
+    Judge,
+    Relation,
+    is_candidate,
+    judge_version,
+    verdict,
+)
 from memorybank.stores.base import Store
 
 
@@ -76,27 +84,33 @@ def edited(old: Memory, changes: Changes, policy: PolicySettings, model_id: str)
     )
 
 
-def already_said(
+def judged_edit(
     store: Store, judge: Judge, memory: Memory, content: str, vector: Vectors
-) -> Memory | None:
-    """The current fact of ``memory``'s scope, other than ``memory``, that already says
-    ``content`` (``judge`` calls ``content`` a duplicate of it, as a save would), nearest
-    first; else None. Conversation turns are not facts: a fact is never merged into what was
-    said."""
+) -> tuple[Memory | None, list[Related]]:
+    """How ``content``, the new text of ``memory``, relates to the other current facts of its
+    scope, nearest first, as a save would judge it: the fact that already says it (then the
+    edit merges into that one), else the facts it may update (kept as its relations; an
+    edited fact is said now, so it is the newer of each pair). Conversation turns are not
+    facts: a fact is never merged into what was said."""
     current_facts = MemoryFilter(superseded=False, source=FACT_SOURCES)
     nearest = store.vector_search(
         ScopeSet.of(memory.scope), vector, THRESHOLDS.candidates, current_facts
     )
     others = [
-        c.memory
+        (c.memory, float(c.score))
         for c in nearest
         if c.memory.id != memory.id and c.memory.scope == memory.scope and is_candidate(c.score)
     ]
-    scores = judge.score([(other.content, content) for other in others]) if others else []
-    for other, score in zip(others, scores, strict=True):
-        if verdict(score, content, other.content).relation is Relation.DUPLICATE:
-            return other
-    return None
+    scores = judge.score([(other.content, content) for other, _ in others]) if others else []
+    version = judge_version(judge)
+    related: list[Related] = []
+    for (other, similarity), score in zip(others, scores, strict=True):
+        said = verdict(score, content, other.content, similarity)
+        if said.relation in (Relation.DUPLICATE, Relation.RESTATED):
+            return other, []
+        if said.relation is Relation.CONFLICT:
+            related.append(Related(other, similarity, said.why, said.probabilities, version))
+    return None, related
 
 
 #: How often a read-modify-write of one memory is tried when another change got there first.
@@ -217,21 +231,28 @@ def apply_changes(
     None when ``old`` changed since it was read."""
     changed = edited(old, changes, policy, embedder.model_id)
     vector = embedder.embed([changed.content])[0] if changed.content != old.content else None
-    same = None if vector is None else already_said(store, judge, old, changed.content, vector)
-    if same is not None and not is_conversation(old.ring, old.source):
+    fact = not is_conversation(old.ring, old.source)
+    same: Memory | None = None
+    related: list[Related] = []
+    if vector is not None and fact:
+        same, related = judged_edit(store, judge, old, changed.content, vector)
+    if same is not None:
         return merge_into(store, old, same, actor)
     event = HistoryEvent.about(
         old, EventKind.UPDATE, actor, old_content=old.content, new_content=changed.content
     )
-    written = store.replace(changed, vector, event, expected=old.updated_at)
-    return changed if written else None
+    if not store.replace(changed, vector, event, expected=old.updated_at):
+        return None
+    if vector is not None and fact:
+        store.relate([(changed, related)], restated=True)
+    return changed
 
 
 __all__ = [
     "ATTEMPTS",
     "Changes",
     "edited",
-    "already_said",
+    "judged_edit",
     "apply_changes",
     "check_link",
     "compare_and_set",

@@ -2,12 +2,11 @@
 ranks them: vector and full-text matches (with the speakers a query names left out of the text
 that is embedded and searched), and the session neighbours of conversation turns.
 
-A question in the user's voice ("where do I live?") is searched as the facts are written
-("where does User live?", :func:`~memorybank.rules.third_person.question_in_third_person`), for
-both the vector and the text signal. Which speakers a query names is learnt from a text search
-of the query as asked: a speaker's memories contain their name, so some of them are among its
-matches. The speaker boost in :func:`~memorybank.rules.ranking.fuse` still reads the original
-query.
+A question is searched as it is asked: the bundled embedder reads "where do I live?" as near
+"User lives in Lisbon" as its third-person form, and nearer a turn the user said ("I live in
+…"); on the project's chats and profiles, cosine as asked put the answer first more often
+(docs/retrieval.md). Which speakers a query names is learnt from a text search of it: a
+speaker's memories contain their name, so some of them are among its matches.
 """
 
 from __future__ import annotations
@@ -18,13 +17,11 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 
-import numpy as np
-
-from memorybank.core.answered import kept_both
+from memorybank.core.relations import newest_updater
 from memorybank.errors import ValidationError
-from memorybank.model import MemoryFilter, ScopeSet, SearchHit
+from memorybank.model import Memory, MemoryFilter, ScopeSet, SearchHit
 from memorybank.model.stored import Candidate
-from memorybank.providers.embedders.base import Vectors, normalise
+from memorybank.providers.embedders.base import Vectors
 from memorybank.rules.intake import is_conversation
 from memorybank.rules.query import neutral_query, speakers_named
 from memorybank.rules.ranking import (
@@ -33,10 +30,8 @@ from memorybank.rules.ranking import (
     RetrievalSettings,
     fuse,
     gather,
-    reranked,
+    newest_first,
 )
-from memorybank.rules.third_person import question_in_third_person
-from memorybank.rules.verdicts import THRESHOLDS, Judge, asks_alone, shown_as_change
 from memorybank.stores.base import Store
 
 #: The query vector of a text (from the bank's query cache).
@@ -56,7 +51,6 @@ def find(
     """Up to ``k`` vector and ``k`` text candidates for ``query`` in ``scope_set``.
     ``probes`` gives the executor that runs the speaker probe beside the vector search when
     the store's reads are round trips."""
-    query = question_in_third_person(query)
     if not settings.speaker_weight:
         return store.hybrid_candidates(scope_set, vector_of(query), query, k, filters)
     vector_hits: list[Candidate] | None
@@ -109,7 +103,6 @@ class Pool:
     vector_of: VectorOf
     settings: RetrievalSettings
     probes: Callable[[], Executor]
-    judge: Judge | None = None
 
     def collect(
         self, scope_set: ScopeSet, query: str, k: int, filters: MemoryFilter
@@ -147,7 +140,9 @@ class Pool:
         now: datetime,
         min_relevance: float = 0.0,
     ) -> list[SearchHit]:
-        """The best ``limit`` hits with at least ``min_relevance``, best first.
+        """The best ``limit`` hits with at least ``min_relevance``, best first, a fact that a
+        newer one among them may update placed right after it (the relations judged when the
+        newer was written: one read, no model).
 
         The first ``settings.candidates`` per signal are always ranked, whatever ``limit``,
         so the top k is a prefix of the top k + n. Only when more hits are asked for than that
@@ -158,120 +153,75 @@ class Pool:
                 f"min_relevance {min_relevance} must be between 0 and 1", field="min_relevance"
             )
         k = self.settings.candidates
-        depth = self.settings.rerank if self.judge is not None else 0
+        # A replaced fact still answers what it answered: searched too, it hands its place to
+        # the fact that replaced it (:meth:`_newest_first`), so a question worded like the old
+        # value ("Where do I live?" / "User lives in Berlin") finds the new one.
+        current = filters.superseded is False
+        searched = filters.model_copy(update={"superseded": None}) if current else filters
+        spare = RETIRED_SPARE if current else 0
 
         def rank(size: int, n: int) -> list[SearchHit]:
-            vector_hits, text_hits, around = self.collect(scope_set, query, size, filters)
-            fused = fuse(
+            vector_hits, text_hits, around = self.collect(scope_set, query, size, searched)
+            return fuse(
                 vector_hits,
                 text_hits,
                 self.settings,
                 now,
-                max(n, depth),
+                n + spare,
                 query=query,
                 neighbours=around,
-                # the judge may raise a hit's relevance: cut after it has read them
-                min_relevance=0.0 if depth else min_relevance,
+                min_relevance=min_relevance,
             )
-            if depth:
-                fused = self._reread(query, fused[:depth]) + fused[depth:]
-            return [h for h in fused if h.relevance >= min_relevance][:n]
 
         hits = rank(k, limit)
-        if len(hits) >= limit or limit <= k:
-            return hits
-        seen = {h.memory.id for h in hits}
-        wider = rank(limit * 3, limit * 3)
-        return [*hits, *(h for h in wider if h.memory.id not in seen)][:limit]
+        if len(hits) < limit and limit > k:
+            seen = {h.memory.id for h in hits}
+            wider = rank(limit * 3, limit * 3)
+            hits = [*hits, *(h for h in wider if h.memory.id not in seen)][:limit]
+        return self._newest_first(hits, scope_set, filters)[:limit]
 
-    def _reread(self, query: str, top: list[SearchHit]) -> list[SearchHit]:
-        """The best fused hits as the judge reads them against ``query`` (facts only: it was
-        trained on facts, not chat turns), a fact that a newer one among them may update
-        placed after it (:func:`reranked`)."""
-        if not top or self.judge is None:
-            return top
-        # The judge reads facts; a conversation turn keeps its fused relevance.
-        facts = [
-            i for i, h in enumerate(top) if not is_conversation(h.memory.ring, h.memory.source)
-        ]
+    def _newest_first(
+        self, hits: list[SearchHit], scope_set: ScopeSet, filters: MemoryFilter
+    ) -> list[SearchHit]:
+        """``hits`` with the newest fact that may update each older one right before it (the
+        relations judged when the newer was written: one read, no model); one the search did
+        not find joins there if it meets the search's filters. A replaced fact, when only
+        current ones are asked for, leaves its place to the current fact that replaced it."""
+        facts = [h.memory for h in hits if not is_conversation(h.memory.ring, h.memory.source)]
         if not facts:
-            return top
-        judged = self.judge.relevance(query, [top[i].memory.content for i in facts])
-        read = [h.relevance for h in top]
-        for i, p in zip(facts, judged, strict=True):
-            read[i] = p
-        return reranked(top, read, self.settings, self._newer_of(top))
+            return hits
+        retired = {m.id: m for m in facts if filters.superseded is False and m.superseded_by}
+        live = [m.id for m in facts if m.id not in retired]
+        around = self.store.updaters_of(live, scope_set) if live else []
+        heads = newest_updater([m for _, m in around if filters.matches(m)], around)
+        for old, successor in self._successors(list(retired.values()), scope_set).items():
+            if successor is not None and filters.matches(successor):
+                heads[old] = successor
+        if not heads and not retired:
+            return hits
+        return newest_first(hits, heads, drop=set(retired))
 
-    def _newer_of(self, top: Sequence[SearchHit]) -> dict[int, int]:
-        """Position of each older fact among ``top`` → the newest one that may update it."""
-        assert self.judge is not None
-        stored = self.store.vectors_of([h.memory.id for h in top])
-        have = [i for i, h in enumerate(top) if h.memory.id in stored]
-        if len(have) < 2 or len({stored[top[i].memory.id].shape for i in have}) != 1:
-            return {}
-        matrix = normalise(np.stack([stored[top[i].memory.id] for i in have]))
-        similarity = matrix @ matrix.T
-        both = kept_both(self.store, [top[i].memory.id for i in have])
-        pairs = []
-        for a, i in enumerate(have):
-            for b, j in enumerate(have):
-                new, old = top[i].memory, top[j].memory
-                if similarity[a, b] < THRESHOLDS.together or old.updated_at >= new.updated_at:
-                    continue
-                same_author = (old.created_by or "") == (new.created_by or "")
-                if old.scope == new.scope and same_author and not both(new.id, old.id):
-                    pairs.append((j, i))
-        if not pairs:
-            return {}
-        if asks_alone(self.judge):
-            return self._newest_updaters(top, pairs, similarity, have)
-        scores = self.judge.score(
-            [(top[j].memory.content, top[i].memory.content) for j, i in pairs]
-        )
-        newer_of: dict[int, int] = {}
-        for (j, i), score in zip(pairs, scores, strict=True):
-            if shown_as_change(score, float(similarity[have.index(i), have.index(j)])) and (
-                j not in newer_of or top[i].memory.updated_at > top[newer_of[j]].memory.updated_at
-            ):
-                newer_of[j] = i
-        return newer_of
+    def _successors(
+        self, replaced: Sequence[Memory], scope_set: ScopeSet
+    ) -> dict[str, Memory | None]:
+        """Each replaced fact's current successor (its chain of ``superseded_by`` followed to
+        a current fact), or None when the chain ends in a deleted fact."""
+        found: dict[str, Memory | None] = {}
+        for memory in replaced:
+            link: Memory | None = memory
+            for _ in range(SUCCESSION_HOPS):
+                if link is None or link.superseded_by is None:
+                    break
+                link = self.store.get(link.superseded_by, scope_set)
+            found[memory.id] = link if link is not None and link.superseded_by is None else None
+        return found
 
-    def _newest_updaters(
-        self,
-        top: Sequence[SearchHit],
-        pairs: Sequence[tuple[int, int]],
-        similarity: np.ndarray,
-        have: Sequence[int],
-    ) -> dict[int, int]:
-        """:meth:`_newer_of` for a judge that scores each pair alone, asking fewer pairs for
-        the same answer: each older fact's updaters newest first (ties in ``have``'s order)
-        up to the first that may update it, the one the full reading chooses; then the
-        updaters ranked above that one, up to the first that may, which says where the full
-        reading (pairs by updater, then by older fact) first met the older fact. The answer
-        keeps that order: :func:`~memorybank.rules.ranking.reranked` moves facts in it."""
-        judge = self.judge
-        assert judge is not None
-        where = {i: a for a, i in enumerate(have)}
-        updaters: dict[int, list[int]] = {}
-        for j, i in pairs:
-            updaters.setdefault(j, []).append(i)
 
-        def may_update(j: int, i: int) -> bool:
-            score = judge.score([(top[j].memory.content, top[i].memory.content)])[0]
-            return shown_as_change(score, float(similarity[where[i], where[j]]))
-
-        found: list[tuple[tuple[int, int], int, int]] = []  # (where first met, older, newest)
-        for j, newer in updaters.items():
-            by_time = sorted(
-                newer, key=lambda i: (top[i].memory.updated_at, -where[i]), reverse=True
-            )
-            chosen = next((i for i in by_time if may_update(j, i)), None)
-            if chosen is None:
-                continue
-            above = sorted(i for i in newer if where[i] < where[chosen])
-            first = next((i for i in above if may_update(j, i)), chosen)
-            found.append(((where[first], where[j]), j, chosen))
-        return {j: i for _, j, i in sorted(found)}
+#: How many more hits a search of current facts ranks than it returns: the replaced facts
+#: among them leave their places to their successors (or go).
+RETIRED_SPARE = 10
+#: How far a replaced fact's successors are followed (a fact replaced again and again).
+SUCCESSION_HOPS = 8
 
 
 class Probes:

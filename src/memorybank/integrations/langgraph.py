@@ -45,6 +45,14 @@ filtered in the database. A prefix shorter than a scope (``()``, ``("users",)``)
 scope the bank holds, and ``list_namespaces`` reads the memories of the scopes under its
 prefix.
 
+**A conversation is remembered.** A put into a user's namespace whose value is a
+conversation, ``{"messages": [{"role": "user", "content": …}, …]}``, is also handed to
+:func:`memorybank.services.conversations.remember_conversation` for that user, as the
+``remember`` tool, the REST API, MCP and mem0's ``add`` hand one over: its turns and the facts
+the user stated are the user's memories, and the store's query searches find those; the item
+itself is kept as put, for ``get``, and left out of them (its JSON holds the assistant's words
+too).
+
 **The bank's upkeep applies.** Items are memories like any other: consolidation may mark a
 near-duplicate superseded (it then leaves ``get`` and ``search``), a forget plan may delete one,
 and recall reinforces what it finds.
@@ -98,7 +106,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from memorybank.core.bank import MemoryBank
 from memorybank.core.records import save_records
 from memorybank.errors import NotFound
-from memorybank.model import Category, Memory, ScopeChoice, Source, utcnow
+from memorybank.model import Caller, Category, Memory, ScopeChoice, Source, utcnow
+from memorybank.services.conversations import remember_conversation
 
 __all__ = ["MemoryBankStore", "namespace_scope"]
 
@@ -243,6 +252,22 @@ def _plain(item: SearchItem) -> Item:
         namespace=item.namespace,
         created_at=item.created_at,
         updated_at=item.updated_at,
+    )
+
+
+def _said(value: object) -> bool:
+    """Whether a put's value is a conversation: ``{"messages": [{"role", "content"}, …]}``
+    with the roles ``remember`` takes."""
+    messages = value.get("messages") if isinstance(value, Mapping) else None
+    return (
+        isinstance(messages, list)
+        and bool(messages)
+        and all(
+            isinstance(m, Mapping)
+            and m.get("role") in ("user", "assistant")
+            and isinstance(m.get("content"), str)
+            for m in messages
+        )
     )
 
 
@@ -418,6 +443,7 @@ class MemoryBankStore(BaseStore):
         latest = {(tuple(op.namespace), str(op.key)): op for op in puts}
         gone: dict[_Scope, list[str]] = {}
         new: list[Memory] = []
+        chats: list[tuple[str, list[Any]]] = []
         for (namespace, key), op in latest.items():
             if op.ttl is not None:
                 raise NotImplementedError(
@@ -432,10 +458,14 @@ class MemoryBankStore(BaseStore):
                 gone.setdefault(scope, []).append(existing.id)
             if op.value is not None:
                 new.append(self._memory(scope, namespace, key, op, existing))
+                if _said(op.value) and scope.project_id is None:
+                    chats.append((scope.user_id, op.value["messages"]))
         for scope, ids in gone.items():
             self.bank.delete_many(ids, scope.user_id, project_id=scope.project_id)
         if new:
             save_records(self.bank, new, actor=self.app_user_id)
+        for user_id, messages in chats:
+            remember_conversation(self.bank, Caller(user_id=user_id), messages)
 
     def _memory(
         self,
@@ -449,7 +479,9 @@ class MemoryBankStore(BaseStore):
             raise TypeError(f"a store value is a dict, not {type(op.value).__name__}")
         # Through JSON and back: what get returns is what the database gives back.
         value = json.loads(json.dumps(dict(op.value), ensure_ascii=False))
-        text, indexed = self._text(value, op.index)
+        # A conversation is searched as remember keeps it (its turns, the user's facts), not
+        # as one JSON text holding the assistant's words too.
+        text, indexed = self._text(value, False if _said(value) else op.index)
         metadata: dict[str, Any] = {
             META: {"namespace": list(namespace), "key": key, "value": value, "indexed": indexed}
         }

@@ -51,9 +51,12 @@ class Domain(StrEnum):
 
 
 class Source(StrEnum):
-    """Who or what produced a memory."""
+    """Who or what produced a memory: an assistant's tool call (``ai``, the library's default),
+    an app over the REST API (``api``, that API's default), a person by hand, an import, or a
+    conversation turn kept as it was said."""
 
     AI = "ai"
+    API = "api"
     USER = "user"
     IMPORT = "import"
     CONVERSATION = "conversation"
@@ -365,7 +368,10 @@ class Conflict(BaseModel):
 class SaveResult(BaseModel):
     """What :meth:`MemoryBank.save` did: saved, or found a duplicate, with the stored text;
     a stored fact also lists the stored ones it may update or contradict, kept
-    (``conflicts``), and those it replaced: superseded by it in the save (``replaced``)."""
+    (``conflicts``), and those it replaced: superseded by it in the save (``replaced``). A
+    fact that probably says what a stored one says ``restated`` it: the stored fact
+    (``memory_id`` = ``existing_id``) now reads as the new wording, its earlier wording
+    (``existing_content``) kept in its history."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -382,6 +388,7 @@ class SaveResult(BaseModel):
     memory: Memory | None = None
     conflicts: list[Conflict] = Field(default_factory=list)
     replaced: list[Conflict] = Field(default_factory=list)
+    restated: bool = False
 
 
 class HistoryEvent(BaseModel):

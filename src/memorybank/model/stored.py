@@ -5,6 +5,8 @@ plans. Ranking (:mod:`memorybank.rules.ranking`) reads these without knowing any
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -74,15 +76,22 @@ class InsertOutcome:
     conflicts: tuple[Related, ...] = ()
     #: Stored facts it replaced: superseded by it in the insert's transaction.
     superseded: tuple[Related, ...] = ()
+    #: The stored fact it restated (a probable duplicate): that fact, now in the new wording
+    #: (its earlier wording is in its history); nothing new was inserted.
+    restated: Memory | None = None
 
 
 @dataclass(frozen=True)
 class Related:
-    """A stored memory a judge related to a new one: its similarity and why."""
+    """A stored memory a judge related to a new one: its similarity, why, and the judge's
+    reading of the pair when it read one (``scores``: the probabilities of duplicate, update
+    and distinct; ``judge``: which judge read them), which the store keeps with the relation."""
 
     memory: Memory
     similarity: float
     why: str = ""
+    scores: tuple[float, float, float] | None = None
+    judge: str | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +109,17 @@ def speaker_of(metadata: Mapping[str, Any]) -> str | None:
     """The non-blank ``metadata["speaker"]`` of a conversation turn, stripped, else ``None``."""
     speaker = metadata.get("speaker")
     return speaker.strip() if isinstance(speaker, str) and speaker.strip() else None
+
+
+@functools.lru_cache(maxsize=65_536)
+def _role_in(metadata: str) -> Any:
+    """The ``role`` of a turn's metadata JSON text (cached: a search reads the same turns
+    again and again)."""
+    try:
+        decoded = json.loads(metadata)
+    except (ValueError, RecursionError):  # unreadable metadata names no role
+        return None
+    return decoded.get("role") if isinstance(decoded, dict) else None
 
 
 class Candidate:
@@ -178,6 +198,27 @@ class Candidate:
         candidate.touched_us = to_us(last_touched(memory))
         candidate.speaker = speaker_of(memory.metadata)
         return candidate
+
+    @property
+    def assistant(self) -> bool:
+        """Whether the memory is a conversation turn the assistant said (``metadata.role``),
+        read from the row without building the memory."""
+        if self._row is None:
+            memory = self.memory
+            return memory.source == "conversation" and memory.metadata.get("role") == "assistant"
+        if self._row[11] != "conversation":
+            return False
+        metadata = self._row[9]
+        if isinstance(metadata, str):
+            return '"assistant"' in metadata and _role_in(metadata) == "assistant"
+        return isinstance(metadata, Mapping) and metadata.get("role") == "assistant"
+
+    @property
+    def content(self) -> str:
+        """The memory's text (read from the row: the memory is not built for it)."""
+        if self._row is not None:
+            return str(self._row[4])
+        return self.memory.content
 
     @property
     def memory(self) -> Memory:

@@ -21,6 +21,8 @@ from memorybank.errors import ValidationError
 from memorybank.model import (
     Category,
     Conflict,
+    EventKind,
+    HistoryEvent,
     Memory,
     Ring,
     SaveInput,
@@ -188,7 +190,8 @@ def _conflict(related: Related) -> Conflict:
 
 
 def save_result(memory: Memory, outcome: InsertOutcome, rephrased: bool) -> SaveResult:
-    """What a save answers: the stored memory, or the duplicate that kept it out."""
+    """What a save answers: the stored memory, the stored fact it restated (now in its
+    wording), or the duplicate that kept it out."""
     if outcome.inserted:
         result = stored(memory, rephrased)
         if not outcome.conflicts and not outcome.superseded:
@@ -200,6 +203,20 @@ def save_result(memory: Memory, outcome: InsertOutcome, rephrased: bool) -> Save
             }
         )
     existing = outcome.duplicate_of
+    if outcome.restated is not None and existing is not None:
+        return SaveResult(
+            success=True,
+            memory_id=existing.id,
+            content=outcome.restated.content,
+            category=outcome.restated.category,
+            importance=outcome.restated.importance,
+            existing_id=existing.id,
+            existing_content=existing.content,
+            similarity=outcome.similarity,
+            rephrased=rephrased,
+            memory=outcome.restated,
+            restated=True,
+        )
     return SaveResult(
         success=False,
         duplicate=True,
@@ -210,6 +227,28 @@ def save_result(memory: Memory, outcome: InsertOutcome, rephrased: bool) -> Save
         similarity=outcome.similarity,
         rephrased=rephrased,
     )
+
+
+def restatement(stored: Memory, new: Memory) -> tuple[Memory, HistoryEvent]:
+    """``stored`` in ``new``'s words (a probable duplicate restates it), and the UPDATE event
+    that keeps its earlier wording.
+
+    >>> old = Memory(user_id="u", content="User runs a shop in Kumasi", category="context")
+    >>> new = Memory(user_id="u", content="User owns a shop in Kumasi", category="context")
+    >>> restated, event = restatement(old, new)
+    >>> (restated.id == old.id, restated.content, event.old_content)
+    (True, 'User owns a shop in Kumasi', 'User runs a shop in Kumasi')
+    """
+    changed = {
+        "content": new.content,
+        "updated_at": utcnow(),
+        "embedding_model": new.embedding_model,
+    }
+    actor = new.created_by or new.user_id
+    event = HistoryEvent.about(
+        stored, EventKind.UPDATE, actor, old_content=stored.content, new_content=new.content
+    )
+    return stored.model_copy(update=changed), event
 
 
 def imported(

@@ -4,9 +4,10 @@
 me price a cake?", "what if we skipped Sunday?", "thanks, this helps a lot" are not. No list
 of phrases decides: a logistic regression reads the sentence's vector from the bank's
 embedder plus a few surface cues (:func:`surface_features`: a question mark, a request to the
-assistant, a condition, a greeting, who the sentence is about) and says how likely the
-sentence states something lasting. Its weights ship as ``keep_model.json`` beside this module,
-written by ``memorybank bench train-extractor`` (``benchmarks/memorybank_bench/
+assistant, a condition, a greeting, who the sentence is about, whether it has a verb, whether
+it ends pointing back at what was said, whether it opens on the user or theirs) and says how
+likely the sentence states something lasting. Its weights ship as ``keep_model.json`` beside
+this module, written by ``memorybank bench train-extractor`` (``benchmarks/memorybank_bench/
 train_extractor.py``) from labelled sentences; the file names the embedding model whose
 vectors it was trained on, and :meth:`KeepModel.fits` tells whether a bank's embedder is that
 one (another embedder's vectors mean nothing to these weights).
@@ -35,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memorybank.errors import ConfigurationError
+from memorybank.rules.third_person import has_verb
 
 #: The shipped weights' file name, beside this module.
 MODEL_FILE = "keep_model.json"
@@ -49,7 +51,7 @@ QUESTION_HEAD_RE = re.compile(
     re.IGNORECASE,
 )
 _REQUEST_RE = re.compile(
-    r"\b(?:can|could|would|will)\s+you\b|\bplease\b|\bhelp\s+me\b|\bi\s+need\s+(?:help|advice|"
+    r"\b(?:can|could|would|will)\s+(?:you|u)\b|\bplease\b|\bhelp\s+me\b|\bi\s+need\s+(?:help|advice|"
     r"some|a\s+hand|ideas|tips)\b|\btell\s+me\b|\bgive\s+me\b|\bshow\s+me\b|\bremind\s+me\b"
     r"|\blet['’]?s\b|\bsuggest\b|\brecommend\b|\bany\s+(?:ideas|tips|advice)\b",
     re.IGNORECASE,
@@ -69,6 +71,11 @@ _FIRST_PLURAL_RE = re.compile(r"(?<![\w'’])(?:we|us|our|ours|ourselves)(?![\w]
 _YOU_RE = re.compile(r"(?<![\w'’])(?:you|your|yours)(?![\w'’])", re.IGNORECASE)
 _NAME_RE = re.compile(r"(?<=[a-z,;:] )[A-Z][a-z]+")
 _DIGIT_RE = re.compile(r"\d")
+# Opens on the user or theirs as its subject ("I set up …", "we're a …", "my son …").
+_OPENS_ON_SELF_RE = re.compile(r"(?:i|we|my|our)(?:['’](?:m|re|ve|d|ll))?\b", re.IGNORECASE)
+# Ends on a word that points back at what was said before ("I haven't bought it"): the
+# sentence means little out of its chat.
+_REFERS_BACK_RE = re.compile(r"\b(?:it|this|that|them|there|these|those)\W*$", re.IGNORECASE)
 
 #: The surface cues, in the order :func:`surface_features` returns them.
 SURFACE: tuple[str, ...] = (
@@ -82,6 +89,9 @@ SURFACE: tuple[str, ...] = (
     "you",
     "name",
     "digit",
+    "verb",
+    "refers_back",
+    "opens_on_self",
     "log_words",
 )
 
@@ -106,6 +116,9 @@ def surface_features(sentence: str) -> list[float]:
         _YOU_RE.search(text) is not None,
         _NAME_RE.search(text) is not None,
         _DIGIT_RE.search(text) is not None,
+        has_verb(text),
+        _REFERS_BACK_RE.search(text) is not None,
+        _OPENS_ON_SELF_RE.match(text) is not None,
     )
     return [float(c) for c in cues] + [math.log1p(len(words))]
 

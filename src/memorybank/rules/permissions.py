@@ -91,7 +91,8 @@ def require(role: Role | None, action: Action, project_id: str | None) -> None:
 
 def adding(source: Source | str) -> Action:
     """The action a save is: a fact the user typed or imported is added by hand, anything
-    the assistant saved (a fact or a conversation turn) is added by the AI.
+    the assistant or an app over the API saved (a fact or a conversation turn) is added as the
+    AI's are.
 
     >>> adding("user"), adding("ai")
     (<Action.ADD_MANUAL: 'add_manual'>, <Action.ADD_AI: 'add_ai'>)

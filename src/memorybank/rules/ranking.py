@@ -1,35 +1,37 @@
-"""Hybrid scoring: fuse vector and BM25 candidates into ranking evidence, calibrate it into
-an absolute relevance, then let importance and recency order facts of similar relevance.
+"""Hybrid ranking: one fitted function orders a search's vector and BM25 candidates and says
+how sure each is to be relevant; importance and recency then order facts of similar relevance.
 
-    base      = vector_weight · dense + text_weight · bm25   (min-max normalised, dense over
-                                                              a cosine span of at least 0.3)
-    total     = base + neighbour_weight · max(base of the turns around it in its session)
-                     + speaker_weight · [the query names who said it]
-                     + time_weight · [it happened in a period the query names]
-    relevance = Calibration(total, total / best total, best cosine, best BM25, pool size)
+    relevance = Ranking(cosine, cosine - best cosine, BM25 / best BM25, context,
+                        said by the assistant)                     (a logistic model, fitted)
+    context   = neighbour_weight · max(base of the turns around it in its session)
+                + speaker_weight · [the query names who said it]
+                + time_weight · [it happened in a period the query names]
     score     = relevance · (0.60 + 0.25 · importance / 10 + 0.15 · recency)   (:func:`blend`)
-    then, for the best ``rerank`` facts, relevance = mean(relevance, the judge's read), the
-    score unchanged (:func:`reranked`)
+    then the current fact that replaced or may update a hit goes right before it
+    (:func:`newest_first`, from the relations judged when facts were written)
 
-``relevance`` is the chance, fitted by logistic regression (``memorybank bench calibrate``),
-that the memory is relevant to the query: the same number means the same for every query and
-user, so it can be cut off (``min_relevance``, :data:`RECALL_MIN_RELEVANCE`), and within one
-query it ranks as ``total`` does. Importance and recency scale the relevance by 0.60–1.00,
-so a relevant memory outranks one that is not (a relevance more than 1 / 0.6 times higher
-always wins), whatever their importance and age. Recency decays exponentially with the
-memory's age
-(half-life configurable). All weights are settings; ``docs/retrieval.md`` shows what each step
-adds on LoCoMo. The store supplies candidates and session neighbours; this module only scores
-them, so every backend ranks the same candidates the same way.
+``relevance`` is the chance, fitted by logistic regression on the project's own data
+(``memorybank bench calibrate``), that the memory is relevant to the query: the same number
+means the same for every query and user, so it can be cut off (``min_relevance``,
+:data:`RECALL_MIN_RELEVANCE`). Importance and recency scale the relevance by 0.60–1.00, so a
+relevant memory outranks one that is not (a relevance more than 1 / 0.6 times higher always
+wins), whatever their importance and age. Recency decays exponentially with the memory's age
+(half-life configurable). ``vector_weight`` and ``text_weight`` scale the fitted weights of
+each signal (0.5, the default: as fitted; 0: that signal left out). ``docs/retrieval.md``
+reports the function against cosine alone on each source. The store supplies candidates and
+session neighbours; this module only scores them, so every backend ranks the same candidates
+the same way.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence, Set
+from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memorybank.model import Memory, SearchHit
@@ -60,6 +62,8 @@ class RetrievalSettings(BaseModel):
     relevance_weight: float = Field(default=0.60, ge=0)
     importance_weight: float = Field(default=0.25, ge=0)
     recency_weight: float = Field(default=0.15, ge=0)
+    # How much each signal counts: 0.5 is the fitted weight, 0 leaves the signal out (and in
+    # the base relevance that session neighbours pass on, their mix).
     vector_weight: float = Field(default=0.5, ge=0)
     text_weight: float = Field(default=0.5, ge=0)
     # A turn of a conversation inherits this share of the best relevance of the turns within
@@ -81,8 +85,6 @@ class RetrievalSettings(BaseModel):
     importance_half_life_days: float | None = Field(default=180.0, gt=0)
     # How many candidates each signal contributes before fusion, at least.
     candidates: int = Field(default=50, ge=1)
-    # How many of the best fused hits the judge reads against the query (0: none).
-    rerank: int = Field(default=8, ge=0, le=50)
 
     @model_validator(mode="after")
     def _some_weight(self) -> RetrievalSettings:
@@ -93,50 +95,103 @@ class RetrievalSettings(BaseModel):
         return self
 
 
+#: The evidence :class:`Ranking` weighs, in the order of its weights (:func:`features`).
+FEATURES = ("cosine", "gap", "text", "context", "assistant")
+
+
 @dataclass(frozen=True, slots=True)
-class Calibration:
-    """A logistic model from what a search knows to the chance that a candidate is relevant::
+class Ranking:
+    """The one function that orders a search's candidates and says how sure each is to be
+    relevant: a logistic model over what a search knows of a candidate (:func:`features`)::
 
-        relevance = 1 / (1 + exp(-(bias + evidence · total + share · total / best_total
-                                   + cosine · best_cosine + bm25 · log(1 + best_bm25)
-                                   + pool · log(1 + vector_candidates))))
+        relevance = 1 / (1 + exp(-(bias + cosine · cos + gap · (cos - best cos)
+                                   + text · BM25 / best BM25
+                                   + context · (session neighbours, speaker, period named:
+                                                Evidence.total - Evidence.base)
+                                   + assistant · [a conversation turn the assistant said])))
 
-    ``total`` is the candidate's weighted ranking evidence (:class:`Evidence`), ``share`` its
-    part of the best candidate's; ``best_cosine`` and ``best_bm25`` are the raw similarity and
-    BM25 score of the query's best vector and text match, which say whether anything matches
-    at all, and ``vector_candidates`` how many memories the vector search ranked (below
-    ``candidates``, the size of the scope): the best of a few memories means more than the
-    best of thousands. With positive ``evidence`` and ``share`` weights, relevance rises
-    with ``total``, so it ranks the candidates of one query as ``total`` does. The constants
-    are fitted by ``memorybank bench calibrate`` (``benchmarks/memorybank_bench/calibrate.py``)
-    on LoCoMo's development conversations and this project's fact pairs; ``docs/retrieval.md``
-    reports them on held-out conversations.
+    ``cos`` is the cosine of the question as facts say it (third person) to the memory,
+    ``best cos`` and ``best bm25`` the best of the query's candidates. Within one query the
+    order follows cosine unless the words or the conversation around a memory say more, so
+    the order is never worse than cosine alone where words mislead (docs/retrieval.md); the
+    same number means the same for every query and user, so it can be cut off
+    (:data:`RECALL_MIN_RELEVANCE`). The weights are fitted by ``memorybank bench calibrate`` on
+    the project's own data (written user profiles and chats, ``benchmarks/data``) and reported
+    on sources they were not fitted on (``docs/retrieval.md``).
 
-    >>> flat = Calibration(bias=0.0, evidence=1.0, share=0.0, cosine=0.0, bm25=0.0, pool=0.0)
-    >>> round(flat.relevance(0.0, 0.0, 0.0, 0.0, 0), 2)
+    >>> flat = Ranking(bias=0.0, cosine=1.0, gap=0.0, text=0.0, context=0.0, assistant=0.0)
+    >>> round(flat.relevance((0.0, 0.0, 0.0, 0.0, 0.0)), 2)
     0.5
     """
 
     bias: float
-    evidence: float
-    share: float
     cosine: float
-    bm25: float
-    pool: float
+    gap: float
+    text: float
+    context: float
+    assistant: float
 
-    def relevance(
-        self, total: float, share: float, best_cosine: float, best_bm25: float, pool: int
-    ) -> float:
-        """The calibrated relevance of one candidate, in (0, 1)."""
-        z = self.bias + self.evidence * total + self.share * share + self.cosine * best_cosine
-        z += self.bm25 * math.log1p(max(best_bm25, 0.0)) + self.pool * math.log1p(pool)
+    def relevance(self, x: Sequence[float]) -> float:
+        """The relevance of one candidate from its :func:`features`, in (0, 1)."""
+        z = (
+            self.bias
+            + self.cosine * x[0]
+            + self.gap * x[1]
+            + self.text * x[2]
+            + self.context * x[3]
+            + self.assistant * x[4]
+        )
         return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
 
+    def weights(self) -> tuple[float, ...]:
+        """The weights in :data:`FEATURES` order, after the bias."""
+        return (self.cosine, self.gap, self.text, self.context, self.assistant)
 
-#: Fitted by ``memorybank bench calibrate`` on the LoCoMo development half (turns and
-#: observations) and the fact pairs; the held-out figures in ``docs/retrieval.md`` come from
-#: fits that left each conversation out.
-CALIBRATION = Calibration(bias=-9.7, evidence=2.14, share=4.73, cosine=5.82, bm25=0.43, pool=-0.81)
+    def scaled(self, vector: float, text: float) -> Ranking:
+        """The function with the vector signal's weights scaled by ``vector`` and the text
+        signal's by ``text`` (1: as fitted, 0: left out).
+
+        >>> RANKING.scaled(1.0, 0.0).text, RANKING.scaled(1.0, 1.0) == RANKING
+        (0.0, True)
+        """
+        if vector == 1.0 and text == 1.0:
+            return self
+        return replace(
+            self,
+            cosine=self.cosine * vector,
+            gap=self.gap * vector,
+            text=self.text * text,
+        )
+
+    def relevances(self, rows: Sequence[Features]) -> list[float]:
+        """:meth:`relevance` of many candidates at once (one matrix product: a search ranks
+        50-100)."""
+        if not rows:
+            return []
+        z = self.bias + np.asarray(rows, dtype=np.float64) @ np.asarray(self.weights())
+        out: list[float] = (1.0 / (1.0 + np.exp(-np.clip(z, -700.0, 700.0)))).tolist()
+        return out
+
+
+#: Fitted by ``memorybank bench calibrate`` on the project's own data (``benchmarks/data``);
+#: held-out figures in ``docs/retrieval.md``.
+RANKING = Ranking(bias=-4.93, cosine=10.6, gap=8.08, text=1.5, context=0.5, assistant=-1.63)
+
+Features = tuple[float, float, float, float, float]
+
+
+def features(found: Sequence[Evidence]) -> list[Features]:
+    """What :class:`Ranking` weighs of each candidate of one search, in :data:`FEATURES`
+    order."""
+    best_cos = max((f.cosine for f in found if f.vector is not None), default=0.0)
+    best_bm25 = max((f.text_score for f in found), default=0.0)
+    rows: list[Features] = []
+    for f in found:
+        text = f.text_score / best_bm25 if best_bm25 > 0 else 0.0
+        said = float(f.found.assistant)
+        rows.append((f.cosine, f.cosine - best_cos, text, f.total - f.base, said))
+    return rows
+
 
 #: The ``min_relevance`` auto-recall uses unless told otherwise. Held out on LoCoMo, the top
 #: hit of 87% of questions asked of the right user's chat turns passes it (93% over
@@ -145,52 +200,49 @@ CALIBRATION = Calibration(bias=-9.7, evidence=2.14, share=4.73, cosine=5.82, bm2
 RECALL_MIN_RELEVANCE = 0.15
 
 
-def reranked(
-    hits: Sequence[SearchHit],
-    read: Sequence[float],
-    settings: RetrievalSettings,
-    newer_of: Mapping[int, int] | None = None,
+def newest_first(
+    hits: Sequence[SearchHit], heads: Mapping[str, Memory], drop: Set[str] = frozenset()
 ) -> list[SearchHit]:
-    """``hits`` with the first ``len(read)`` read by the judge (``read``: the probability that
-    each bears on the query, words the query and fact do not share included: "language" /
-    "prefers Python"). The judge's read decides how sure a hit is to be relevant: its
-    ``relevance`` becomes the mean of its fused relevance and the read, so a fact the words
-    alone undersell still reaches the prompt block's cut-off. The fused evidence keeps the
-    order (``score`` is :func:`blend` of the fused relevance): a logistic fit over LoCoMo's
-    top-8 candidates gave the read a weight of -0.07 beside the fused relevance's 0.95, and
-    ordering by the mean put the right fact first less often on LoCoMo and on both sets of
-    chats (docs/benchmarks.md). A fact that a newer one among them may update goes right
-    after it (``newer_of``: position of the older → position of the newer), so the current
-    value comes first and the earlier one stays beside it. The rest keep their place.
+    """``hits`` with each older fact's newest updater (``heads``: older id → newer memory, as
+    judged when the newer was written) right before it, so the current value comes first
+    and the earlier one stays beside it: a hit already shown moves up, one not among
+    ``hits`` joins; either is at least as relevant as the older one. Read left to right, so
+    the first n of the answer for a list are the answer for its first n. Scores stay in the
+    order shown (a newer fact moved up takes the older one's score), for callers that sort
+    or page by them. A hit in ``drop`` (a replaced fact) is left out once its head is placed.
 
     >>> from memorybank.model import Memory
     >>> hit = lambda text, r: SearchHit(memory=Memory(user_id="u", content=text,
     ...     category="context"), score=r, relevance=r, importance=0.5, recency=1.0)
-    >>> old, new = hit("User lives in Leeds", 0.063), hit("User lives in Rotterdam", 0.061)
-    >>> [(h.memory.content, round(h.relevance, 2))
-    ...  for h in reranked([old, new], [0.1, 0.9], RetrievalSettings())]
-    [('User lives in Leeds', 0.08), ('User lives in Rotterdam', 0.48)]
-    >>> [h.memory.content for h in reranked([old, new], [0.1, 0.9], RetrievalSettings(), {0: 1})]
-    ['User lives in Rotterdam', 'User lives in Leeds']
+    >>> old, new = hit("User lives in Leeds", 0.6), hit("User moved to Rotterdam", 0.4)
+    >>> [h.memory.content for h in newest_first([old, new], {old.memory.id: new.memory})]
+    ['User moved to Rotterdam', 'User lives in Leeds']
+    >>> [h.memory.content for h in newest_first([old], {old.memory.id: new.memory})]
+    ['User moved to Rotterdam', 'User lives in Leeds']
     """
-    n = len(read)
-    top = []
-    for hit, p in zip(hits[:n], read, strict=True):
-        relevance = (hit.relevance + float(p)) / 2
-        score = blend(hit.relevance, hit.importance, hit.recency, settings)
-        top.append(hit.model_copy(update={"relevance": relevance, "score": score}))
-    order = sorted(range(n), key=lambda i: -top[i].score)
-    for older, newer in (newer_of or {}).items():
-        if older in order and newer in order and order.index(older) < order.index(newer):
-            order.remove(newer)
-            order.insert(order.index(older), newer)
-    ordered = [top[i] for i in order]
-    # A newer fact placed before the one it may update takes that one's score: scores stay
-    # in the order shown, for callers that sort or page by them.
+    found = {h.memory.id: h for h in hits}
+    shown: set[str] = set()
+    ordered: list[SearchHit] = []
+    for hit in hits:
+        if hit.memory.id in shown:
+            continue
+        head = heads.get(hit.memory.id)
+        if head is not None and head.id not in shown:
+            # The current value is as relevant as the value it replaces: it answers whatever
+            # that one answered, however it is worded.
+            known = found.get(head.id)
+            lifted: dict[str, Any] = {"memory": head} if known is None else {}
+            if known is None or known.relevance < hit.relevance:
+                lifted["relevance"] = hit.relevance
+            ordered.append((known or hit).model_copy(update=lifted))
+            shown.add(head.id)
+        if hit.memory.id not in drop:
+            ordered.append(hit)
+        shown.add(hit.memory.id)
     for k in range(len(ordered) - 2, -1, -1):
         if ordered[k].score < ordered[k + 1].score:
             ordered[k] = ordered[k].model_copy(update={"score": ordered[k + 1].score})
-    return ordered + list(hits[n:])
+    return ordered
 
 
 @dataclass(slots=True)
@@ -407,36 +459,32 @@ def fuse(
     *,
     query: str = "",
     neighbours: Neighbours | None = None,
-    calibration: Calibration = CALIBRATION,
+    ranking: Ranking = RANKING,
     min_relevance: float = 0.0,
 ) -> list[SearchHit]:
     """Merge both candidate lists into scored hits, best first, at most ``limit`` of those
     with a relevance of at least ``min_relevance``.
 
-    Each candidate's :class:`Evidence` (see :func:`gather`) becomes a calibrated relevance
-    in [0, 1] (:class:`Calibration`) that means the same for every query and user, and the
-    score is :func:`blend` of it. The order of the hits does not depend on ``limit``.
+    Each candidate's :class:`Evidence` (see :func:`gather`) becomes a relevance in [0, 1]
+    (:class:`Ranking`) that means the same for every query and user, and the score is
+    :func:`blend` of it. The order of the hits does not depend on ``limit``.
     """
     found = gather(vector_hits, text_hits, settings, now, query=query, neighbours=neighbours)
-    best_cosine = (
-        max((h.score for h in vector_hits), default=0.0) if settings.vector_weight else 0.0
-    )
-    best_bm25 = max((f.text_score for f in found), default=0.0) if settings.text_weight else 0.0
-    best_total = max((f.total for f in found), default=0.0)
-    pool = sum(f.vector is not None for f in found)
+    rows = features(found)
     now_us, half_life = to_us(now), settings.recency_half_life_days
     decay = settings.importance_half_life_days
     # One pass: this runs for every candidate of every search.
     scored: list[tuple[float, float, float, float, Evidence]] = []
-    for f in found:
-        share = f.total / best_total if best_total > 0 else 0.0
-        relevance = calibration.relevance(f.total, share, best_cosine, best_bm25, pool)
+    # The settings scale the fitted weights of each signal (their default, 0.5: as fitted).
+    scaled = ranking.scaled(settings.vector_weight / 0.5, settings.text_weight / 0.5)
+    for f, relevance in zip(found, scaled.relevances(rows), strict=True):
+        if relevance < min_relevance:
+            continue
         importance = effective_importance(f.found.importance, f.found.touched_us, now_us, decay)
         importance /= 10.0
         fresh = _recency(f.found.created_us, now_us, half_life)
-        if relevance >= min_relevance:
-            score = blend(relevance, importance, fresh, settings)
-            scored.append((score, relevance, importance, fresh, f))
+        score = blend(relevance, importance, fresh, settings)
+        scored.append((score, relevance, importance, fresh, f))
     scored.sort(key=lambda s: (-s[0], s[4].found.id))
     # Only the hits returned become Memory and SearchHit models: building all 50-100
     # candidates was a third of a search's CPU once its query vector was cached.

@@ -40,18 +40,23 @@ FETCH_LIMIT = 200
 RECALL_LIMIT = 30
 """At most this many memories relevant to a message are considered for a prompt."""
 
-RECALL_COMPANIONS = 0.1
+RECALL_COMPANIONS = 0.5
 """Once the best memory for a message passes the cut-off, others join it down to this share
-of the cut-off: an answer is often spread over several memories less sure one by one (on
-LoCoMo, see ``docs/retrieval.md``)."""
+of the cut-off (and :data:`COMPANION_SHARE_OF_BEST` of the best): an answer is often spread
+over several memories less sure one by one. Chosen on the development and the project's own
+lifecycle sets (docs/retrieval.md): 0.1 and 0.05 listed 2.3 unrelated facts a question."""
 
-COMPANION_SHARE_OF_BEST = 0.05
+COMPANION_SHARE_OF_BEST = 0.2
+"""…and at least this share of the best memory's relevance."""
 
-STANDOUT_RATIO = 10.0
-"""A best match below the cut-off still answers when it stands out: this many times the score
-of the next memory (and at least :data:`STANDOUT_SHARE_OF_CUT` of the cut-off). In a
-scope of unrelated facts, "User switched to Chrome for work" is the one memory near "Which
-browser do I use?", though relevance fitted on conversations gives it a modest probability."""
+STANDOUT_RATIO = 5.0
+"""The best matches below the cut-off still answer when they stand out: each this many times
+the relevance of the next memory (and the best at least :data:`STANDOUT_SHARE_OF_CUT` of the
+cut-off). In a scope of unrelated facts, "User switched to Chrome for work" is the one memory
+near "Which browser do I use?", though its relevance is modest."""
+
+STANDOUT_GROUP = 3
+"""At most this many matches stand out together (two medicines asked about at once)."""
 
 STANDOUT_SHARE_OF_CUT = 0.3
 """…and it is at least this share of the cut-off."""
@@ -83,7 +88,7 @@ OPEN_TAG = "<memories>"
 CLOSE_TAG = "</memories>"
 
 #: Facts only: a conversation transcript stored as said is not a fact to pre-load.
-FACT_SOURCES = (Source.AI, Source.USER, Source.IMPORT)
+FACT_SOURCES = (Source.AI, Source.API, Source.USER, Source.IMPORT)
 NOT_HOW_TO = (Ring.SEMANTIC, Ring.EPISODIC)
 
 # --------------------------------------------------------------------------------------------

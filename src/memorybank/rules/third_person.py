@@ -143,25 +143,26 @@ def _words(s: str) -> frozenset[str]:
 _BASE_VERBS = _words(
     """
     accept admire adore advise agree aim allow analyse analyze answer appreciate approve argue
-    arrange ask aspire assist attend avoid bake believe belong bike blog borrow bowl box breed
-    brew bring build buy call camp care carry celebrate change chat check choose clean climb
-    coach code collect come commute compete complain consider consult contribute cook coordinate
-    create cycle dance date deal debug decide defend deliver depend deploy design despise develop
-    die dislike disagree do document donate draw dream dress drink drive earn eat edit embed
-    email enjoy exercise expect experiment explain explore fancy favor favour fear feed feel
-    fight find finish fish fix fly focus follow forget freelance game garden get give go golf
-    grow guide handle hang hate have hear help hike hire hold hope host hunt identify ignore
-    imagine intend invest join jog journal keep kayak kill knit know lack learn lead lecture lend
-    lift like listen live look lose love maintain make manage marry meditate meet mentor message
-    mind miss moderate moonlight need nurse observe obsess offer operate organise organize oversee
-    own paint park participate pay perform photograph plan play post practice practise pray
-    prefer prepare present produce program promise protect publish race raise recommend record
-    recycle refuse relax rely remember rent repair report represent require research rest review
-    ride rock row run sail save say search see sell send serve share shop shred sing ski skate
-    sleep smoke snowboard speak specialise specialize spend stand start stay stream struggle
-    study suffer support surf swim take talk teach tend test text think train translate travel
-    trust try tutor understand use value vape visit volunteer vote wait wake walk want watch
-    wear win wish wonder work worry write
+    arrange arrive ask aspire assist attend avoid bake begin believe belong bike blog borrow
+    bowl box break breed brew bring build buy call camp care carry celebrate change chat check
+    choose clean climb close coach code collect come commute compete complain consider consult
+    contribute cook coordinate cover create cycle dance date deal debug decide defend deliver
+    depend deploy design despise develop die disagree dislike do document donate draw dream
+    dress drink drive earn eat edit email embed enjoy exercise expect experiment explain explore
+    fancy favor favour fear feed feel fight find finish fish fix fly focus follow forget
+    freelance game garden get give go golf grow guide handle hang hate have hear help hike hire
+    hold hope host hunt identify ignore imagine intend invest jog join journal kayak keep kill
+    knit know lack lead learn leave lecture lend lift like listen live look lose love maintain
+    make manage marry meditate meet mentor message mind miss moderate moonlight need nurse
+    observe obsess offer open operate organise organize oversee own pack paint park participate
+    pay perform photograph plan play post practice practise pray prefer prepare present produce
+    program promise protect publish race raise recommend record recycle refuse relax rely
+    remember rent repair report represent require research rest review ride rock row run sail
+    save say search see sell send serve share shop shred sing skate ski sleep smoke snowboard
+    speak specialise specialize spend stand start stay stop stream struggle study suffer support
+    surf swim take talk teach tend test text think train translate travel trust try turn tutor
+    understand use value vape visit volunteer vote wait wake walk want watch wear win wish
+    wonder work worry write
     """
 )
 _AMBIGUOUS_TENSE = _words(
@@ -251,6 +252,59 @@ def _looks_like_predicate(word: str | None) -> bool:
         or key in _IRREGULAR_PAST
         or key in _ADVERBS
         or (key.endswith("ed") and len(key) > 3)
+    )
+
+
+_VERB_WORD_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+# Who takes a verb's bare form: "I walk", "can walk" (not "ten minutes walk").
+_BARE_SUBJECTS = _words("i we you they can could will would should must may might do don't")
+_DETERMINERS = _words("a an the my your his her its our their this that these those")
+_BE_FORMS = _words("is are was were be been am isn't aren't wasn't weren't")
+# "it's", "that's": a verb after these; "Meera's" is a possessive.
+_POINTING = _words("it that he she there what who here this everything something nothing")
+
+
+def finite_verb(word: str) -> bool:
+    """Whether ``word`` is a verb a clause can turn on (a form of "be", an auxiliary, a
+    known verb in any person or tense, a contraction that carries one), as far as this
+    module's closed lists tell.
+
+    >>> [finite_verb(w) for w in ("studies", "it's", "Meera's", "walk", "salary")]
+    [True, True, False, True, False]
+    """
+    key = word.lower().replace("’", "'")
+    stem, apostrophe, tail = key.partition("'")
+    if apostrophe:
+        return tail in ("m", "re", "ve", "ll", "d", "t") or (tail == "s" and stem in _POINTING)
+    if key in _BE_FORMS or _looks_like_predicate(key) and key not in _ADVERBS:
+        return True
+    if key.endswith("ies"):
+        return key[:-3] + "y" in _BASE_VERBS
+    if key.endswith("es") and key[:-2] in _BASE_VERBS:
+        return True
+    return key.endswith("s") and key[:-1] in _BASE_VERBS
+
+
+def has_verb(text: str) -> bool:
+    """Whether ``text`` has a finite verb: it says something of someone, where a fragment
+    ("not yet", "september 1", "less salary") only answers or names. A verb's bare form
+    counts after a subject that takes it ("I walk"): "ten minutes walk" names a distance; a
+    form in -ed after "a" or "the" describes ("a hired hall").
+
+    >>> has_verb("my shifts are long"), has_verb("Ten minutes walk"), has_verb("I also have two")
+    (True, False, True)
+    """
+    words = [word.lower() for word in _VERB_WORD_RE.findall(text)]
+    # The word before a verb, past any adverbs: "I also have", "we really like".
+    before = [""] * len(words)
+    for index in range(1, len(words)):
+        prior = words[index - 1]
+        before[index] = before[index - 1] if prior in _ADVERBS else prior
+    return any(
+        finite_verb(word)
+        and (word not in _BASE_VERBS or before[index] in _BARE_SUBJECTS)
+        and not (word.endswith("ed") and before[index] in _DETERMINERS)
+        for index, word in enumerate(words)
     )
 
 
@@ -475,54 +529,8 @@ def to_third_person(content: str) -> ThirdPersonResult:
     return ThirdPersonResult(text=out, rephrased=True)
 
 
-# How a question names the user, and how facts name them: "where do I live?" is asked of
-# "User lives in Berlin". Contractions first (they carry the verb), then the auxiliary that
-# agrees with "I" ("do I" → "does User"), then the pronoun alone.
-_ASKED_AS = {"i": "User", "me": "User", "myself": "User", "my": "User's", "mine": "User's"}
-_CONTRACTIONS = {"m": "is", "ve": "has", "d": "would", "ll": "will"}
-_CONTRACTION_RE = re.compile(r"['’](m|ve|d|ll)\b", re.IGNORECASE)
-_AGREES = {"do": "does", "am": "is", "have": "has", "were": "was"}
-# Chat is often typed in lower case: a lone "i" in a question is the pronoun.
+# Chat is often typed in lower case: a lone "i" is the pronoun.
 _LOWER_I_RE = re.compile(r"(?<![\w/&@#\-.'’])i(?=['’](?:m|ve|d|ll)\b|[^\w/&@#\-'’]|$)")
-
-
-def question_in_third_person(question: str) -> str:
-    """``question`` with the user's words for themselves as saved facts say them: "I", "me",
-    "myself" → "User", "my", "mine" → "User's" (with "I'm" → "User is", "do I" → "does
-    User"), so a question in the user's voice matches facts in the third person. Plural and
-    quoted pronouns, and Roman numerals, are left as they are; nothing is refused.
-
-    >>> question_in_third_person("Where do I live these days?")
-    'Where does User live these days?'
-    >>> question_in_third_person("What's my job, and what am I allergic to?")
-    "What's User's job, and what is User allergic to?"
-    >>> question_in_third_person("I'm cold: what did World War I change for me?")
-    'User is cold: what did World War I change for User?'
-    >>> question_in_third_person("where do i live")
-    'where does User live'
-    """
-    question = _LOWER_I_RE.sub("I", question)
-    edits: list[tuple[int, int, str]] = []
-    for token in _pronoun_tokens(question):
-        word = token.word.lower()
-        if word not in _ASKED_AS:
-            continue
-        start, end, said = token.start, token.end, _ASKED_AS[word]
-        if word == "i":
-            contraction = _CONTRACTION_RE.match(question, end)
-            if contraction:
-                end, said = contraction.end(), f"User {_CONTRACTIONS[contraction[1].lower()]}"
-            before = _PREV_WORD_RE.search(question, max(0, start - 16), start)
-            if before and before[1].lower() in _AGREES:
-                verb = _AGREES[before[1].lower()]
-                verb = verb.capitalize() if before[1][0].isupper() else verb
-                start, said = before.start(1), f"{verb} {said}"
-        edits.append((start, end, said))
-    out, cursor = [], 0
-    for start, end, said in edits:
-        out += [question[cursor:start], said]
-        cursor = end
-    return "".join(out) + question[cursor:]
 
 
 # "we'd", "we're": the plural verb stays as it is, only the pronoun is named.
@@ -530,7 +538,7 @@ _PLURAL_CONTRACTION_RE = re.compile(r"['’](re|ve|d|ll)\b", re.IGNORECASE)
 _PLURAL_VERBS = {"re": "are", "ve": "have", "d": "would", "ll": "will"}
 
 
-def _said_edit(text: str, token: _Token, group: str) -> list[_Edit]:
+def _said_edit(text: str, token: _Token, group: str, alone: bool) -> list[_Edit]:
     """How one pronoun of something the user said names its person: the user ("User",
     "User's") or the user with the people they speak for (``group``)."""
     lower = token.word.lower()
@@ -546,17 +554,21 @@ def _said_edit(text: str, token: _Token, group: str) -> list[_Edit]:
     if lower in ("our", "ours"):
         named = "User's" if group == "others" else f"User and {group}'s"
         return [(token.start, token.end, named)]
-    singular = {"my": "User's", "mine": "User's", "me": "User", "myself": "User"}.get(lower)
-    return [(token.start, token.end, singular or "themselves")]
+    if lower in ("myself", "ourselves"):
+        return [(token.start, token.end, "themselves")]
+    if alone:  # "User loves their job": "User" said before it, and no one else to mean
+        return [(token.start, token.end, {"my": "their", "mine": "theirs"}.get(lower, "them"))]
+    return [(token.start, token.end, "User" if lower == "me" else "User's")]
 
 
-def said_in_third_person(sentence: str, group: str = "others") -> str:
+def said_in_third_person(sentence: str, group: str = "others", *, alone: bool = True) -> str:
     """Something the user said in passing, in the third person, never refused: each
-    first-person pronoun names its person ("I'm on the varsity" → "User is on the varsity",
-    "help my lola" → "help User's lola"), and the first person plural names the user with
-    ``group``, the people they speak for ("their partner"; "others" when no one is known).
-    A lone lower-case "i" is the pronoun (chat is often typed so). A sentence
-    :func:`to_third_person` rephrases without a plural pronoun is rephrased as it does.
+    first-person pronoun names its person, the first person plural the user with ``group``,
+    the people they speak for ("their partner"; "others" when no one is known). Every "I" is
+    "User" with its verb agreeing, so that a sentence with someone else in it never leaves a
+    "they" to guess at; "my" and "me" are "their" and "them" only once the user is named
+    and when no one else is (``alone``), else "User's" and "User".
+    A lone lower-case "i" is the pronoun (chat is often typed so).
 
     >>> said_in_third_person("we moved to Leeds last year", "their partner")
     'User and their partner moved to Leeds last year'
@@ -566,15 +578,17 @@ def said_in_third_person(sentence: str, group: str = "others") -> str:
     "User and their partner's budget is about £300"
     >>> said_in_third_person("I prefer tea for my mornings")
     'User prefers tea for their mornings'
+    >>> said_in_third_person("my uncle sends money and I design logos for my clients", alone=False)
+    "User's uncle sends money and User designs logos for User's clients"
     """
     text = _LOWER_I_RE.sub("I", sentence.strip())
     tokens = _pronoun_tokens(text)
-    if not any(t.word.lower() in _PLURAL_PRONOUNS for t in tokens):
-        try:
-            return to_third_person(text).text
-        except ValidationError:
-            pass
-    edits = [edit for token in tokens for edit in _said_edit(text, token, group)]
+    first_i = next((t.start for t in tokens if t.word.lower() not in _PLURAL_PRONOUNS), len(text))
+    edits = [
+        edit
+        for token in tokens
+        for edit in _said_edit(text, token, group, alone and token.start > first_i)
+    ]
     pieces: list[str] = []
     cursor = 0
     for a, b, replacement in sorted(edits):
@@ -589,7 +603,8 @@ def said_in_third_person(sentence: str, group: str = "others") -> str:
 __all__ = [
     "ThirdPersonResult",
     "is_first_person",
-    "question_in_third_person",
+    "finite_verb",
+    "has_verb",
     "said_in_third_person",
     "strip_lead_in",
     "to_third_person",

@@ -332,7 +332,11 @@ class SaveItem(RequestBody):
     )
     metadata: dict[str, Any] | None = None
     importance: int | None = Field(default=None, ge=1, le=10)
-    source: Source = Source.AI
+    source: Source = Field(
+        default=Source.API,
+        description="omitted: api (an app over this API; the UI badges it so, not as the AI's); "
+        "ai for what an assistant said, user for what a person typed",
+    )
     ring: Ring = Ring.SEMANTIC
     domain: Domain | None = None
     occurred_at: StoredTime | None = None

@@ -40,7 +40,6 @@ IDs: mem_...
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -66,9 +65,9 @@ from memorybank.rules.permissions import Action, allowed, require
 from memorybank.rules.pydantic_errors import reason
 from memorybank.rules.quoted import without_marks
 from memorybank.rules.render import sanitize_memory_text as _line
-from memorybank.rules.said import confirms, explicit_category, word_before
+from memorybank.rules.said import confirms, explicit_category, sentences
 from memorybank.rules.verdicts import THRESHOLDS, needs_reconciling
-from memorybank.services.in_passing import model_fits, weigh
+from memorybank.services.in_passing import Said, model_fits, weigh
 
 if TYPE_CHECKING:
     from memorybank.core.bank import MemoryBank
@@ -133,10 +132,13 @@ def remember_conversation(
     *,
     context: str | None = None,
     llm: JSONCompleter | None = None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> RememberResult:
     """Store the conversation's turns and the facts it states (see the module docs).
 
     ``llm`` defaults to ``bank.llm``; without either, the learned extraction (module docs).
+    ``metadata`` is what every fact saved carries beside its link to the message (the host's
+    own ids, such as mem0's ``agent_id``): given at the save, so no fact is changed after it.
 
     >>> caller = Caller(user_id="ana")
     >>> said = [{"role": "user", "content": "My name is Ana"}]
@@ -145,10 +147,14 @@ def remember_conversation(
     """
     turns = _parse_messages(messages)
     result = RememberResult()
-    result.conversation_ids, turn_ids = _store_turns(bank, caller, turns, context)
     llm = llm if llm is not None else bank.llm
+    extra = dict(metadata or {})
+    # The user's messages are read before they are stored: the one pass that reads their
+    # pieces also gives the vectors the bank stores the turns with.
+    weighed = weigh(bank, turns) if llm is None and model_fits(bank) else None
+    result.conversation_ids, turn_ids = _store_turns(bank, caller, turns, context)
     if llm is None:
-        _keep_said(bank, caller, result, turns, turn_ids)
+        _keep_said(bank, caller, result, turns, turn_ids, weighed, extra)
         return result
     try:
         facts = _extract(llm, turns, context)
@@ -156,10 +162,11 @@ def remember_conversation(
         result.warnings.append(
             f"fact extraction by the LLM failed ({exc}); kept what the user said without it"
         )
-        _keep_said(bank, caller, result, turns, turn_ids)
+        weighed = weigh(bank, turns) if model_fits(bank) else None
+        _keep_said(bank, caller, result, turns, turn_ids, weighed, extra)
         return result
     for fact in facts:
-        _reconcile(bank, caller, llm, result, fact)
+        _reconcile(bank, caller, llm, result, fact, extra)
     return result
 
 
@@ -236,25 +243,28 @@ def _keep_said(
     result: RememberResult,
     turns: Sequence[Message],
     turn_ids: Sequence[str | None],
+    weighed: tuple[list[Said], list[Said]] | None,
+    extra: dict[str, Any],
 ) -> None:
-    """Without an LLM: the facts the user stated in passing (:mod:`.in_passing`), each saved
-    through ``bank.save`` (so a fact said twice, or already known, is judged a duplicate there
-    and reported as skipped), linked to the message it came from; the pieces not kept are
-    listed in ``result.passed_over``. With an embedder the shipped model was not trained for,
-    only explicit statements count, and the result says so."""
-    if not model_fits(bank):
+    """Without an LLM: the facts the user stated in passing (``weighed`` by
+    :func:`.in_passing.weigh`), each saved through ``bank.save`` (so a fact said twice, or
+    already known, is judged a duplicate there and reported as skipped), linked to the
+    message it came from; the pieces not kept are listed in ``result.passed_over``. With an
+    embedder the shipped model was not trained for (``weighed`` is ``None``), only explicit
+    statements count, and the result says so."""
+    if weighed is None:
         result.warnings.append(
             f"the embedder {bank.embedder.model_id!r} is not the one the fact model was "
             "trained on; stored explicit statements only"
         )
         for sentence, category in explicit_statements(turns):
-            _add(bank, caller, result, sentence, category, Source.USER)
+            _add(bank, caller, result, sentence, category, Source.USER, metadata=extra or None)
         return
-    kept, passed = weigh(bank, turns)
+    kept, passed = weighed
     facts = []
     for said in kept:
         turn = turns[said.message]
-        link: dict[str, Any] = {"from_message": said.message, "said": said.piece}
+        link: dict[str, Any] = {**extra, "from_message": said.message, "said": said.piece}
         if turn_ids[said.message] is not None:
             link["from_memory"] = turn_ids[said.message]
         facts.append((said.fact, said.category, link, turn.time))
@@ -270,28 +280,6 @@ def _keep_said(
 
 
 # -- explicit statements (no LLM) -----------------------------------------------------------
-
-# A run of punctuation is read once, from its first character (linear: issue 44).
-_SENTENCE_END_RE = re.compile(r"(?<![.!?])[.!?]++[\"')\]]*+\s+|\n+")
-# A full stop after these is part of a name or phrase ("Dr. Lee"), not a sentence end.
-_ABBREVIATIONS = frozenset("dr mr mrs ms prof st jr sr mt vs etc e.g i.e inc ltd co no".split())
-
-
-def _sentences(text: str) -> list[str]:
-    """``text`` split into sentences, keeping "Dr. Lee", "J. Smith" and "e.g. tea" whole."""
-    out: list[str] = []
-    start = 0
-    for m in _SENTENCE_END_RE.finditer(text):
-        last = word_before(text, start, m.start()).lower().rstrip(".")
-        following = text[m.end() : m.end() + 1]
-        if m.group(0)[0] == "." and (
-            last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()) or following.islower()
-        ):
-            continue
-        out.append(text[start : m.end()].strip())
-        start = m.end()
-    out.append(text[start:].strip())
-    return [s for s in out if s]
 
 
 def explicit_statements(turns: Sequence[Message]) -> list[tuple[str, Category]]:
@@ -309,7 +297,7 @@ def explicit_statements(turns: Sequence[Message]) -> list[tuple[str, Category]]:
     for turn in turns:
         if turn.role != "user":
             continue
-        for sentence in _sentences(turn.content):
+        for sentence in sentences(turn.content):
             category = explicit_category(sentence)
             if category is not None:
                 found.append((sentence, category))
@@ -531,6 +519,7 @@ def _reconcile(
     llm: JSONCompleter,
     result: RememberResult,
     fact: ExtractedFact,
+    extra: dict[str, Any],
 ) -> None:
     hits = _neighbours(bank, ctx, fact)
     best = max((h.vector_similarity or 0.0 for h in hits), default=0.0)
@@ -551,7 +540,7 @@ def _reconcile(
     if verdict.action in ("UPDATE", "SUPERSEDE") and target is not None:
         target = _changeable(ctx, result, fact, target)
     if verdict.action == "ADD" or target is None:
-        _add_fact(bank, ctx, result, fact, None)
+        _add_fact(bank, ctx, result, fact, None, extra)
     elif verdict.action == "NOOP":
         result.skipped.append(
             NotStored(
@@ -563,7 +552,7 @@ def _reconcile(
     elif verdict.action == "UPDATE":
         _update(bank, ctx, result, fact, target, verdict.content or fact.content)
     else:
-        _supersede(bank, ctx, result, fact, target)
+        _supersede(bank, ctx, result, fact, target, extra)
 
 
 def _changeable(
@@ -609,6 +598,7 @@ def _add_fact(
     result: RememberResult,
     fact: ExtractedFact,
     project_id: str | None,
+    extra: dict[str, Any],
 ) -> Memory | None:
     return _add(
         bank,
@@ -620,6 +610,7 @@ def _add_fact(
         importance=fact.importance,
         domain=fact.domain,
         project_id=project_id,
+        metadata=extra or None,
     )
 
 
@@ -649,7 +640,12 @@ def _update(
 
 
 def _supersede(
-    bank: MemoryBank, caller: Caller, result: RememberResult, fact: ExtractedFact, old: Memory
+    bank: MemoryBank,
+    caller: Caller,
+    result: RememberResult,
+    fact: ExtractedFact,
+    old: Memory,
+    extra: dict[str, Any],
 ) -> None:
     """Store the new fact where the old one lives, then mark the old one replaced.
 
@@ -661,7 +657,7 @@ def _supersede(
     except PermissionDenied as exc:
         result.rejected.append(NotStored(content=fact.content, reason=str(exc), existing_id=old.id))
         return
-    new = _add_fact(bank, caller, result, fact, old.project_id)
+    new = _add_fact(bank, caller, result, fact, old.project_id, extra)
     if new is None:
         return
     bank.supersede(

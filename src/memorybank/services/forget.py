@@ -25,7 +25,13 @@ Who decides:
   else's never counts: in "User's sister works at Globex" and "User's friend Dana joined
   Globex" the subject is a person of the user's (:func:`~memorybank.rules.policy.their_person`)
   and Globex is what that person does; only a name tied to such a person by a preposition
-  ("User's boss at Globex") is the user's own.
+  ("User's boss at Globex") is the user's own. A request in the first person ("where I
+  live", "my address") is about the user: a fact whose subject is another person ("User's
+  sister Ines lives in Porto") is not about it however many words it shares, unless the
+  request names that person ("my sister's address").
+  A request for a thing of the user as such ("where I live"), naming no value of it, takes
+  every value of it: "User moved to Lisbon" goes with "User lives in Berlin"
+  (:mod:`memorybank.services.forget_slot` says which).
   Relevance ranks candidates but does not decide: it is relative to the best match, so it
   cannot tell a good match from the least bad one.
 
@@ -80,9 +86,11 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 import Stemmer
 from pydantic import BaseModel, ConfigDict, Field
 
+from memorybank.core.relations import rejudge
 from memorybank.core.scopes import scope_set
 from memorybank.errors import NotFound, ProviderError, ValidationError
 from memorybank.model import (
@@ -101,7 +109,9 @@ from memorybank.rules.permissions import Action, require
 from memorybank.rules.policy import their_person, to_third_person, validate_memory
 from memorybank.rules.query import query_terms, word_spans
 from memorybank.rules.render import sanitize_memory_text
+from memorybank.rules.third_person import is_first_person
 from memorybank.rules.verdicts import THRESHOLDS
+from memorybank.services.forget_slot import same_slot, whole_slot
 
 if TYPE_CHECKING:
     from memorybank.core.bank import MemoryBank
@@ -196,7 +206,10 @@ def forget_preview(
         except ProviderError as exc:
             warnings.append(f"the LLM could not plan this ({exc}); used the word-match rule")
     if items is None:
-        items = _rule(bank.embedder, [hit.memory for hit in hits], wanted)
+        mine = is_first_person(query)
+        items = _rule(bank.embedder, [hit.memory for hit in hits], wanted, mine)
+        if mine and whole_slot(query):
+            items = _with_same_slot(bank, items)
     items = _with_history(bank, caller, items, wanted, top_k)
     summary = _summary(query, items) if judged is None else _llm_summary(judged, items)
     plan = ForgetPlan(
@@ -228,14 +241,14 @@ def forget_confirm(
     now = now or utcnow()
     plan = _own_plan(bank, caller, plan_id, now)
     require(caller.role, Action.CHANGE, caller.project_id)
+    rewritten = _rewritten(bank, plan, caller, now)
     outcome = bank.store.execute_forget_plan(
-        plan.id,
-        caller.user_id,
-        caller.project_id,
-        _rewritten(bank, plan, caller, now),
-        now,
-        caller.user_id,
+        plan.id, caller.user_id, caller.project_id, rewritten, now, caller.user_id
     )
+    if rewritten:  # a rewritten fact says something else now: what it may update anew
+        facts = [memory for memory, _ in rewritten.values()]
+        vectors = np.stack([vector for _, vector in rewritten.values()])
+        rejudge(bank.store, bank.judge, facts, vectors, restated=True)
     return ForgetResult(plan_id=plan.id, **asdict(outcome))
 
 
@@ -324,24 +337,28 @@ class _Match:
     words: tuple[str, ...] = ()  # the request's words it mentions, as the user wrote them
 
 
-def _matches(embedder: Embedder, texts: Sequence[str], wanted: dict[str, str]) -> list[_Match]:
+def _matches(
+    embedder: Embedder, texts: Sequence[str], wanted: dict[str, str], mine: bool
+) -> list[_Match]:
     """The rule of the module's docstring, for each of ``texts``: the one place it is decided
-    (for current texts and earlier ones alike). The texts that mention some of the request's
-    words but too few are compared with the rest of the request in one batch."""
+    (for current texts and earlier ones alike); ``mine``: the request speaks of the user
+    ("where I live"). The texts that mention some of the request's words but too few are
+    compared with the rest of the request in one batch."""
     need = min(MIN_SHARED_WORDS, len(wanted))
     out: list[_Match] = []
     pairs: dict[int, tuple[str, str]] = {}  # position → (rest of the request, rest of the text)
     for n, text in enumerate(texts):
         stems = _shared(text, wanted)
         words = tuple(sorted(wanted[s] for s in stems))
-        person = _someone_elses(text, stems) if stems and len(stems) < need else None
+        asked = stems and (mine or len(stems) < need)
+        person = _someone_elses(text, stems) if asked else None
         if not stems:
             out.append(_Match(False, "does not mention what to forget"))
-        elif len(stems) >= need:
-            out.append(_Match(True, f"mentions {_quoted(words)}", words))
         elif person is not None:
             reason = f"mentions {_quoted(words)} of someone else ({person})"
             out.append(_Match(False, reason, words))
+        elif len(stems) >= need:
+            out.append(_Match(True, f"mentions {_quoted(words)}", words))
         else:
             out.append(_Match(False, f"mentions only {_quoted(words)}", words))
             rest = _without(text, stems)
@@ -371,9 +388,10 @@ def _without(text: str, stems: Sequence[str]) -> str:
 def _someone_elses(text: str, stems: Sequence[str]) -> str | None:
     """The words naming the person of the user's whom ``text`` is about, when the request's
     words it mentions are theirs rather than the user's: "User's sister" for "User's sister
-    works at Globex", None for "User's manager at Globex was Priya" or "User left Globex"."""
+    works at Globex", None for "User's manager at Globex was Priya" or "User left Globex",
+    and None when the request names that person ("my sister" for "User's sister …")."""
     person = their_person(text)
-    if person is None:
+    if person is None or _shared(person, dict.fromkeys(stems, "")):
         return None
     spans = word_spans(text[len(person) :])
     stemmed = _stemmed([word for word, _, _ in spans])
@@ -384,10 +402,10 @@ def _someone_elses(text: str, stems: Sequence[str]) -> str | None:
 
 
 def _rule(
-    embedder: Embedder, memories: Sequence[Memory], wanted: dict[str, str]
+    embedder: Embedder, memories: Sequence[Memory], wanted: dict[str, str], mine: bool
 ) -> list[PreviewItem]:
     """The rule's plan for ``memories``: FORGET what it finds about the request, KEEP the rest."""
-    matches = _matches(embedder, [memory.content for memory in memories], wanted)
+    matches = _matches(embedder, [memory.content for memory in memories], wanted, mine)
     return [
         PreviewItem(
             memory=memory,
@@ -395,6 +413,18 @@ def _rule(
             reason=match.reason,
         )
         for memory, match in zip(memories, matches, strict=True)
+    ]
+
+
+def _with_same_slot(bank: MemoryBank, items: list[PreviewItem]) -> list[PreviewItem]:
+    """``items`` with the KEEPs that go with a FORGET (:mod:`.forget_slot`) turned FORGET."""
+    forgotten = {n for n, item in enumerate(items) if item.action == ForgetAction.FORGET}
+    kept = {n for n, item in enumerate(items) if item.action == ForgetAction.KEEP}
+    more = same_slot(bank, [item.memory for item in items], forgotten, kept)
+    forget = {"action": ForgetAction.FORGET}
+    return [
+        item.model_copy(update={**forget, "reason": more[n]}) if n in more else item
+        for n, item in enumerate(items)
     ]
 
 
@@ -433,7 +463,8 @@ def _with_history(
         for memory, texts in found
         if memory.id not in position or out[position[memory.id]].action == ForgetAction.KEEP
     ]
-    judged = iter(_matches(bank.embedder, [t for _, texts in found for t in texts], wanted))
+    texts = [t for _, earlier in found for t in earlier]
+    judged = iter(_matches(bank.embedder, texts, wanted, mine=False))
     for memory, texts in found:
         matches = [match for match in [next(judged) for _ in texts] if match.about]
         if not matches:

@@ -5,7 +5,7 @@
 never shows the older as an earlier, maybe outdated value of the newer.
 
 >>> a = bank.save("u1", "User works at Globex as an engineer", "identity").memory_id
->>> b = bank.save("u1", "User works at Initech as an engineer", "identity")
+>>> b = bank.save("u1", "User moved to Initech as an engineer", "identity")
 >>> [(new.id, old.id) for new, old in open_pairs(bank, "u1")] == [(b.memory_id, a)]
 True
 >>> keep_both(bank, b.memory_id, a, "u1")

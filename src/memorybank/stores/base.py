@@ -26,7 +26,7 @@ from memorybank.model import (
     Scope,
     ScopeSet,
 )
-from memorybank.model.stored import Candidate, InsertOutcome, KeptPair, PlanOutcome
+from memorybank.model.stored import Candidate, InsertOutcome, KeptPair, PlanOutcome, Related
 from memorybank.providers.embedders.base import Vectors
 from memorybank.stores.sql import SqlDatabase
 
@@ -35,13 +35,21 @@ Order = Literal["created_desc", "created_asc", "importance_desc"]
 
 class Judgement(Protocol):
     """What a judge answers about a (new, stored) pair: ``relation`` is ``"duplicate"``
-    (the new one is refused), ``"conflict"`` (stored, and reported) or anything else."""
+    (the new one is refused), ``"conflict"`` (stored, reported, and kept as a relation every
+    read shows: the new one may update the stored one) or anything else; ``probabilities``
+    (duplicate, update, distinct) and ``judge`` say what it read, kept with the relation."""
 
     @property
     def relation(self) -> str: ...
 
     @property
     def why(self) -> str: ...
+
+    @property
+    def probabilities(self) -> tuple[float, float, float] | None: ...
+
+    @property
+    def judge(self) -> str | None: ...
 
 
 #: Decides how a new memory relates to each stored candidate (with its cosine similarity),
@@ -218,8 +226,12 @@ class Store(Protocol):
         """
         ...
 
-    def iter_memories(self, batch_size: int = 500) -> Iterator[list[Memory]]:
-        """Every memory of every user, in batches (for reindex and migration)."""
+    def iter_memories(
+        self, batch_size: int = 500, after: str | None = None
+    ) -> Iterator[list[Memory]]:
+        """Every memory of every user, in batches, in the order they were stored (for
+        reindex, rejudge and migration); with ``after``, those stored after that memory
+        (where an interrupted pass resumes)."""
         ...
 
     def vectors_of(self, memory_ids: Sequence[str]) -> dict[str, Vectors]:
@@ -310,8 +322,23 @@ class Store(Protocol):
         not yet answered, both current; oldest first, at most ``limit``, in one read."""
         ...
 
-    def distinct_pairs(self, memory_ids: Sequence[str]) -> set[frozenset[str]]:
-        """The pairs among ``memory_ids`` answered "both are true"."""
+    def updates_among(self, memory_ids: Sequence[str]) -> set[tuple[str, str]]:
+        """The (newer id, older id) pairs among ``memory_ids`` where the newer fact may update
+        the older, as judged when it was written, less those answered "both are true": what
+        every read shows newest first (one indexed read; reads never ask the judge)."""
+        ...
+
+    def updaters_of(self, memory_ids: Sequence[str], scopes: ScopeSet) -> list[tuple[str, Memory]]:
+        """(older id, newer memory) for each current fact visible through ``scopes`` that may
+        update one of ``memory_ids``, as judged when it was written, less those answered "both
+        are true": how a read brings the current value beside an outdated hit (one read)."""
+        ...
+
+    def relate(self, judged: Sequence[tuple[Memory, Sequence[Related]]], *, restated: bool) -> None:
+        """For each (memory, related) of ``judged``, in one transaction: replace the relations
+        judged with the memory as the newer fact by ``related`` (an edit, an import, a new
+        judge); ``restated`` (its text changed) also drops those with it as the older fact.
+        Answers "both are true" stay."""
         ...
 
     def kept_pairs(self, memory_ids: Sequence[str]) -> list[KeptPair]:

@@ -7,7 +7,7 @@ index needs a fixed-length column); the length is recorded in ``meta`` as ``vect
 from __future__ import annotations
 
 from memorybank.stores.accounts_schema import accounts_tables
-from memorybank.stores.sql_pairs import pairs_table
+from memorybank.stores.sql_pairs import READINGS, pairs_table
 from memorybank.stores.webhooks_schema import webhook_tables
 
 MIGRATIONS: list[tuple[int, str, str]] = [
@@ -173,6 +173,11 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         9,
         "pairs of facts a save said may update one another, and the answer both are true",
         pairs_table("BIGINT"),
+    ),
+    (
+        10,
+        "what the judge read of each pair it related, kept with the relation",
+        READINGS,
     ),
 ]
 

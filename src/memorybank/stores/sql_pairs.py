@@ -1,13 +1,15 @@
-"""Pairs of facts where a newer one may update an older one (a save's conflicts), and the
-person's answer "both are true": the pair methods of :class:`~memorybank.stores.base.Store`
-over the ``memory_pairs`` table, shared by both SQL stores.
+"""Relations between facts, decided when a fact is written: a newer fact that may update an
+older one (a save's conflicts), and the person's answer "both are true". The pair methods of
+:class:`~memorybank.stores.base.Store` over the ``memory_pairs`` table, shared by both SQL
+stores.
 
-A save records each conflict it reports as an *asked* pair, in the insert's own transaction,
-so any adapter (the web UI in any browser, after any reload) can show the open pairs. An
-answer "both are true" turns the pair *distinct*: it is never shown as a pair again, and the
-prompt block never puts the older under the newer as "earlier, may be outdated". "Replace"
-needs no row of its own: the older fact is superseded, which closes the pair (and a restore
-opens it again). A deleted memory takes its pairs with it.
+A save records each conflict it reports as an *asked* pair, with the judge's probabilities
+and the similarity it read, in the insert's own transaction; every read (search, the prompt
+block, the UI's open pairs) reads these rows and never asks a model again. An answer "both
+are true" turns the pair *distinct*: it is never shown as a pair again, and no read puts the
+older under the newer as "earlier, may be outdated". "Replace" needs no row of its own: the
+older fact is superseded, which closes the pair (and a restore opens it again). A deleted
+memory takes its pairs with it; an edited one is judged again (:meth:`SqlPairs.relate`).
 """
 
 from __future__ import annotations
@@ -16,9 +18,16 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import ClassVar
 
-from memorybank.model import Memory
-from memorybank.model.stored import KeptPair, from_us, to_us
-from memorybank.stores.sql import MEMORY_FIELDS, Dialect, SqlTransactions, TxnT, chunks
+from memorybank.model import Memory, ScopeSet
+from memorybank.model.stored import KeptPair, Related, from_us, to_us
+from memorybank.stores.sql import (
+    MEMORY_FIELDS,
+    Dialect,
+    SqlTransactions,
+    TxnT,
+    chunks,
+    scope_keys,
+)
 
 ASKED = "asked"
 DISTINCT = "distinct"
@@ -42,21 +51,93 @@ def pairs_table(microseconds: str) -> str:
         """
 
 
+#: What the judge read, kept with each relation it decided (a later migration).
+READINGS = """
+    ALTER TABLE memory_pairs ADD COLUMN p_duplicate REAL;
+    ALTER TABLE memory_pairs ADD COLUMN p_update REAL;
+    ALTER TABLE memory_pairs ADD COLUMN p_distinct REAL;
+    ALTER TABLE memory_pairs ADD COLUMN similarity REAL;
+    ALTER TABLE memory_pairs ADD COLUMN judge TEXT;
+    """
+
+_ASK = (
+    "INSERT INTO memory_pairs (memory_id, other_id, scope_key, verdict, actor, decided_us, "
+    "p_duplicate, p_update, p_distinct, similarity, judge) "
+    # Typed: PostgreSQL reads an untyped parameter in a SELECT list as text.
+    "SELECT ?, ?, ?, ?, NULL, ?, CAST(? AS REAL), CAST(? AS REAL), CAST(? AS REAL), "
+    "CAST(? AS REAL), CAST(? AS TEXT) WHERE NOT EXISTS (SELECT 1 FROM memory_pairs "
+    "WHERE memory_id = ? AND other_id = ? AND verdict = ?) "
+    "ON CONFLICT (memory_id, other_id) DO UPDATE SET p_duplicate = excluded.p_duplicate, "
+    "p_update = excluded.p_update, p_distinct = excluded.p_distinct, "
+    "similarity = excluded.similarity, judge = excluded.judge, decided_us = excluded.decided_us "
+    "WHERE memory_pairs.verdict = ?"
+)
+
+
 class SqlPairs(SqlTransactions[TxnT]):
     """The pair methods of a SQL store (its transactions are the store's own)."""
 
     dialect: ClassVar[Dialect]
 
-    def _ask_pairs(self, txn: TxnT, memory: Memory, others: Sequence[Memory]) -> None:
-        """Record that ``memory`` may update each of ``others`` (an answer already given for a
-        pair is kept)."""
+    def _ask_pairs(self, txn: TxnT, memory: Memory, related: Sequence[Related]) -> None:
+        """Record that ``memory`` may update each of ``related``, with what the judge read (an
+        answer already given for a pair, in either order, is kept)."""
         now = to_us(datetime.now(UTC))
-        for other in others:
+        for other in related:
+            p = other.scores or (None, None, None)
             txn.execute(
-                "INSERT INTO memory_pairs (memory_id, other_id, scope_key, verdict, actor, "
-                "decided_us) VALUES (?, ?, ?, ?, NULL, ?) ON CONFLICT DO NOTHING",
-                (memory.id, other.id, memory.scope.key, ASKED, now),
+                _ASK,
+                (
+                    memory.id,
+                    other.memory.id,
+                    memory.scope.key,
+                    ASKED,
+                    now,
+                    *p,
+                    other.similarity,
+                    other.judge,
+                    other.memory.id,
+                    memory.id,
+                    DISTINCT,
+                    ASKED,
+                ),
             )
+
+    def relate(self, judged: Sequence[tuple[Memory, Sequence[Related]]], *, restated: bool) -> None:
+        """For each (memory, related) of ``judged``, in one transaction: replace what the
+        judge said of the memory as the newer fact by ``related`` (the facts it may update, as
+        judged now: a new judge, an edit, an import); with ``restated`` (its text changed)
+        also drop what was said of it as the older fact, as an edited fact is said now.
+        Answers "both are true" are kept."""
+        with self.writing() as txn:
+            for memory, related in judged:
+                txn.execute(
+                    "DELETE FROM memory_pairs WHERE memory_id = ? AND verdict = ?",
+                    (memory.id, ASKED),
+                )
+                if restated:
+                    txn.execute(
+                        "DELETE FROM memory_pairs WHERE other_id = ? AND verdict = ?",
+                        (memory.id, ASKED),
+                    )
+                self._ask_pairs(txn, memory, related)
+
+    def updates_among(self, memory_ids: Sequence[str]) -> set[tuple[str, str]]:
+        """The (newer, older) pairs among ``memory_ids`` whose newer fact may update the older
+        (judged when it was written, not answered "both are true"): one indexed read."""
+        wanted = set(memory_ids)
+        if len(wanted) < 2:
+            return set()
+        found: set[tuple[str, str]] = set()
+        with self.reading() as txn:
+            for ids in chunks(sorted(wanted), self.dialect.list_max):
+                newer, params = self.dialect.any_of("memory_id", ids)
+                rows = txn.fetch(
+                    f"SELECT memory_id, other_id FROM memory_pairs WHERE {newer} AND verdict = ?",
+                    [*params, ASKED],
+                )
+                found |= {(str(a), str(b)) for a, b in rows if str(b) in wanted}
+        return found
 
     def _drop_pairs(self, txn: TxnT, memory_ids: Sequence[str]) -> None:
         """Delete the pairs of deleted memories (either side)."""
@@ -103,9 +184,36 @@ class SqlPairs(SqlTransactions[TxnT]):
         half = 1 + len(MEMORY_FIELDS)
         return [(d.memory(r[:half]), d.memory(r[half:])) for r in rows]
 
-    def distinct_pairs(self, memory_ids: Sequence[str]) -> set[frozenset[str]]:
-        """The pairs among ``memory_ids`` answered "both are true"."""
-        return {frozenset((p.memory_id, p.other_id)) for p in self.kept_pairs(memory_ids)}
+    def updaters_of(self, memory_ids: Sequence[str], scopes: ScopeSet) -> list[tuple[str, Memory]]:
+        """(older id, newer memory) for each current fact visible through ``scopes`` that may
+        update one of ``memory_ids`` (judged when it was written, not answered "both are
+        true"): two indexed reads, the pairs by their older fact, then the newer rows."""
+        keys = scope_keys(scopes)
+        if not memory_ids or not keys:
+            return []
+        d = self.dialect
+        # Two reads, each on its own index: joined in one statement, a planner may walk the
+        # whole scope's memories and probe the pairs of each (milliseconds at 1,000 facts).
+        with self.reading() as txn:
+            pairs: list[tuple[str, str]] = []
+            for ids in chunks(sorted(set(memory_ids)), d.list_max):
+                older, params = d.any_of("other_id", ids)
+                rows = txn.fetch(
+                    f"SELECT other_id, memory_id FROM memory_pairs WHERE {older} AND verdict = ?",
+                    [*params, ASKED],
+                )
+                pairs += [(str(r[0]), str(r[1])) for r in rows]
+            newer: dict[str, Memory] = {}
+            in_scope, scoped = d.any_of("scope_key", keys)
+            for ids in chunks(sorted({n for _, n in pairs}), d.list_max):
+                by_id, params = d.any_of("id", ids)
+                rows = txn.fetch(
+                    f"SELECT {d.columns} FROM memories WHERE {by_id} "
+                    f"AND superseded_by IS NULL AND {in_scope}",
+                    [*params, *scoped],
+                )
+                newer.update((m.id, m) for m in map(d.memory, rows))
+        return [(old, newer[new]) for old, new in pairs if new in newer]
 
     def kept_pairs(self, memory_ids: Sequence[str]) -> list[KeptPair]:
         """The pairs answered "both are true" whose two facts are both among ``memory_ids``,

@@ -33,6 +33,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Self
 
@@ -54,6 +55,7 @@ from memorybank.model import (
 )
 from memorybank.model.stored import Candidate, InsertOutcome, Related, to_us
 from memorybank.providers.embedders.base import Vectors
+from memorybank.rules.intake import restatement
 from memorybank.stores.base import Judge, Order, Replaces
 from memorybank.stores.rows import event_of, history_event_of
 from memorybank.stores.search_index import SearchIndex
@@ -198,7 +200,8 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT], SqlPairs[TxnT]):
         k: int,
         judge: Judge,
     ) -> InsertOutcome | tuple[Related, ...]:
-        """The judge's decision on ``memory``: a refusal (the duplicate), else its conflicts."""
+        """The judge's decision on ``memory``: a refusal (the duplicate), a restatement (the
+        stored fact it probably repeats, rewritten to its wording), else its conflicts."""
         conflicts: list[Related] = []
         candidates = [
             (other, similarity)
@@ -207,12 +210,31 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT], SqlPairs[TxnT]):
             if other.superseded_by is None
         ]
         verdicts = judge(memory, candidates) if candidates else []
+        restates: tuple[Memory, float, float] | None = None
         for (other, similarity), verdict in zip(candidates, verdicts, strict=True):
             if verdict.relation == "duplicate":
                 return InsertOutcome(memory, False, other, similarity)
+            p = verdict.probabilities
+            if verdict.relation == "restated" and p is not None:
+                if restates is None or p[0] > restates[2]:
+                    restates = (other, similarity, p[0])
             if verdict.relation == "conflict":
-                conflicts.append(Related(other, similarity, verdict.why))
+                conflicts.append(
+                    Related(other, similarity, verdict.why, verdict.probabilities, verdict.judge)
+                )
+        if restates is not None:
+            return self._restate(txn, memory, vector, restates[0], restates[1])
         return tuple(conflicts)
+
+    def _restate(
+        self, txn: TxnT, memory: Memory, vector: Vectors, other: Memory, similarity: float
+    ) -> InsertOutcome:
+        """``other`` rewritten to ``memory``'s wording (an UPDATE event keeps the earlier
+        one), reinforced as a fact said again."""
+        restated, event = restatement(other, memory)
+        self._replace_row(txn, restated, vector, event)
+        self._reinforced(txn, restated, restated.updated_at)
+        return InsertOutcome(memory, False, other, similarity, restated=restated)
 
     def _supersede(
         self,
@@ -236,7 +258,7 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT], SqlPairs[TxnT]):
             marked = old.model_copy(update={"superseded_by": memory.id, "updated_at": utcnow()})
             event = HistoryEvent.about(old, EventKind.SUPERSEDE, actor or memory.user_id)
             self._replace_row(txn, marked, None, event)
-            superseded.append(Related(marked, related.similarity, related.why))
+            superseded.append(replace(related, memory=marked))
         return InsertOutcome(memory, True, conflicts=tuple(kept), superseded=tuple(superseded))
 
     def _after_delete(self) -> None:
@@ -281,7 +303,8 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT], SqlPairs[TxnT]):
                     conflicts = decided
                 self.index.add(txn, memory, vector, bound, check)
                 outcome = self._supersede(txn, memory, conflicts, replaces, actor)
-                self._ask_pairs(txn, memory, [related.memory for related in outcome.conflicts])
+                # A replaced fact keeps its relation too: restored, it is shown as earlier.
+                self._ask_pairs(txn, memory, (*outcome.conflicts, *outcome.superseded))
                 outcomes.append(outcome)
             for outcome in outcomes if record else ():
                 if outcome.inserted:
@@ -694,11 +717,18 @@ class SqlStore(SqlForgetPlans[TxnT], SqlOrgMembers[TxnT], SqlPairs[TxnT]):
                     newest = max(newest, int(row[0]))
         return newest
 
-    def iter_memories(self, batch_size: int = 500) -> Iterator[list[Memory]]:
-        """Every memory, in batches, by insertion order (stable under concurrent inserts)."""
+    def iter_memories(
+        self, batch_size: int = 500, after: str | None = None
+    ) -> Iterator[list[Memory]]:
+        """Every memory, in batches, by insertion order (stable under concurrent inserts); with
+        ``after``, those inserted after that memory (from the start if it is gone)."""
         d = self.dialect
         sql = f"SELECT {d.columns} FROM memories WHERE {d.rowid} > ? ORDER BY {d.rowid} LIMIT ?"
         last = 0
+        if after is not None:
+            with self.reading() as txn:
+                row = txn.one(f"SELECT {d.rowid} FROM memories WHERE id = ?", (after,))
+            last = 0 if row is None else int(row[0])
         while True:
             with self.reading() as txn:
                 rows = txn.fetch(sql, (last, batch_size))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memorybank.stores.accounts_schema import accounts_tables
-from memorybank.stores.sql_pairs import pairs_table
+from memorybank.stores.sql_pairs import READINGS, pairs_table
 from memorybank.stores.webhooks_schema import webhook_tables
 
 MIGRATIONS: list[tuple[int, str, str]] = [
@@ -186,5 +186,10 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         8,
         "pairs of facts a save said may update one another, and the answer both are true",
         pairs_table("INTEGER"),
+    ),
+    (
+        9,
+        "what the judge read of each pair it related, kept with the relation",
+        READINGS,
     ),
 ]

@@ -34,6 +34,17 @@ class Embedder(Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
+class SpanEmbedder(Embedder, Protocol):
+    """An embedder that also reads parts of a text in its context: ``embed_spans(texts,
+    spans)`` returns each text's vector and, per text, one vector for each ``(start, end)``
+    character span of it (the bundled :class:`~memorybank.providers.embedders.LocalEmbedder`)."""
+
+    def embed_spans(
+        self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]]
+    ) -> tuple[Vectors, list[Vectors]]: ...
+
+
 def text_list(texts: Sequence[str]) -> list[str]:
     """``texts`` as a list, checked: a :class:`~memorybank.errors.ValidationError` for one
     string passed alone or an item that is not a string.

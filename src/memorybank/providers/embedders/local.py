@@ -38,6 +38,8 @@ BUNDLED_DIMENSION: int = 384
 
 DEFAULT_MAX_LENGTH = 256
 DEFAULT_BATCH_SIZE = 64
+#: Texts whose vectors :meth:`LocalEmbedder.embed_spans` keeps for the next :meth:`embed`.
+RECENT = 256
 
 _verified: set[tuple[str, str]] = set()
 _verified_lock = threading.Lock()
@@ -264,6 +266,7 @@ class LocalEmbedder:
         self._use_token_type_ids = "token_type_ids" in _input_names(session, source.model_path)
         self._output_name: str = session.get_outputs()[0].name
         self._session: ort.InferenceSession | None = session
+        self._recent = _Recent()
         if model_dir is None:
             self._dimension = BUNDLED_DIMENSION
         else:
@@ -282,6 +285,15 @@ class LocalEmbedder:
         items = text_list(texts)
         if not items:
             return np.zeros((0, self._dimension), dtype=np.float32)
+        known = self._recent.take(items)
+        if known:
+            rest = [i for i in range(len(items)) if i not in known]
+            out = np.empty((len(items), self._dimension), dtype=np.float32)
+            for i, vector in known.items():
+                out[i] = vector
+            if rest:
+                out[rest] = self._run([items[i] for i in rest])
+            return out
         vectors = self._run(items)
         if vectors.shape[1] != self._dimension:
             raise ProviderError(
@@ -312,6 +324,24 @@ class LocalEmbedder:
         return out
 
     def _run_batch(self, session: ort.InferenceSession, batch: list[Encoding]) -> Vectors:
+        output, attention_mask = self._states(session, batch)
+        if output.ndim == 3:  # token embeddings: mean over the real (unmasked) tokens
+            mask = attention_mask[:, :, None].astype(np.float32)
+            summed = (output * mask).sum(axis=1)
+            counts = np.clip(mask.sum(axis=1), 1e-9, None)
+            output = summed / counts
+        elif output.ndim != 2:
+            raise ProviderError(
+                f"model {self._model_id} returned an output of shape {output.shape}; "
+                f"expected (batch, sequence, dim) or (batch, dim)"
+            )
+        return normalise(output)
+
+    def _states(
+        self, session: ort.InferenceSession, batch: list[Encoding]
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+        """The model's output for ``batch`` (token states, or one vector a text) and the
+        attention mask it ran with."""
         width = max(len(e.ids) for e in batch)
         input_ids = np.full((len(batch), width), self._pad_id, dtype=np.int64)
         attention_mask = np.zeros((len(batch), width), dtype=np.int64)
@@ -334,18 +364,70 @@ class LocalEmbedder:
             result: list[Any] = session.run([self._output_name], feed)
         except Exception as exc:  # onnxruntime's own exception types are not public API
             raise ProviderError(f"model {self._model_id} failed to run: {exc}") from exc
-        output = np.asarray(result[0], dtype=np.float32)
-        if output.ndim == 3:  # token embeddings: mean over the real (unmasked) tokens
-            mask = attention_mask[:, :, None].astype(np.float32)
-            summed = (output * mask).sum(axis=1)
-            counts = np.clip(mask.sum(axis=1), 1e-9, None)
-            output = summed / counts
-        elif output.ndim != 2:
-            raise ProviderError(
-                f"model {self._model_id} returned an output of shape {output.shape}; "
-                f"expected (batch, sequence, dim) or (batch, dim)"
-            )
-        return normalise(output)
+        return np.asarray(result[0], dtype=np.float32), attention_mask
+
+    def embed_spans(
+        self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]]
+    ) -> tuple[Vectors, list[Vectors]]:
+        """Each text's vector, and a vector for each of its character ``spans``: the mean of
+        the token states inside the span, read in the one pass that embeds the whole text
+        (so a piece is read in its context, at no extra cost). A span the model did not
+        reach (past ``max_length``) is embedded on its own. The texts' vectors are kept
+        until they are next embedded (:meth:`embed`, a bank storing the same texts right
+        after), for at most :data:`RECENT` texts."""
+        items = text_list(texts)
+        encodings: list[Encoding] = self._tokenizer.encode_batch(items)
+        whole = np.empty((len(items), self._dimension), dtype=np.float32)
+        parts: list[Vectors] = []
+        session = self._session
+        if session is None:
+            raise ProviderError(f"embedder {self._model_id} is closed")
+        for row, (text, encoding, wanted) in enumerate(zip(items, encodings, spans, strict=True)):
+            states, mask = self._states(session, [encoding])
+            if states.ndim != 3:
+                raise ProviderError(f"model {self._model_id} gives no token states")
+            tokens = states[0]
+            real = mask[0].astype(bool)
+            whole[row] = normalise(tokens[real].mean(axis=0, keepdims=True))[0]
+            offsets = np.array(encoding.offsets, dtype=np.int64).reshape(-1, 2)
+            inside = [
+                real
+                & (offsets[:, 1] > offsets[:, 0])
+                & (offsets[:, 0] < end)
+                & (offsets[:, 1] > start)
+                for start, end in wanted
+            ]
+            vectors = np.zeros((len(wanted), self._dimension), dtype=np.float32)
+            for index, chosen in enumerate(inside):
+                if chosen.any():
+                    vectors[index] = tokens[chosen].mean(axis=0)
+                else:
+                    start, end = wanted[index]
+                    vectors[index] = self._run([text[start:end]])[0]
+            parts.append(normalise(vectors))
+            self._recent.keep(text, whole[row])
+        return whole, parts
+
+
+class _Recent:
+    """Vectors of texts just embedded whole (:meth:`LocalEmbedder.embed_spans`), handed out
+    once when the same text is embedded again; the oldest go past :data:`RECENT` texts."""
+
+    def __init__(self) -> None:
+        self._vectors: dict[str, Vectors] = {}
+        self._lock = threading.Lock()
+
+    def keep(self, text: str, vector: Vectors) -> None:
+        with self._lock:
+            self._vectors[text] = vector
+            while len(self._vectors) > RECENT:
+                del self._vectors[next(iter(self._vectors))]
+
+    def take(self, texts: Sequence[str]) -> dict[int, Vectors]:
+        if not self._vectors:
+            return {}
+        with self._lock:
+            return {i: self._vectors.pop(t) for i, t in enumerate(texts) if t in self._vectors}
 
 
 __all__ = ["BUNDLED_MODEL_ID", "BUNDLED_SHA256", "LocalEmbedder", "verify_sha256"]

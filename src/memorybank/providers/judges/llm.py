@@ -80,10 +80,6 @@ class LLMJudge:
             out.append(self._answers.get(pair, score))
         return out
 
-    def relevance(self, message: str, texts: Sequence[str]) -> list[float]:
-        """The shipped model's relevance."""
-        return self.local.relevance(message, texts)
-
     def _ask(self, old: str, new: str) -> PairScores | None:
         messages = [
             {"role": "system", "content": _PROMPT},

@@ -1,10 +1,13 @@
-"""The shipped judge: a cross-encoder fine-tuned from all-MiniLM-L6-v2 (``memorybank bench
-train-judge``), int8 ONNX on onnxruntime, inside the package (``memorybank/_model/judge``).
+"""The shipped judge: a cross-encoder fine-tuned from all-MiniLM-L6-v2's first layers
+(``memorybank bench train-judge``), ONNX on onnxruntime, inside the package
+(``memorybank/_model/judge``).
 
-It reads a pair as one input (``[CLS] stored [SEP] new [SEP]``, or message and fact) and
-answers from two heads: the relation of two facts, and the relevance of a fact to a message.
-Answers are cached per pair (a user's next message, or the next save, asks many of the same
-pairs again); the cache is the process's, shared by every bank, and bounded.
+It reads a pair as one input (``[CLS] stored [SEP] new [SEP]``) and answers the relation of
+the two facts. The file keeps its weights as int8 behind ``DequantizeLinear`` (a quarter of
+the size); onnxruntime folds them back to float32 when it loads the model
+(``session.disable_quant_qdq``), so the model computes in float32: a pair's answer is the
+same alone or in any batch, and a save reads all its pairs in one run. Answers are cached per
+pair; the cache is the process's, shared by every bank, and bounded.
 """
 
 from __future__ import annotations
@@ -26,9 +29,10 @@ from memorybank.errors import ConfigurationError, ProviderError
 from memorybank.providers.embedders.local import default_threads, session_options
 from memorybank.rules.verdicts import PairScores, weighed
 
-#: How many answers the process keeps (model answers of pairs and relevances, and the pairs'
-#: weighed scores; about 100 bytes each).
+#: How many answers the process keeps (the pairs' weighed scores; about 100 bytes each).
 CACHE_SIZE = 65_536
+#: The most pairs one model run reads (a longer batch is read in runs of this many).
+BATCH = 64
 
 
 def _files() -> tuple[Path, Path, Path]:
@@ -41,17 +45,17 @@ class _Cache:
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._items: OrderedDict[tuple[str, str, str], Any] = OrderedDict()
+        self._items: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, str, str]) -> Any:
+    def get(self, key: tuple[str, str]) -> Any:
         with self._lock:
             value = self._items.get(key)
             if value is not None:
                 self._items.move_to_end(key)
             return value
 
-    def put(self, key: tuple[str, str, str], value: Any) -> None:
+    def put(self, key: tuple[str, str], value: Any) -> None:
         with self._lock:
             self._items[key] = value
             self._items.move_to_end(key)
@@ -67,11 +71,6 @@ class LocalJudge:
     [True]
     """
 
-    #: Each pair is scored in a run of its own (see :meth:`_answers`), so asking pairs one at a
-    #: time, only those a caller turns out to need, costs no more than asking them together
-    #: (:func:`memorybank.rules.verdicts.asks_alone`).
-    pairs_alone = True
-
     def __init__(self, model_dir: Path | str | None = None, *, threads: int | None = None) -> None:
         model, meta, tokenizer = _files()
         if model_dir is not None:
@@ -83,6 +82,9 @@ class LocalJudge:
                     "(or train it: memorybank bench train-judge)"
                 )
         info = json.loads(meta.read_text(encoding="utf-8"))
+        #: Which model this is (``judge.json``'s version): kept with every relation it
+        #: decides, so that ``memorybank rejudge`` re-reads those of another model.
+        self.version = str(info.get("version") or f"judge-{model.stat().st_size}")
         self.labels: list[str] = list(info["labels"])
         self.temperature = float(info.get("temperature", 1.0))
         self._tokenizer = Tokenizer.from_file(str(tokenizer))
@@ -93,11 +95,13 @@ class LocalJudge:
         self._whole = Tokenizer.from_file(str(tokenizer))
         self._whole.no_padding()
         self._whole.no_truncation()
+        options = session_options(threads or default_threads())
+        # The int8 weights folded to float32 at load (constant folding of DequantizeLinear):
+        # without it onnxruntime runs them as int8 products, whose answers vary with the CPU.
+        options.add_session_config_entry("session.disable_quant_qdq", "1")
         try:
             self._session = ort.InferenceSession(
-                str(model),
-                sess_options=session_options(threads or default_threads()),
-                providers=["CPUExecutionProvider"],
+                str(model), sess_options=options, providers=["CPUExecutionProvider"]
             )
         except Exception as exc:  # onnxruntime's exception types are not public API
             raise ConfigurationError(f"cannot load the judge model {model}: {exc}") from exc
@@ -105,29 +109,25 @@ class LocalJudge:
         self._key = str(model)
 
     def score(self, pairs: Sequence[tuple[str, str]]) -> list[PairScores]:
-        """The scores of each (stored, new) pair of fact texts, in one batched pass for the
-        pairs not asked before, read by :func:`~memorybank.rules.verdicts.weighed` (a near
-        copy with a new number, name, "not" or value is a change, never a duplicate)."""
-        # The weighed scores are cached too: reading a pair's words (``weighed``) costs more
-        # than the cached model answer it reads, and a block asks hundreds of known pairs.
-        out: list[PairScores | None] = [self._cache.get(("weighed", a, b)) for a, b in pairs]
-        todo = [i for i, value in enumerate(out) if value is None]
+        """The scores of each (stored, new) pair of fact texts, the pairs not asked before
+        read in one batched run, as :func:`~memorybank.rules.verdicts.weighed` reads them."""
+        out: list[PairScores | None] = [self._cache.get(pair) for pair in pairs]
+        # Runs of pairs of like length (less padding); the answers do not depend on it.
+        todo = sorted(
+            {pairs[i] for i, value in enumerate(out) if value is None},
+            key=lambda pair: (len(pair[0]) + len(pair[1]), pair),
+        )
+        for start in range(0, len(todo), BATCH):
+            chunk = todo[start : start + BATCH]
+            for (old, new), row in zip(chunk, self._run(chunk), strict=True):
+                self._cache.put((old, new), weighed(self._scores(row), old, new))
         if todo:
-            logits = self._answers("pair", [pairs[i] for i in todo])
-            for i, row in zip(todo, logits, strict=True):
-                old, new = pairs[i]
-                out[i] = scores = weighed(self._scores(row), old, new)
-                self._cache.put(("weighed", old, new), scores)
+            out = [self._cache.get(pair) for pair in pairs]
         return [s for s in out if s is not None]
 
     def clear_cache(self) -> None:
         """Forget every cached answer (benchmarks time the model from cold with it)."""
         self._cache = _Cache(CACHE_SIZE)
-
-    def relevance(self, message: str, texts: Sequence[str]) -> list[float]:
-        """How likely each fact text bears on ``message`` (0 to 1)."""
-        logits = self._answers("relevance", [(message, text) for text in texts])
-        return [float(1.0 / (1.0 + np.exp(-float(row)))) for row in logits]
 
     def _scores(self, logits: npt.NDArray[np.float32]) -> PairScores:
         z = logits.astype(np.float64) / self.temperature
@@ -135,23 +135,6 @@ class LocalJudge:
         p /= p.sum()
         named = dict(zip(self.labels, p.tolist(), strict=True))
         return PairScores(named["duplicate"], named["update"], named["distinct"])
-
-    def _answers(self, head: str, pairs: Sequence[tuple[str, str]]) -> list[Any]:
-        out: list[Any] = [self._cache.get((head, a, b)) for a, b in pairs]
-        missing = sorted({pairs[i] for i, value in enumerate(out) if value is None})
-        # One pair per run: the int8 model quantises its activations over the whole input,
-        # so a pair batched with others scores differently from the same pair alone (0.85 /
-        # 0.96), and a verdict would depend on what else a path happened to ask. Alone, it
-        # is the same on every path, at about 1.5x the time of a batch of eight.
-        for one in missing:
-            chunk = [one]
-            pair, relevance = self._run(chunk)
-            for index, (a, b) in enumerate(chunk):
-                self._cache.put(("pair", a, b), pair[index])
-                self._cache.put(("relevance", a, b), relevance[index])
-        if missing:
-            out = [self._cache.get((head, a, b)) for a, b in pairs]
-        return out
 
     def _cut(self, first: str, second: str) -> tuple[str, str]:
         """A pair of texts cut to the tokens the model can read of them, so that it
@@ -168,7 +151,7 @@ class LocalJudge:
             _prefix(second, two, min(n2, self._max_length + (n2 > n1))),
         )
 
-    def _run(self, pairs: Sequence[tuple[str, str]]) -> tuple[Any, Any]:
+    def _run(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float32]:
         cut = [self._cut(a, b) for a, b in pairs]
         encodings: list[Encoding] = self._tokenizer.encode_batch(cut)
         width = max(len(e.ids) for e in encodings)
@@ -183,13 +166,12 @@ class LocalJudge:
                 encoding.type_ids,
             )
         try:
-            pair, relevance = self._session.run(
-                ["pair", "relevance"],
-                {"input_ids": ids, "attention_mask": mask, "token_type_ids": types},
+            (logits,) = self._session.run(
+                ["pair"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
             )
         except Exception as exc:  # onnxruntime's exception types are not public API
             raise ProviderError(f"the judge model failed: {exc}") from exc
-        return pair, relevance
+        return np.asarray(logits, dtype=np.float32)
 
 
 #: Pairs up to this many characters are tokenized as they are (no token is shorter than a
@@ -209,7 +191,7 @@ _default_lock = threading.Lock()
 
 
 def default_judge() -> LocalJudge:
-    """The process's shipped judge, loaded once (about 25 MB; shared by every bank)."""
+    """The process's shipped judge, loaded once (shared by every bank)."""
     global _default
     with _default_lock:
         if _default is None:
@@ -217,4 +199,4 @@ def default_judge() -> LocalJudge:
         return _default
 
 
-__all__ = ["CACHE_SIZE", "LocalJudge", "default_judge"]
+__all__ = ["BATCH", "CACHE_SIZE", "LocalJudge", "default_judge"]

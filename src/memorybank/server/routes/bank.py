@@ -100,7 +100,8 @@ def save_memories(
     a batch (``{"items": [...]}``) or one item's fields (``{"content": …}``). Charged against
     the caller's write limit by what it stores: one unit per fact or chunk of a turn, and a
     batch the limit cannot hold is refused whole (429). In a project, a member may save what
-    the AI says (``source: "ai"``, the default) and admins and owners what the user typed."""
+    an app or the AI says (``source: "api"``, the default, or ``"ai"``) and admins and owners
+    what the user typed."""
     batch = body if isinstance(body, SaveRequest) else body.batch()
     check_caller(principal, batch.user_id)
     role = authorize(accounts, principal, Action.VIEW, batch.project_id)

@@ -6,9 +6,12 @@
   // Local mode only: the user the UI acts for (the server's X-Memorybank-User header).
   const USER_STORAGE = "memorybank.user";
   const CATEGORIES = ["identity", "preference", "relationship", "project", "context"];
-  const SOURCE_LABELS = { ai: "AI", user: "You", import: "Imported", conversation: "Conversation" };
+  const SOURCE_LABELS = {
+    ai: "AI", api: "App", user: "You", import: "Imported", conversation: "Conversation",
+  };
   const SOURCE_TITLES = {
-    ai: "Saved by an assistant, or by an app over the API (source “ai”, the API's default)",
+    ai: "Saved by an assistant's tool call (source “ai”)",
+    api: "Sent by an app over the REST API (source “api”, the API's default)",
     user: "Typed by you (source “user”)",
     import: "Imported from an export",
     conversation: "Said in a conversation, kept as it was said",
@@ -27,6 +30,7 @@
     // someone answers (GET /api/memory-pairs): new id → [{memory_id, content}], shown under
     // the new fact.
     pairs: {},
+    pairTexts: {},
     // Pairs answered "Replace" on this page: new id → [older], shown with Undo (any reload,
     // a live event's included, keeps the line).
     replacedPairs: {},
@@ -105,6 +109,7 @@
 
   function setStatus(node, text, kind) {
     node.textContent = text || "";
+    if (node.classList.contains("held")) node.title = text || "";  // the whole of a clamped line
     node.classList.toggle("error", kind === "error");
     node.classList.toggle("ok", kind === "ok");
   }
@@ -190,35 +195,11 @@
       tab.tabIndex = on ? 0 : -1;
       $("#" + tab.getAttribute("aria-controls")).hidden = !on;
       if (on && focus) tab.focus();
-      if (on) revealTab(tab);
     }
     if (location.hash !== "#" + name) history.replaceState(null, "", "#" + name);
     if (name === "workspace") loadWorkspace();
     document.dispatchEvent(new CustomEvent("memorybank:tab", { detail: name }));
   }
-
-  // The tab bar is one row that scrolls sideways on a narrow screen: keep the selected tab in
-  // view (without scrolling the page).
-  function revealTab(tab) {
-    const bar = tab.parentElement;
-    const outer = bar.getBoundingClientRect();
-    const inner = tab.getBoundingClientRect();
-    if (inner.left < outer.left) bar.scrollLeft -= outer.left - inner.left + 16;
-    else if (inner.right > outer.right) bar.scrollLeft += inner.right - outer.right + 16;
-  }
-
-  // Which edges of the tab bar have tabs past them: the CSS fades those edges.
-  function markMore() {
-    const bar = document.querySelector("nav.tabs");
-    const left = bar.scrollLeft > 1;
-    const right = bar.scrollLeft + bar.clientWidth < bar.scrollWidth - 1;
-    const more = [left ? "left" : "", right ? "right" : ""].filter(Boolean).join(" ");
-    if (more) bar.dataset.more = more;
-    else delete bar.dataset.more;
-  }
-  document.querySelector("nav.tabs").addEventListener("scroll", markMore, { passive: true });
-  window.addEventListener("resize", markMore);
-  markMore();
 
   // Links to a page (href="#workspace") select its tab.
   window.addEventListener("hashchange", () => {
@@ -429,6 +410,11 @@
       meta.append(el("span", {}, "· Edited ",
         el("time", { datetime: m.updated_at, title: m.updated_at }, fmtTime(m.updated_at))));
     }
+    const newer = opts === memOpts ? newerOf(m.id) : null;
+    if (newer) {
+      meta.prepend(el("span", { class: "outdated", title: "A newer fact may update this one: " +
+        newer.content + " (answer it there: Replace or Both are true)" }, "May be outdated"));
+    }
     const li = el("li", { class: "memory", "data-id": m.id },
       el("p", { class: "content" }, m.content), meta);
     if (opts === memOpts) {
@@ -444,6 +430,16 @@
           onclick: () => deleteOne(m, opts) }, "Delete")));
     }
     return li;
+  }
+
+  // The newer fact of an open pair whose older one is ``id`` (the first, if several), if any.
+  function newerOf(id) {
+    for (const [newerId, olders] of Object.entries(state.pairs)) {
+      if (olders.some((o) => o.memory_id === id)) {
+        return { id: newerId, content: state.pairTexts[newerId] || "" };
+      }
+    }
+    return null;
   }
 
   // A fact that may update an older one: both, and the two answers. "Replace" marks the older
@@ -503,6 +499,9 @@
       forget();
       setStatus(memOpts.status, "Kept both: " + m.content + " · " + older.content, "ok");
       box.remove();
+      const mark = document.querySelector('#memory-list .memory[data-id="' +
+        CSS.escape(older.memory_id) + '"] .outdated');
+      if (mark && !newerOf(older.memory_id)) mark.remove();
     }
     if (replacedAlready) showReplaced(); else ask();
     return box;
@@ -595,20 +594,25 @@
   async function fetchPairs() {
     const data = await api("GET", "/api/memory-pairs?scopes=user");
     const pairs = {};
+    const texts = {};  // newer id → its text, for the mark on the older fact
     for (const p of data.pairs) {
       (pairs[p.memory.id] = pairs[p.memory.id] || []).push({ memory_id: p.other.id, content: p.other.content });
+      texts[p.memory.id] = p.memory.content;
     }
-    return pairs;
+    return { pairs, texts };
   }
 
-  // The relevance a search match needs to be listed before "Show weaker matches" (the
-  // server's, auto-recall's default), read once.
+  // The relevance a search match needs to be listed before "Show weaker matches": the
+  // server's (auto-recall's default, the memory block's cut-off), read once. Until it is read
+  // the same number is used: a failed read must not list every weak match (it listed "5
+  // matches" with 1 % and 12 % among them).
+  const SEARCH_MIN_RELEVANCE = 0.15;  // rules/ranking.RECALL_MIN_RELEVANCE (a test checks)
   async function searchMinRelevance() {
     if (state.settings === null) {
       try {
         state.settings = await api("GET", "/ui/settings.json");
       } catch (e) {
-        state.settings = { search_min_relevance: 0 };  // then every match is listed
+        return SEARCH_MIN_RELEVANCE;  // asked again next time
       }
     }
     return state.settings.search_min_relevance;
@@ -637,7 +641,8 @@
         afterEditing("#memory-list", loadMemory);
         return;
       }
-      state.pairs = pairs;
+      state.pairs = pairs.pairs;
+      state.pairTexts = pairs.texts;
       const strong = data.hits ? data.hits.filter((h) => h.relevance >= cut).length : data.memories.length;
       const weaker = data.memories.length - strong;  // hits come best first: the weak ones last
       const shown = state.showWeaker ? data.memories.length : strong;
@@ -655,6 +660,7 @@
         ? strong + (strong === 1 ? " match" : " matches") +
           (weaker ? " · " + weaker + " weaker" + (state.showWeaker ? "" : " hidden") : "")
         : plural(data.count, "fact");
+      $("#memory-count").title = $("#memory-count").textContent;
       $("#clear-all").disabled = !filtered && data.count === 0;
       if (!filtered && state.actingAs && state.me.mode === "local") sayWhoThisIs(state.actingAs);
     } catch (e) {

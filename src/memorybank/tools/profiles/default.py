@@ -128,6 +128,11 @@ def remember(bank: MemoryBank, caller: Caller, args: RememberArgs) -> dict[str, 
             "error": f"already remembered as {result.existing_id}: {result.existing_content}",
         }
     answer = {"success": True, "id": result.memory_id, "fact": result.content}
+    if result.restated:
+        answer["note"] = (
+            f"already remembered as {result.memory_id}, now in these words "
+            f"(it said: {result.existing_content})"
+        )
     return with_conflicts(answer, result)
 
 
