@@ -32,24 +32,26 @@ def served(bank: MemoryBank, **settings: object) -> Iterator[tuple[str, Accounts
 
 
 @contextmanager
-def scripted(answers: list[tuple[int, dict[str, str], dict[str, Any]]]) -> Iterator[Any]:
-    """A real HTTP server answering each request with the next (status, headers, body); it
-    records when each request came."""
+def scripted(answers: list[tuple[int, dict[str, str], dict[str, Any] | str]]) -> Iterator[Any]:
+    """A real HTTP server answering each request with the next (status, headers, body: JSON,
+    or a string sent as HTML); it records when each request came."""
     arrivals: list[tuple[float, str, str]] = []
 
     class Handler(BaseHTTPRequestHandler):
         def _answer(self) -> None:
             arrivals.append((time.monotonic(), self.command, self.path))
             status, headers, body = answers.pop(0)
-            data = json.dumps(body).encode()
+            html = isinstance(body, str)
+            data = body.encode() if html else json.dumps(body).encode()
+            kind = "text/html" if html else "application/json"
             self.send_response(status)
-            for name, value in {**headers, "Content-Type": "application/json"}.items():
+            for name, value in {**headers, "Content-Type": kind}.items():
                 self.send_header(name, value)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
 
-        do_GET = do_POST = _answer
+        do_GET = do_POST = do_DELETE = do_PATCH = _answer
 
         def log_message(self, *args: Any) -> None:
             pass

@@ -9,6 +9,12 @@ phase after phase of ``seconds`` each, alice's client alternates a search and a 
 * ``search flood``: 1,000-character searches, each a new question (nothing cached);
 * ``preview flood``: consolidation previews of his whole memory;
 * ``write flood``: saves;
+* ``pairs flood``: pages of up to 1,000 of his open pairs (``GET /api/memory-pairs``, issue
+  44's F2: 285 pairs took another tenant's search p50 from 5 to 118–133 ms);
+* ``tool flood``: recalls through the REST tool route (``POST /api/tools/default/call``,
+  F3: 5.6–6.2×);
+* ``list flood``: pages of 1,000 of his memories and exports of all of them, in turn
+  (``GET /api/memories?limit=1000``, ``GET /api/export``, F4: 22–23×);
 
 with an alone phase between two floods and after the last (:func:`_schedule`). Each flood's
 p50 and p95 are reported as ratios to alice's figures in the alone phases just before and
@@ -46,7 +52,14 @@ __all__ = ["FLOODS", "GOAL_RATIO", "FairnessReport", "Phase", "run_fairness"]
 #: The most a flood may multiply alice's search p50 and save p50 by (issue 34's goal).
 GOAL_RATIO = 2.0
 #: Bob's floods, in the order they run; "alone" before and "alone again" after them.
-FLOODS = ("search flood", "preview flood", "write flood")
+FLOODS = (
+    "search flood",
+    "preview flood",
+    "write flood",
+    "pairs flood",
+    "tool flood",
+    "list flood",
+)
 #: Alice's pause between two of her requests: an assistant's pace, not a flood of her own.
 ALICE_PAUSE_S = 0.02
 #: How long bob's client waits for an answer; alice's waits the usual 30 s.
@@ -55,6 +68,10 @@ BOB_TIMEOUT_S = 600.0
 WARM_UP_S = 3.0
 _LONG_QUESTION = " ".join(f"what did the user say about the {w} and the weather" for w in "ab" * 10)
 _PAGE = 500
+#: Facts of bob's that may each update the others (his open pairs, for the pairs flood):
+#: one batch, so each is judged against those before it.
+_JOBS = 60
+_COMPANIES = "Globex Initech Umbrella Hooli Vandelay Stark Wayne Wonka Acme Cyberdyne".split()
 
 
 @dataclass
@@ -270,7 +287,28 @@ def _bob(flood: str, index: int) -> Callable[[_Http, _Tally, int], None]:
         fact = {"fact": _fact(rng)}
         _request(tally, "bob", flood, conn, "POST", "/api/memory/user", body=fact)
 
-    return {"search flood": search, "preview flood": preview, "write flood": write}[flood]
+    def pairs(conn: _Http, tally: _Tally, n: int) -> None:
+        _request(tally, "bob", flood, conn, "GET", "/api/memory-pairs", params={"limit": 1000})
+
+    def tool(conn: _Http, tally: _Tally, n: int) -> None:
+        # The tool's query takes at most 1,000 characters (tools.profiles.default.QUERY_MAX).
+        recall = {"name": "recall", "arguments": {"query": f"{_LONG_QUESTION[:900]} {index}-{n}"}}
+        _request(tally, "bob", flood, conn, "POST", "/api/tools/default/call", body=recall)
+
+    def listing(conn: _Http, tally: _Tally, n: int) -> None:
+        if n % 2:
+            _request(tally, "bob", flood, conn, "GET", "/api/export")
+        else:
+            _request(tally, "bob", flood, conn, "GET", "/api/memories", params={"limit": 1000})
+
+    return {
+        "search flood": search,
+        "preview flood": preview,
+        "write flood": write,
+        "pairs flood": pairs,
+        "tool flood": tool,
+        "list flood": listing,
+    }[flood]
 
 
 def _bob_loop(
@@ -400,7 +438,8 @@ def _accounts_and_bob(
 ) -> Callable[[str], None]:
     """The preparation of the server's empty database: alice and bob, their keys (into
     ``keys``), and bob's facts (into ``seeded``: id → text), stored as an import stores them
-    (embedded in one batch)."""
+    (embedded in one batch), then his jobs (:func:`_jobs`), saved as a save judges them, so
+    that he has pairs open."""
 
     def prepare(db_url: str) -> None:
         import memorybank
@@ -419,8 +458,33 @@ def _accounts_and_bob(
                 for _ in range(bob_facts)
             ]
             seeded.update({m.id: m.content for m in save_records(bank, facts, actor="bob")})
+            jobs = bank.save_many("bob", _jobs(), on_conflict="keep")
+            seeded.update({r.memory_id: r.content for r in jobs if r.memory_id})
 
     return prepare
+
+
+def _jobs() -> list[dict[str, str]]:
+    """Bob's facts that may each update another (where he works, as what): a save asks about
+    each such pair until someone answers, so his ``GET /api/memory-pairs`` has pages to read."""
+    roles = ("an engineer", "a manager", "a designer", "an analyst", "a consultant", "a tester")
+    return [
+        {
+            "content": f"User works at {_COMPANIES[n % 10]} as {roles[n // 10 % 6]}",
+            "category": "identity",
+        }
+        for n in range(_JOBS)
+    ]
+
+
+def _open_pairs(base: str, key: str) -> int:
+    """How many pairs the user of ``key`` has open (at most 1,000)."""
+    conn = _Http(base, {"Authorization": f"Bearer {key}"})
+    try:
+        status, body = conn.request("GET", "/api/memory-pairs", params={"limit": 1000})
+    finally:
+        conn.close()
+    return len(json.loads(body)["pairs"]) if status == 200 else 0
 
 
 def _schedule() -> list[str]:
@@ -452,7 +516,10 @@ def run_fairness(
     prepare = _accounts_and_bob(bob_facts, keys, told["bob"])
     limits = {"MEMORYBANK_READ_RATE_PER_MINUTE": UNLIMITED}
     with _server(None, workers, prepare=prepare, env=limits) as (base, _):
-        console.print(f"Fairness on {base}: {bob_facts:,} facts of bob's seeded.")
+        pairs = _open_pairs(base, keys["bob"])
+        console.print(
+            f"Fairness on {base}: {bob_facts:,} facts of bob's seeded, {pairs:,} pairs open."
+        )
         alice = _Http(base, {"Authorization": f"Bearer {keys['alice']}"})
         try:
             ids = set(_seed(alice, alice_facts, random.Random(2)))

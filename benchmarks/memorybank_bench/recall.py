@@ -121,7 +121,7 @@ def _lines(bank: memorybank.MemoryBank, conversation: Conversation) -> dict[str,
     lines: dict[str, list[str]] = {}
     for memory in stored:
         dia_id = memory.metadata.get("dia_id")
-        for quote in facts_then_quotes([memory]):
+        for quote in facts_then_quotes([memory], said_by=conversation.sample_id):
             if isinstance(dia_id, str):
                 lines.setdefault(dia_id, []).append(f"- {sanitize_memory_text(quote.content)}\n")
     return lines

@@ -1,6 +1,7 @@
-"""The fairness benchmark (issue 34): the report's arithmetic, and `memorybank bench fairness`
-run for real on tiny phases. Its structure, 5xx answers and lost memories are asserted, never
-the latency ratios: those are the benchmark's figures, and depend on the machine."""
+"""The fairness benchmark (issues 34 and 44): the report's arithmetic, and `memorybank bench
+fairness` run for real on tiny phases. Its structure, 5xx answers and lost memories are
+asserted, never the latency ratios: those are the benchmark's figures, and depend on the
+machine."""
 
 from __future__ import annotations
 
@@ -27,6 +28,12 @@ def test_every_flood_is_between_two_alone_phases() -> None:
         "alone 3",
         "write flood",
         "alone 4",
+        "pairs flood",
+        "alone 5",
+        "tool flood",
+        "alone 6",
+        "list flood",
+        "alone 7",
     ]
 
 

@@ -83,7 +83,9 @@ def test_turns_follow_facts_as_dated_user_quotes() -> None:
         occurred_at=when,
         metadata={"role": "assistant", "confirmed": True},
     )
-    shown = [m.content for m in facts_then_quotes([said, asked, covered, agreed, fact])]
+    shown = [
+        m.content for m in facts_then_quotes([said, asked, covered, agreed, fact], said_by="u")
+    ]
     assert shown == [
         "User is a nurse",
         "On 12 March 2024 the user said: our budget is £300",

@@ -285,7 +285,8 @@ export interface paths {
         head?: never;
         /**
          * Patch Memory
-         * @description Change a memory in place (project memories: admins and owners).
+         * @description Change a memory in place (project memories: admins and owners). A conversation
+         *     turn's ``role`` and ``confirmed`` stay as ``remember`` wrote them.
          */
         patch: operations["patch_memory"];
         trace?: never;

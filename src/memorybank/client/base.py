@@ -60,6 +60,23 @@ def error_of(response: httpx.Response) -> MemoryBankError:
     return MemoryBankError(f"HTTP {status}: {message}")
 
 
+def redirect_error(response: httpx.Response) -> ConfigurationError:
+    """The error of a redirect (any 3xx): the clients follow none, and never take one for
+    an answer (issue 44: ``delete`` returned normally on a 307 to another origin, having
+    deleted nothing). A redirect says the base URL is not the server's own address.
+
+    >>> redirect_error(httpx.Response(307, headers={"Location": "https://x.example/api"}))
+    ConfigurationError("the server answered 307 Temporary Redirect to 'https://x.example/api' instead of answering: the clients follow no redirects, so nothing was done; use the address of the memorybank server itself as base_url")
+    """  # noqa: E501
+    where = response.headers.get("Location")
+    to = f" to {where[:200]!r}" if where else ""
+    return ConfigurationError(
+        f"the server answered {response.status_code} {response.reason_phrase}{to} instead of "
+        "answering: the clients follow no redirects, so nothing was done; use the address of "
+        "the memorybank server itself as base_url"
+    )
+
+
 #: A ``Retry-After`` the clients take: whole seconds in ASCII digits (RFC 9110's delay-seconds).
 _DELAY_SECONDS = re.compile(r"[0-9]{1,9}")
 
@@ -134,7 +151,10 @@ class ClientBase:
     def _after_answer(self, response: httpx.Response, attempt: int) -> float | None:
         """``None`` when ``response`` is the answer; else seconds to wait before trying again
         (429 and 503: ``Retry-After`` when the server says, else backoff). An error answer
-        on the last try is raised as the error it stands for."""
+        on the last try is raised as the error it stands for, and so is a redirect
+        (:func:`redirect_error`)."""
+        if response.is_redirect or 300 <= response.status_code < 400:
+            raise redirect_error(response)
         if response.status_code in RETRY_STATUSES and attempt < self.retries:
             seconds = retry_after(response)
             if seconds is None:
@@ -151,5 +171,6 @@ __all__ = [
     "ClientBase",
     "error_of",
     "named_after",
+    "redirect_error",
     "retry_after",
 ]

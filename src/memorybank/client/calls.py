@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 import httpx
 
-from memorybank.errors import PermissionDenied, ValidationError
+from memorybank.errors import ConfigurationError, PermissionDenied, ValidationError
 from memorybank.model import (
     Caller,
     Category,
@@ -39,6 +39,7 @@ from memorybank.model import (
     SearchHit,
 )
 from memorybank.rules.filtering import FilterArgs, where
+from memorybank.rules.limits import PAGE_MAX
 
 T = TypeVar("T")
 Params = Mapping[str, Any]
@@ -95,6 +96,26 @@ def _where(
     return shown
 
 
+def _json(answer: httpx.Response) -> Any:
+    """The JSON body of a successful answer; a :class:`~memorybank.ConfigurationError` when
+    it holds none (issue 44: a bare ``JSONDecodeError``): what answered is not the memorybank
+    server (a proxy's or another server's page), or the answer was cut off.
+
+    >>> _json(httpx.Response(200, text="<html>hello</html>"))
+    Traceback (most recent call last):
+    ...
+    memorybank.errors.ConfigurationError: the server answered 200 with 18 bytes that are not JSON ('<html>hello</html>'): is base_url the address of the memorybank server itself?
+    """  # noqa: E501
+    try:
+        return answer.json()
+    except ValueError:  # JSONDecodeError, or bytes that are not UTF-8
+        head = answer.content[:80].decode("utf-8", "replace")
+        raise ConfigurationError(
+            f"the server answered {answer.status_code} with {len(answer.content)} bytes that "
+            f"are not JSON ({head!r}): is base_url the address of the memorybank server itself?"
+        ) from None
+
+
 def _memory(shown: dict[str, Any]) -> Memory:
     """The stored record of a memory the API shows: its ``effective_importance`` (the
     importance it ranks with now) is the server's view, not a field of :class:`Memory`."""
@@ -133,7 +154,7 @@ class Calls:
 
     def me(self) -> Plan[dict[str, Any]]:
         """Who the API key belongs to, the mode, and their projects (``GET /api/me``)."""
-        me: dict[str, Any] = (yield Call("GET", "/api/me")).json()
+        me: dict[str, Any] = _json((yield Call("GET", "/api/me")))
         self.user = str(me["user_id"])
         self.local = me.get("mode") == "local"
         return me
@@ -193,7 +214,7 @@ class Calls:
             batch.append(item.model_dump(mode="json", exclude={"created_by"}, exclude_none=True))
         body = {"items": batch, "project_id": project_id, "on_conflict": on_conflict}
         answer = yield Call("POST", "/api/memories", json_body=body, user_id=user_id)
-        return [SaveResult.model_validate(r) for r in answer.json()["results"]]
+        return [SaveResult.model_validate(r) for r in _json(answer)["results"]]
 
     # -- reading --------------------------------------------------------------------------
 
@@ -226,14 +247,14 @@ class Calls:
             **_where(filters, conditions, superseded=False),
         )
         answer = yield Call("GET", "/api/search", params=params, user_id=user_id)
-        return [SearchHit.model_validate(h) for h in answer.json()["hits"]]
+        return [SearchHit.model_validate(h) for h in _json(answer)["hits"]]
 
     def get(self, memory_id: str, user_id: str, *, project_id: str | None = None) -> Plan[Memory]:
         """One memory by id; :class:`~memorybank.NotFound` if the caller may not see it."""
         yield from self.acting_as(user_id)
         path = f"/api/memories/{_segment(memory_id)}"
         answer = yield Call("GET", path, params=_params(project_id=project_id), user_id=user_id)
-        return _memory(answer.json())
+        return _memory(_json(answer))
 
     def list(
         self,
@@ -248,18 +269,27 @@ class Calls:
         order: Literal["created_desc", "created_asc", "importance_desc"] = "created_desc",
         **conditions: Unpack[FilterArgs],
     ) -> Plan[builtins.list[Memory]]:
-        """A page of memories, newest first by default (``GET /api/memories``)."""
+        """A page of memories, newest first by default (``GET /api/memories``, in pages of
+        at most :data:`~memorybank.rules.limits.PAGE_MAX`, the server's, when ``limit`` asks
+        for more)."""
         yield from self.acting_as(user_id)
-        params = _params(
-            project_id=project_id,
-            scopes=scopes,
-            limit=limit,
-            offset=offset,
-            order=order,
-            **_where(filters, conditions),
-        )
-        answer = yield Call("GET", "/api/memories", params=params, user_id=user_id)
-        return [_memory(m) for m in answer.json()["memories"]]
+        wanted = _where(filters, conditions)
+        found: builtins.list[Memory] = []
+        while True:
+            take = min(PAGE_MAX, limit - len(found))
+            params = _params(
+                project_id=project_id,
+                scopes=scopes,
+                limit=take,
+                offset=offset + len(found),
+                order=order,
+                **wanted,
+            )
+            answer = yield Call("GET", "/api/memories", params=params, user_id=user_id)
+            page = [_memory(m) for m in _json(answer)["memories"]]
+            found += page
+            if len(page) < take or len(found) >= limit:
+                return found
 
     def count(
         self,
@@ -275,7 +305,7 @@ class Calls:
         yield from self.acting_as(user_id)
         params = _params(project_id=project_id, scopes=scopes, **_where(filters, conditions))
         answer = yield Call("GET", "/api/memories/count", params=params, user_id=user_id)
-        return int(answer.json()["count"])
+        return int(_json(answer)["count"])
 
     def history(
         self, memory_id: str, user_id: str, *, project_id: str | None = None
@@ -284,7 +314,7 @@ class Calls:
         yield from self.acting_as(user_id)
         path = f"/api/memories/{_segment(memory_id)}/history"
         answer = yield Call("GET", path, params=_params(project_id=project_id), user_id=user_id)
-        return [HistoryEvent.model_validate(e) for e in answer.json()["events"]]
+        return [HistoryEvent.model_validate(e) for e in _json(answer)["events"]]
 
     def events(
         self,
@@ -302,7 +332,7 @@ class Calls:
         answer = yield Call(
             "GET", "/api/events/list", params=_params(after=after, limit=limit), user_id=user_id
         )
-        found = [Event.model_validate(e) for e in answer.json()["events"]]
+        found = [Event.model_validate(e) for e in _json(answer)["events"]]
         return found if types is None else [e for e in found if e.type in types]
 
     # -- changing -------------------------------------------------------------------------
@@ -335,7 +365,7 @@ class Calls:
             json_body={k: v for k, v in body.items() if v is not None},
             user_id=user_id,
         )
-        return _memory(answer.json())
+        return _memory(_json(answer))
 
     def restore(
         self, memory_id: str, user_id: str, *, project_id: str | None = None
@@ -348,7 +378,7 @@ class Calls:
             params=_params(project_id=project_id),
             user_id=user_id,
         )
-        return _memory(answer.json())
+        return _memory(_json(answer))
 
     def supersede(
         self, memory_id: str, newer_id: str, user_id: str, *, project_id: str | None = None
@@ -365,7 +395,7 @@ class Calls:
             json_body={"by": newer_id},
             user_id=user_id,
         )
-        return _memory(answer.json())
+        return _memory(_json(answer))
 
     def keep_both(
         self, memory_id: str, other_id: str, user_id: str, *, project_id: str | None = None
@@ -398,7 +428,7 @@ class Calls:
             params=_params(project_id=project_id, scopes=scopes, limit=limit),
             user_id=user_id,
         )
-        return [(_memory(p["memory"]), _memory(p["other"])) for p in answer.json()["pairs"]]
+        return [(_memory(p["memory"]), _memory(p["other"])) for p in _json(answer)["pairs"]]
 
     def delete(self, memory_id: str, user_id: str, *, project_id: str | None = None) -> Plan[None]:
         """Delete for real (a private memory, or with ``project_id`` a project's)."""
@@ -418,7 +448,7 @@ class Calls:
         if not body["ids"]:
             return []
         answer = yield Call("POST", "/api/memories/delete", json_body=body, user_id=user_id)
-        return [str(i) for i in answer.json()["deleted"]]
+        return [str(i) for i in _json(answer)["deleted"]]
 
     def clear(self, user_id: str, project_id: str | None = None) -> Plan[int]:
         """Delete every memory of the private scope (or of ``project_id``): both steps of
@@ -427,9 +457,9 @@ class Calls:
         path = "/api/memories/clear"
         if project_id is not None:
             path = f"/api/memories/projects/{_segment(project_id)}/clear"
-        token = (yield Call("POST", path, user_id=user_id)).json()["confirm_token"]
+        token = _json((yield Call("POST", path, user_id=user_id)))["confirm_token"]
         done = yield Call("POST", path, json_body={"confirm_token": token}, user_id=user_id)
-        return int(done.json()["deleted"])
+        return int(_json(done)["deleted"])
 
     # -- moving data ----------------------------------------------------------------------
 
@@ -460,7 +490,7 @@ class Calls:
             content = data.encode() if isinstance(data, str) else data
         params = _params(project_id=project_id)
         answer = yield Call("POST", "/api/import", params=params, content=content, user_id=user_id)
-        return [SaveResult.model_validate(r) for r in answer.json()["results"]]
+        return [SaveResult.model_validate(r) for r in _json(answer)["results"]]
 
     # -- the AI's side --------------------------------------------------------------------
 
@@ -477,7 +507,7 @@ class Calls:
         yield from self.acting_as(user_id)
         params = _params(profile=profile, budget=budget_tokens, thread_id=thread_id)
         answer = yield Call("GET", "/api/prompt", params=params, user_id=user_id)
-        return str(answer.json()["prompt"])
+        return str(_json(answer)["prompt"])
 
     def auto_recall(self, caller: Caller, message: str, budget_tokens: int = 500) -> Plan[str]:
         """Auto-recall, as :func:`memorybank.core.prompt.auto_recall` (``POST
@@ -486,7 +516,7 @@ class Calls:
         yield from self.acting_as(caller.user_id)
         body = {"message": message, "budget": budget_tokens, "thread_id": caller.thread_id}
         answer = yield Call("POST", "/api/auto-recall", json_body=body, user_id=caller.user_id)
-        return str(answer.json()["prompt"])
+        return str(_json(answer)["prompt"])
 
     def tool_definitions(
         self,
@@ -501,9 +531,8 @@ class Calls:
         yield from self.acting_as(user_id)
         params = _params(format=format, thread_id=thread_id)
         path = f"/api/tools/{_segment(profile)}"
-        tools: builtins.list[dict[str, Any]] = (
-            yield Call("GET", path, params=params, user_id=user_id)
-        ).json()["tools"]
+        answer = yield Call("GET", path, params=params, user_id=user_id)
+        tools: builtins.list[dict[str, Any]] = _json(answer)["tools"]
         return tools
 
     def call_tool(
@@ -524,7 +553,7 @@ class Calls:
             "thread_id": thread_id,
         }
         path = f"/api/tools/{_segment(profile)}/call"
-        return (yield Call("POST", path, json_body=body, user_id=user_id)).json()["result"]
+        return _json((yield Call("POST", path, json_body=body, user_id=user_id)))["result"]
 
 
 __all__ = ["Call", "Calls", "Params", "Plan"]

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -66,6 +67,7 @@ from memorybank.model import (
     Source,
 )
 from memorybank.model import Memory as Stored
+from memorybank.rules.quoted import without_marks
 from memorybank.rules.render import FACT_SOURCES
 from memorybank.services.conversations import RememberResult, remember_conversation
 
@@ -502,18 +504,68 @@ def _refuse(unsupported: Mapping[str, Any], method: str, names: str) -> None:
 
 def _owner(ids: Mapping[str, Any], method: str) -> str:
     """The bank user of mem0's ids: ``user_id``, else ``agent:<agent_id>``, else
-    ``run:<run_id>``."""
-    for name in ENTITY_IDS:
-        value = ids.get(name)
-        if value is None:
-            continue
-        if not isinstance(value, str) or not value.strip():
-            raise ValidationError(f"{name} must be a non-empty string", field=name)
-        return value.strip() if name == "user_id" else f"{name[:-3]}:{value.strip()}"
-    raise ValidationError(
-        f"{method}() needs one of user_id, agent_id or run_id, e.g. filters={{'user_id': 'u1'}}",
-        field="user_id",
-    )
+    ``run:<run_id>``. Every id given is used exactly as given (:func:`_exact_id`), and no
+    ``user_id`` may name an agent's or a run's memory (issue 44: ``user_id="alice\\xa0"``
+    erased alice's memories, ``user_id="agent:support"`` read the agent's)."""
+    given = {n: _exact_id(n, ids[n]) for n in ENTITY_IDS if ids.get(n) is not None}
+    if not given:
+        raise ValidationError(
+            f"{method}() needs one of user_id, agent_id or run_id, e.g. "
+            "filters={'user_id': 'u1'}",
+            field="user_id",
+        )
+    name, value = next(iter(given.items()))
+    if name != "user_id":
+        return f"{name[:-3]}:{value}"
+    if value.startswith(_OWNER_PREFIXES):
+        kind, _, rest = value.partition(":")
+        raise ValidationError(
+            f"user_id {value!r} names the memory of {kind} {rest!r}: pass {kind}_id={rest!r} "
+            f"for it, or a user id that does not start with "
+            f"{' or '.join(repr(p) for p in _OWNER_PREFIXES)}",
+            field="user_id",
+        )
+    return value
+
+
+#: How the bank users of agents and runs start: a namespace no ``user_id`` may name.
+_OWNER_PREFIXES = ("agent:", "run:")
+
+
+def _exact_id(name: str, value: object) -> str:
+    """One of mem0's ids, used exactly as given: a non-empty string with no whitespace at
+    either end and no control, format or separator characters anywhere, else a
+    :class:`~memorybank.ValidationError` saying what to send (never stripped: an id with a
+    stray space or an invisible character is another id, not the same one).
+
+    >>> _exact_id("user_id", "alice")
+    'alice'
+    >>> _exact_id("user_id", " alice")
+    Traceback (most recent call last):
+    ...
+    memorybank.errors.ValidationError: user_id ' alice' has whitespace at its start or end: ids are used exactly as given; send 'alice'
+    """  # noqa: E501
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(f"{name} must be a non-empty string", field=name)
+    if value != value.strip():
+        raise ValidationError(
+            f"{name} {value!r} has whitespace at its start or end: ids are used exactly as "
+            f"given; send {value.strip()!r}",
+            field=name,
+        )
+    hidden = next((c for c in value if unicodedata.category(c) in _HIDDEN), None)
+    if hidden is not None:
+        raise ValidationError(
+            f"{name} {value!r} holds the invisible character U+{ord(hidden):04X}: ids are "
+            "used exactly as given; send one without control or format characters",
+            field=name,
+        )
+    return value
+
+
+#: Unicode categories an id may not hold: control, format (zero-width, bidi), line and
+#: paragraph separators, surrogates, unassigned.
+_HIDDEN = frozenset({"Cc", "Cf", "Cs", "Cn", "Zl", "Zp"})
 
 
 def _query(
@@ -568,7 +620,7 @@ def _entity_metadata(
 
 
 def _turn_meta(turn: Mapping[str, Any], meta: Mapping[str, Any]) -> dict[str, Any]:
-    out = {**meta, "role": turn["role"]}
+    out = {**without_marks(meta), "role": turn["role"]}  # the marks are remember's to write
     if turn.get("name"):
         out["actor_id"] = turn["name"]
     return out

@@ -233,7 +233,7 @@ def _sections(
         )
     )
     relevant = [] if message is None else _relevant(bank, caller, message, min_relevance, reads)
-    relevant = facts_then_quotes(relevant)  # turns only as dated quotes of the user
+    relevant = facts_then_quotes(relevant, said_by=caller.user_id)  # the caller's own words
     shown = {m.id for m in relevant}
     about = [m for m in about if m.id not in shown]
     workspace = [m for m in workspace if m.id not in shown]

@@ -102,6 +102,25 @@ def charge_records(limiter: RateLimiter | None, records: int) -> None:
     write.paid -= covered
 
 
+#: Bytes of a read's answer per unit of its caller's read limit, beyond the unit it costs when
+#: it starts (issue 44): a search or one memory costs 1, a page of 1,000 memories (about
+#: 600 KiB) 10, the export of 10,000 about 90. The answer's size is what a read's work grows
+#: with (rows read, decoded and serialised), whatever the adapter: a REST route, a tool
+#: call over REST or MCP. A limit of 600 a minute allows about 36 MiB of answers a minute.
+ANSWER_BYTES_PER_READ = 64 * 1024
+
+
+def answer_cost(size: int) -> int:
+    """Units of the read limit an answer of ``size`` bytes costs beyond the read's first:
+    one per :data:`ANSWER_BYTES_PER_READ` started after the first.
+
+    >>> unit = ANSWER_BYTES_PER_READ
+    >>> answer_cost(200), answer_cost(unit), answer_cost(unit + 1), answer_cost(2 * unit + 1)
+    (0, 0, 1, 2)
+    """
+    return max(0, size - 1) // ANSWER_BYTES_PER_READ
+
+
 #: Records from which a write is heavy: a batch, an import, a long conversation. A fact, or a
 #: conversation of a few messages, is lighter and never waits for another write.
 HEAVY_RECORDS = 32
@@ -201,6 +220,18 @@ class WriteBudget:
         if self.reads is not None:
             self.reads.hit(user_id, cost)
 
+    def charge_read(self, user_id: str, cost: int) -> None:
+        """Charge ``cost`` more units of ``user_id``'s read limit for a read already done
+        (what its answer turned out to cost), never refusing: the user's next reads wait for
+        it (:meth:`~memorybank.rules.limits.RateLimiter.charge`)."""
+        if self.reads is not None:
+            self.reads.charge(user_id, cost)
+
+    def charge_answer(self, user_id: str, size: int) -> None:
+        """Charge a read done for ``user_id`` by its answer of ``size`` bytes
+        (:func:`answer_cost`), beyond the unit :meth:`count_read` took when it started."""
+        self.charge_read(user_id, answer_cost(size))
+
     @contextmanager
     def storing(self, records: int) -> Iterator[None]:
         """Around the embedding of ``records`` records the bank is about to store: charge
@@ -234,11 +265,13 @@ def embedded(
 
 
 __all__ = [
+    "ANSWER_BYTES_PER_READ",
     "EMBED_BATCH",
     "HEAVY_RECORDS",
     "Budgeted",
     "HeavyWrites",
     "WriteBudget",
+    "answer_cost",
     "charge_records",
     "charging",
     "embedded",

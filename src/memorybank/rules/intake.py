@@ -259,6 +259,7 @@ def imported(
     project_id: str | None,
     *,
     keep_ids: bool = True,
+    author: str | None = None,
 ) -> tuple[list[SaveResult], list[Memory]]:
     """An import's records for ``user_id`` (and ``project_id``): what it skips (``present``:
     the id of each (content, created_at) the scope holds, imported before) and the records
@@ -268,6 +269,9 @@ def imported(
     unless the id is ``taken`` (someone else's copy) or used by an earlier item of the same
     document. Without it (a user's import) every record gets a new id: keeping the free ones
     and replacing the taken ones answered whether an id existed in another user's memory.
+    ``author``, when given (a user's import: the importer), is every record's
+    ``created_by``: who said a thing is the server's word, never the document's (issue 44:
+    a turn imported as the project owner's was quoted in her block as her own words).
     """
     results: list[SaveResult] = []
     fresh: list[Memory] = []
@@ -278,6 +282,8 @@ def imported(
             results.append(skipped(memory.model_copy(update={"id": held})))
             continue
         update: dict[str, Any] = {"user_id": user_id, "project_id": project_id}
+        if author is not None:
+            update["created_by"] = author
         if not keep_ids or memory.id in claimed:
             update["id"] = new_id("mem")
         claimed.add(update.get("id", memory.id))

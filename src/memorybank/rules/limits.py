@@ -43,6 +43,10 @@ _SWEEP_AT = 4096
 SETTING = "MEMORYBANK_AI_WRITE_RATE_PER_MINUTE"
 #: The setting of the per-user read limit (searches, memory blocks, consolidation previews).
 READ_SETTING = "MEMORYBANK_READ_RATE_PER_MINUTE"
+#: The most records one page of a read answers (memories, pairs, hits, events): the page
+#: size that bounds a read's work, whatever the adapter (issue 44: ``GET /api/memories``
+#: answered 10,000 at once). The clients page through longer listings.
+PAGE_MAX = 1000
 
 
 class _Window:
@@ -225,4 +229,4 @@ class OpenLimit:
             return self._open.get(user_id, 0)
 
 
-__all__ = ["READ_SETTING", "SETTING", "WINDOW_S", "OpenLimit", "RateLimiter"]
+__all__ = ["PAGE_MAX", "READ_SETTING", "SETTING", "WINDOW_S", "OpenLimit", "RateLimiter"]

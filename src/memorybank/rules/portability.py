@@ -18,6 +18,7 @@ from pydantic import ValidationError as PydanticValidationError
 from memorybank.errors import ValidationError
 from memorybank.model import Category, Memory, utcnow
 from memorybank.model.stored import KeptPair
+from memorybank.model.times import storable_time
 from memorybank.rules.inputs import check_label, check_not_future, unpaired_surrogate
 from memorybank.rules.intake import is_conversation
 from memorybank.rules.policy import PolicySettings, validate_memory, validate_turn
@@ -206,8 +207,10 @@ def _pair(item: object, ids: set[str], now: datetime) -> KeptPair:
 
 
 def _decided_at(value: object, now: datetime) -> datetime:
-    """A pair's ``decided_at``: an ISO time (UTC if it names no offset) not in the future;
-    ``now`` when absent."""
+    """A pair's ``decided_at``: an ISO time (UTC if it names no offset) the stores can keep
+    (:func:`~memorybank.model.times.storable_time`, as every record's time) and not in the
+    future; ``now`` when absent. Issue 44: ``0001-01-01T00:00:00+14:00`` (year 0 in UTC)
+    was stored, and every later export, block and search of the scope answered 500."""
     if value is None:
         return now
     try:
@@ -219,6 +222,10 @@ def _decided_at(value: object, now: datetime) -> datetime:
             f"decided_at {value!r} is not an ISO time: send e.g. '2025-01-31T12:00:00+00:00'"
         )
     moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=now.tzinfo)
+    try:
+        storable_time(moment)
+    except ValueError as exc:
+        raise ValidationError(f"decided_at {exc}", field="decided_at") from None
     check_not_future(moment, now, "decided_at")
     return moment
 

@@ -19,7 +19,10 @@ from memorybank.rules.keep_model import QUESTION_HEAD_RE
 from memorybank.rules.policy import infer_category
 from memorybank.rules.third_person import has_verb, said_in_third_person, strip_lead_in
 
-_SENTENCE_END_RE = re.compile(r"[.!?…]+[\"”’')\]]*\s+|\n+")
+# Linear on any text (issue 44): a run of punctuation is taken whole, possessively, and only
+# from its first character, so a run of 20,000 "!" not followed by a space is read once,
+# not once from each of its characters (which took 10 s).
+_SENTENCE_END_RE = re.compile(r"(?<![.!?…])[.!?…]++[\"”’')\]]*+\s+|\n+")
 # A full stop after these is part of a name or phrase ("Dr. Lee"), not a sentence end.
 _ABBREVIATIONS = frozenset("dr mr mrs ms prof st jr sr mt vs etc e.g i.e inc ltd co no".split())
 # Who may open a clause of its own: a pronoun or "my …". A clause starts after a comma or a
@@ -47,7 +50,10 @@ _JOINED_RE = re.compile(
 # for 35 years?"), or before the comma of a question tagged on ("I teach on Tuesdays, does
 # that count?").
 _STATED_RE = re.compile(r"\bthat\s+(?=(?:i|i['’]m|we|we['’]re|my|our)\b)", re.IGNORECASE)
-_TAGGED_RE = re.compile(r",\s+(?=(?:" + QUESTION_HEAD_RE.pattern + r"))[^,]*\?\W*$", re.IGNORECASE)
+# Where a question tagged on may start (its comma), and where the non-word characters that
+# end a text start (only from the start of a run: linear); see _tagged.
+_TAG_RE = re.compile(r",\s++(?=(?:" + QUESTION_HEAD_RE.pattern + r"))", re.IGNORECASE)
+_TRAILING_RE = re.compile(r"(?<!\W)\W*+\Z")
 # Discourse markers, English's closed class rather than any chat's words: what opens a chat
 # sentence ("ok so", "oh and"), closes it ("lol", "tho") or sits between its commas ("funny
 # enough") without saying anything.
@@ -142,7 +148,7 @@ _CONFIRMS_RE = re.compile(
 
 
 _EXPLICIT_RE = re.compile(
-    r"(?:(?:please|pls|oh|ok|okay|and|also|hey)[\s,]+)*"
+    r"(?:(?:please|pls|oh|ok|okay|and|also|hey)[\s,]++)*+"
     r"(?:remember|don['’]?t\s+forget|do\s+not\s+forget)\b",
     re.IGNORECASE,
 )
@@ -194,6 +200,25 @@ def confirms(reply: str) -> bool:
     return _CONFIRMS_RE.match(reply) is not None
 
 
+def word_before(text: str, start: int, end: int) -> str:
+    """The last word of ``text[start:end]`` (``""`` if it has none), found from ``end``
+    back: splitting the whole span at each full stop was quadratic on a message of many
+    stops that end no sentence ("e.g. e.g. e.g. …", issue 44).
+
+    >>> word_before("Hi Dr. Lee", 0, 5)
+    'Dr'
+    >>> word_before("  ", 0, 2)
+    ''
+    """
+    stop = end
+    while stop > start and text[stop - 1].isspace():
+        stop -= 1
+    begin = stop
+    while begin > start and not text[begin - 1].isspace():
+        begin -= 1
+    return text[begin:stop]
+
+
 def sentences(text: str) -> list[str]:
     """``text`` split into sentences, keeping "Dr. Lee", "J. Smith" and "e.g. tea" whole.
 
@@ -203,8 +228,7 @@ def sentences(text: str) -> list[str]:
     out: list[str] = []
     start = 0
     for m in _SENTENCE_END_RE.finditer(text):
-        words = text[start : m.start()].split()
-        last = words[-1].lower().rstrip(".") if words else ""
+        last = word_before(text, start, m.start()).lower().rstrip(".")
         # Chat is often typed in lower case: a small letter after a full stop still starts
         # a sentence, unless the stop ends an abbreviation or an initial.
         if m.group(0)[0] == "." and (last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha())):
@@ -339,8 +363,29 @@ def _stated(clause: str) -> str:
     if is_question(clause):
         stated = _STATED_RE.search(clause)
         return clause[stated.end() :].rstrip(" ?") if stated else clause
-    tagged = _TAGGED_RE.search(clause)
-    return clause[: tagged.start()] if tagged else clause
+    tagged = _tagged(clause)
+    return clause if tagged is None else clause[:tagged]
+
+
+def _tagged(clause: str) -> int | None:
+    """Where the question tagged on ``clause`` starts: the first comma, followed by how a
+    question opens, after which no other comma comes before the "?" that ends the clause
+    (commas among the marks after that "?" aside). Found in linear time: the pattern
+    ``,\\s+(?=<opening>)[^,]*\\?\\W*$`` it replaces was quadratic on a run of "?" (issue 44).
+
+    >>> clause = "I teach on Tuesdays, does that count?"
+    >>> clause[: _tagged(clause)]
+    'I teach on Tuesdays'
+    >>> _tagged("I teach, then rest, ok?") is None
+    True
+    """
+    marks = _TRAILING_RE.search(clause)
+    end = len(clause) if marks is None else marks.start()
+    for opening in _TAG_RE.finditer(clause):
+        comma = clause.find(",", opening.end())
+        if comma == -1 or (comma >= end and "?" in clause[end:comma]):
+            return opening.start()
+    return None
 
 
 def group_of(said_before: Sequence[str]) -> str:
@@ -553,4 +598,5 @@ __all__ = [
     "sentences",
     "tentative",
     "unresolved",
+    "word_before",
 ]

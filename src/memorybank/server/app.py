@@ -55,7 +55,7 @@ from memorybank.providers.netguard import AddressPolicy
 from memorybank.rules.limits import READ_SETTING, OpenLimit, RateLimiter
 from memorybank.server.deps import mcp_caller
 from memorybank.server.error_responses import error_response, register_error_handlers
-from memorybank.server.execution import Execution, in_turn
+from memorybank.server.execution import Execution, handing_over, in_turn
 from memorybank.server.guard import Guard, host_name
 from memorybank.server.headers import with_security_headers
 from memorybank.server.metrics import Metrics, MetricsMiddleware
@@ -160,7 +160,8 @@ def _mount_mcp(app: FastAPI, mcp_app: Starlette, accounts: Accounts) -> None:
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Runs the MCP session manager (Starlette does not run a mounted app's lifespan), the
-    webhook worker and the scheduled consolidation when set, and closes the bank at shutdown
+    webhook worker and the scheduled consolidation when set, with the GIL handed over often
+    (:func:`~memorybank.server.execution.handing_over`), and closes the bank at shutdown
     when the app owns it."""
     mcp_app: Starlette = app.state.mcp_app
     every = app.state.settings.consolidate_every_hours
@@ -172,8 +173,9 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
             if every:
                 roles = app.state.accounts.author_role
                 jobs.start_soon(consolidation_loop, app.state.bank, timedelta(hours=every), roles)
-            async with mcp_app.router.lifespan_context(mcp_app):
-                yield
+            with handing_over():  # one user's CPU-bound read never holds the GIL for long
+                async with mcp_app.router.lifespan_context(mcp_app):
+                    yield
             jobs.cancel_scope.cancel()
     finally:
         if worker is not None:

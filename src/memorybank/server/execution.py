@@ -1,24 +1,27 @@
-"""Where endpoints run: on the event loop, in the compute pool, or in FastAPI's general pool.
+"""Where endpoints run, and what a read costs.
 
-Endpoints are plain ``def`` functions; where each runs is decided once, by what it waits on.
-CPU work — saves, edits, searches, memory blocks, consolidation — runs in a small compute pool
+Endpoints are plain ``def`` functions; where each runs is decided once, by what it does.
+CPU work — saves, edits, reads of every kind — runs in a small compute pool
 (:func:`compute_threads`), in turns per user (:class:`FairShare`: one user's flood waits
-behind itself, issue 34); with the bundled model and SQLite nothing in a plain read waits, so
-plain reads and API-key lookups run on the event loop (:func:`inline_searches`). Otherwise,
-and for every endpoint that may call an LLM, they run in threads: the store is thread-safe.
+behind itself, issue 34), never on the event loop, which every other request shares.
 
 A route says what kind of work it is with one decorator, under its ``@router`` one:
 
-* :func:`computing` — saves and edits: in the compute pool, in the caller's turn;
-* :func:`searching` — read-only CPU work: the same, charged as one read of the caller's read
-  limit (``bank.writes.count_read``);
-* :func:`reading` — plain reads: on the loop when reads run inline, else in FastAPI's
-  general pool, like an undecorated ``def`` endpoint;
-* :func:`listing` — a plain read that searches when given its search parameter: then as
-  :func:`searching`.
+* :func:`computing` — saves and edits (and tool calls, which the dispatcher charges): in the
+  compute pool, in the caller's turn;
+* :func:`reading` — every read (a page of memories, one memory, its history, the pairs
+  asked about, a search, a memory block, an export, the caller's settings): the same, and
+  charged to the caller's read limit by its cost (``bank.writes.count_read``): one unit when
+  it starts (429 when the limit is spent), then one more for every
+  :data:`~memorybank.core.writes.ANSWER_BYTES_PER_READ` of its answer beyond the first, which
+  is rendered as JSON in the same thread (issue 44: a page of 1,000 pairs was read on the
+  event loop, uncharged, and serialised there: another tenant's search p50 went from 5 to
+  118 ms).
 
 MCP tool calls and prompts, which are not endpoints of this app's own, run through
 :func:`in_turn`: in the compute pool, in their caller's turn, like :func:`computing`.
+``tests/server/test_read_rule.py`` walks the OpenAPI routes and fails for a read that is
+not placed, charged and bounded by a page size.
 
 Undecorated ``def`` endpoints run in FastAPI's general pool (40 threads), which stays for
 requests that wait on an LLM, a provider or the database. Each app decides once, in
@@ -32,14 +35,17 @@ import functools
 import inspect
 import sys
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar, cast
 
 import anyio
 import anyio.to_thread
 from fastapi import Request
-from starlette.concurrency import run_in_threadpool
+from fastapi.encoders import jsonable_encoder
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel
 
 from memorybank.core.bank import MemoryBank
 from memorybank.server.principals import Principal
@@ -56,6 +62,14 @@ LOCAL_COMPUTE_THREADS = 3
 #: With a remote embedder or a database server a request mostly waits on the network: keep
 #: the pool's usual size.
 REMOTE_COMPUTE_THREADS = 40
+#: How long (seconds) a thread that holds Python's GIL keeps it while another waits for it,
+#: in a serving process (:func:`handing_over`). Python's 5 ms let one user's CPU-bound read
+#: (a page of pairs or an export, rendered) make another's search wait up to 5 ms at each
+#: of the many points where it gives the GIL up and takes it back (the database, the model,
+#: the socket): the convoy effect. Measured in one process on the shared 2-core host, a loop
+#: of pages of 299 pairs took another user's search p50 2.48× at 5 ms and 1.58× at 1 ms,
+#: exports 2.40× and 1.27× (issue 44).
+SWITCH_INTERVAL_S = 0.001
 
 
 def _all_in_process(bank: MemoryBank) -> bool:
@@ -75,15 +89,26 @@ def compute_threads(settings: Settings, bank: MemoryBank) -> int:
     return LOCAL_COMPUTE_THREADS if _all_in_process(bank) else REMOTE_COMPUTE_THREADS
 
 
+@contextmanager
+def handing_over() -> Iterator[None]:
+    """Python's GIL handed over every :data:`SWITCH_INTERVAL_S` at most while inside (the
+    app's lifespan: a server's life), as it was after."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(min(before, SWITCH_INTERVAL_S))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
+
+
 def inline_searches(settings: Settings, bank: MemoryBank) -> bool:
-    """Whether searches and prompt blocks run on the event loop rather than in a thread.
+    """Whether API-key lookups run on the event loop rather than in a thread.
 
     They may when nothing in them waits: the embedder and the store both run in this process
-    (a WAL reader never waits for SQLite's write lock). A search is then a few milliseconds of
-    CPU, and handing it to a thread and back cost half a millisecond more and let the requests
-    in flight contend for the GIL: at 16 clients on two workers, p95 search latency fell from
-    110 to 55-75 ms (docs/reliability.md, Load). Saves stay in threads: they can wait for the
-    write lock. ``inline_searches=False`` turns it off.
+    (a WAL reader never waits for SQLite's write lock); two indexed lookups cost less than
+    the thread hop. Every read endpoint runs in the compute pool, in its caller's turn,
+    whatever this says (issue 44: a read on the loop, however plain, delayed every request
+    of the process while it ran). ``inline_searches=False`` turns it off.
     """
     return settings.inline_searches is not False and _all_in_process(bank)
 
@@ -148,9 +173,9 @@ class FairShare:
 class Execution:
     """Where one app runs its CPU-bound endpoints."""
 
-    #: Plain reads (and API-key lookups) run on the event loop.
+    #: API-key lookups run on the event loop.
     inline: bool
-    #: The compute pool: saves, edits, searches, memory blocks and consolidation.
+    #: The compute pool: saves, edits, reads, memory blocks and consolidation.
     compute: anyio.CapacityLimiter
     #: Each user's share of the compute pool.
     fair: FairShare
@@ -163,13 +188,32 @@ class Execution:
         return cls(inline=inline_searches(settings, bank), compute=limiter, fair=fair)
 
 
+@dataclass(frozen=True)
+class Placement:
+    """How a decorated endpoint runs (:func:`placement_of`), for the tests that hold every
+    route to the rule of its kind."""
+
+    #: In the compute pool, in the caller's turn (never on the event loop).
+    in_turn: bool
+    #: Charged to the caller's read limit by its answer (:func:`reading`).
+    reads: bool
+
+
+#: The attribute a decorated endpoint carries its :class:`Placement` in.
+_PLACEMENT = "memorybank_placement"
+
+
+def placement_of(endpoint: Callable[..., Any]) -> Placement | None:
+    """How ``endpoint`` (a route's endpoint) runs; ``None`` when it is not decorated here."""
+    found = getattr(endpoint, _PLACEMENT, None)
+    return found if isinstance(found, Placement) else None
+
+
 #: The keyword by which a decorated endpoint's wrapper receives the request, to read its app's
 #: :class:`Execution` (``app.state.execution``). FastAPI fills a ``Request`` parameter without
 #: resolving a dependency, and it adds nothing to the OpenAPI schema.
 _REQUEST = "memorybank_request"
 _REQUEST_PARAMETER = inspect.Parameter(_REQUEST, inspect.Parameter.KEYWORD_ONLY, annotation=Request)
-
-Runner = Callable[[Execution, Callable[[], Any], "str | None"], Awaitable[Any]]
 
 
 def _user_of(kwargs: dict[str, Any]) -> str | None:
@@ -180,23 +224,49 @@ def _user_of(kwargs: dict[str, Any]) -> str | None:
     return None
 
 
-def _placed(
-    endpoint: Callable[P, R], runner: Runner, *, read: bool = False, search: str | None = None
-) -> Callable[P, Awaitable[R]]:
-    """``endpoint`` as a coroutine FastAPI awaits, run where ``runner`` puts it (a ``read``
-    charged first to the caller's read limit), or, when its parameter ``search`` is given,
-    as a search (:func:`searching`); FastAPI reads the parameters of ``endpoint`` (plus the
+def rendered(answer: Any) -> Response:
+    """A read's answer as the response FastAPI would have made of it (status 200), made here,
+    in the read's own thread: FastAPI serialises what an ``async`` endpoint returns on the
+    event loop, where a page of 1,000 memories held every other request.
+
+    >>> rendered({"count": 2}).body
+    b'{"count":2}'
+    """
+    if isinstance(answer, Response):
+        return answer
+    if isinstance(answer, BaseModel):
+        answer = answer.model_dump(mode="json", by_alias=True)
+    try:
+        return JSONResponse(answer)
+    except TypeError:  # a value JSON has no type for (a datetime): as FastAPI encodes it
+        return JSONResponse(jsonable_encoder(answer))
+
+
+def _charged_answer(call: Callable[[], Any], bank: MemoryBank, user: str | None) -> Response:
+    """``call()``'s answer rendered (:func:`rendered`) and its size charged to ``user``'s read
+    limit, never refused: the read is done, and the user's next reads wait for it."""
+    response = rendered(call())
+    if user is not None:
+        bank.writes.charge_answer(user, len(response.body))
+    return response
+
+
+def _placed(endpoint: Callable[P, R], *, reads: bool) -> Callable[P, Awaitable[R]]:
+    """``endpoint`` as a coroutine FastAPI awaits, run in the compute pool in its caller's
+    turn; a read (``reads``) charged first to the caller's read limit, its answer rendered
+    and charged by its size there too. FastAPI reads the parameters of ``endpoint`` (plus the
     request) from its signature."""
 
     async def placed(*args: Any, **kwargs: Any) -> R:
         state = kwargs.pop(_REQUEST).app.state
-        execution: Execution = state.execution
         user = _user_of(kwargs)
-        searches = search is not None and bool(kwargs.get(search))
-        if (read or searches) and user is not None:
-            state.bank.writes.count_read(user)
-        call = functools.partial(endpoint, *args, **kwargs)
-        result: R = await (_in_compute_pool if searches else runner)(execution, call, user)
+        bank: MemoryBank = state.bank
+        call: Callable[[], Any] = functools.partial(endpoint, *args, **kwargs)
+        if reads:
+            if user is not None:
+                bank.writes.count_read(user)
+            call = functools.partial(_charged_answer, call, bank, user)
+        result: R = await _in_compute_pool(state.execution, call, user)
         return result
 
     signature = inspect.signature(endpoint)
@@ -206,6 +276,7 @@ def _placed(
     functools.update_wrapper(placed, endpoint)
     parameters = [*signature.parameters.values(), _REQUEST_PARAMETER]
     placed.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    setattr(placed, _PLACEMENT, Placement(in_turn=True, reads=reads))
     return cast(Callable[P, Awaitable[R]], placed)
 
 
@@ -223,53 +294,34 @@ async def in_turn(execution: Execution, user_id: str | None, call: Callable[[], 
     return await _in_compute_pool(execution, call, user_id)
 
 
-async def _reading(execution: Execution, call: Callable[[], R], user: str | None) -> R:
-    if execution.inline:
-        return call()
-    return await run_in_threadpool(call)
-
-
 def computing(endpoint: Callable[P, R]) -> Callable[P, Awaitable[R]]:
-    """``endpoint`` run in a thread of the compute pool, not FastAPI's general one (which
-    stays for requests that wait on an LLM or a provider)."""
-    return _placed(endpoint, _in_compute_pool)
-
-
-def searching(endpoint: Callable[P, R]) -> Callable[P, Awaitable[R]]:
-    """A read-only, CPU-bound ``endpoint`` (a search, a memory block): in the compute pool,
-    in the caller's share of it, like :func:`computing`. Not on the event loop: there one
-    user's stream of long searches delayed every other request of the process."""
-    return _placed(endpoint, _in_compute_pool, read=True)
+    """A save or an edit: ``endpoint`` run in a thread of the compute pool, in its caller's
+    turn (a write is charged by what it stores, :func:`memorybank.core.writes.writing`)."""
+    return _placed(endpoint, reads=False)
 
 
 def reading(endpoint: Callable[P, R]) -> Callable[P, Awaitable[R]]:
-    """A plain read (a page, a memory, its history): on the event loop when nothing in it
-    waits (an in-process store), else in FastAPI's general pool, as any ``def`` endpoint
-    runs."""
-    return _placed(endpoint, _reading)
-
-
-def listing(search: str) -> Callable[[Callable[P, R]], Callable[P, Awaitable[R]]]:
-    """A plain read, like :func:`reading`, that searches when its parameter ``search`` is
-    given (a page of memories with ``q``): then it is placed and charged as :func:`searching`
-    places and charges a search (before, such a search ran on the event loop, uncharged)."""
-
-    def decorate(endpoint: Callable[P, R]) -> Callable[P, Awaitable[R]]:
-        return _placed(endpoint, _reading, search=search)
-
-    return decorate
+    """A read, of whatever kind: ``endpoint`` run in the compute pool in its caller's turn,
+    charged one unit of the caller's read limit when it starts and one more per
+    :data:`~memorybank.core.writes.ANSWER_BYTES_PER_READ` of its answer beyond the first,
+    which is rendered as JSON in that thread (status 200). Not on the event loop: there one
+    user's stream of reads delayed every other request of the process (issues 34 and 44)."""
+    return _placed(endpoint, reads=True)
 
 
 __all__ = [
     "LOCAL_COMPUTE_THREADS",
     "REMOTE_COMPUTE_THREADS",
+    "SWITCH_INTERVAL_S",
     "Execution",
     "FairShare",
+    "Placement",
     "compute_threads",
     "computing",
+    "handing_over",
     "in_turn",
     "inline_searches",
-    "listing",
+    "placement_of",
     "reading",
-    "searching",
+    "rendered",
 ]

@@ -63,6 +63,7 @@ from memorybank.model.times import StoredTime
 from memorybank.providers.llm.client import JSONCompleter, complete_model
 from memorybank.rules.permissions import Action, allowed, require
 from memorybank.rules.pydantic_errors import reason
+from memorybank.rules.quoted import without_marks
 from memorybank.rules.render import sanitize_memory_text as _line
 from memorybank.rules.said import confirms, explicit_category, sentences
 from memorybank.rules.verdicts import THRESHOLDS, needs_reconciling
@@ -199,7 +200,13 @@ def _store_turns(
     for index, turn in enumerate(turns):
         if not turn.content.strip():
             continue
-        metadata: dict[str, Any] = {**turn.metadata, "role": turn.role, "message_index": index}
+        # Who said it and whether it was confirmed are this function's word, never the
+        # message's metadata (issue 44): without_marks drops a client's.
+        metadata: dict[str, Any] = {
+            **without_marks(turn.metadata),
+            "role": turn.role,
+            "message_index": index,
+        }
         if turn.time is not None:
             metadata["time"] = turn.time.isoformat()
         if context:

@@ -69,12 +69,7 @@ def open_pairs(
     if not 1 <= limit <= 1000:
         raise ValidationError("limit must be 1–1000", field="limit")
     chosen = scope_set(user_id, project_id, scopes)
-    out: list[tuple[Memory, Memory]] = []
-    for newer_id, older_id in bank.store.open_pairs([s.key for s in chosen.scopes()], limit):
-        newer, older = bank.store.get(newer_id, chosen), bank.store.get(older_id, chosen)
-        if newer is not None and older is not None:
-            out.append((newer, older))
-    return out
+    return bank.store.open_pairs([s.key for s in chosen.scopes()], limit)
 
 
 __all__ = ["keep_both", "open_pairs"]

@@ -76,7 +76,9 @@ def import_(
 
     Ids are kept only for the host application itself (``role=None``, a restore): a user's
     import gets new ids throughout, so its answer cannot tell whether an id exists in
-    someone else's memory (see :func:`memorybank.rules.intake.imported`)."""
+    someone else's memory (see :func:`memorybank.rules.intake.imported`), and names the
+    importer as the author of what it stores and as the actor of its answers "both are
+    true", whoever the document names (issue 44)."""
     scope_set(user_id, project_id)
     require(role, Action.ADD_MANUAL, project_id)
     target = ScopeSet.of(Scope(user_id=user_id, project_id=project_id))
@@ -90,13 +92,16 @@ def import_(
         (m.content, m.created_at): m.id
         for m in bank.store.list_memories(target, MemoryFilter(), limit=_ALL)
     }
-    results, fresh = imported(memories, taken, present, user_id, project_id, keep_ids=keep_ids)
+    importer = None if keep_ids else user_id
+    results, fresh = imported(
+        memories, taken, present, user_id, project_id, keep_ids=keep_ids, author=importer
+    )
     new_ids = _new_ids(memories, present, fresh)
     fresh = _relinked(fresh, new_ids, keep=bank.store.existing_ids if keep_ids else None)
     with acting_through(Channel.IMPORT):  # the records keep their source: who first said it
         added = save_records(bank, fresh, actor=user_id, role=role, progress=progress)
     held = set(present.values()) | {m.id for m in added}
-    bank.store.keep_pairs(_moved_pairs(document.pairs, new_ids, held))
+    bank.store.keep_pairs(_moved_pairs(document.pairs, new_ids, held, importer))
     return results + [stored(m) for m in added]
 
 
@@ -116,17 +121,19 @@ def _new_ids(
 
 
 def _moved_pairs(
-    pairs: Sequence[KeptPair], new_ids: Mapping[str, str], held: set[str]
+    pairs: Sequence[KeptPair], new_ids: Mapping[str, str], held: set[str], actor: str | None
 ) -> list[KeptPair]:
-    """The document's pairs on the ids its memories have here. A pair is dropped when one of
-    its memories is not held here after the import (not stored): it would pair nothing."""
+    """The document's pairs on the ids its memories have here, answered by ``actor`` (a
+    user's import: the importer; ``None``: whoever the document says, a restore). A pair is
+    dropped when one of its memories is not held here after the import (not stored): it
+    would pair nothing."""
     moved = []
     for pair in pairs:
         newer, other = new_ids.get(pair.memory_id), new_ids.get(pair.other_id)
         if newer is None or other is None or newer == other:
             continue
         if newer in held and other in held:
-            moved.append(KeptPair(newer, other, pair.actor, pair.decided_at))
+            moved.append(KeptPair(newer, other, actor or pair.actor, pair.decided_at))
     return moved
 
 

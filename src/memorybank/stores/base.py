@@ -317,9 +317,9 @@ class Store(Protocol):
         (either order): no longer an open pair, nor an earlier note in a prompt block."""
         ...
 
-    def open_pairs(self, scope_keys: Sequence[str], limit: int) -> list[tuple[str, str]]:
-        """The (newer id, older id) pairs a save reported as conflicts in these scopes, not yet
-        answered, both facts current; oldest first, at most ``limit``."""
+    def open_pairs(self, scope_keys: Sequence[str], limit: int) -> list[tuple[Memory, Memory]]:
+        """The (newer, older) facts of the pairs a save reported as conflicts in these scopes,
+        not yet answered, both current; oldest first, at most ``limit``, in one read."""
         ...
 
     def updates_among(self, memory_ids: Sequence[str]) -> set[tuple[str, str]]:

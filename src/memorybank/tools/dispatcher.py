@@ -10,8 +10,9 @@ limit (``bank.writes.count``), counted here so the REST API, MCP and
 every host of the tools API spend one budget, and each record it stores beyond the first one
 more (:func:`memorybank.core.writes.writing`); every other call (a recall) is one unit of
 the caller's read limit (``bank.writes.count_read``, where the REST API's
-searches are charged too, when a server set one). Over either limit the model is told when
-to try again.
+reads are charged too, when a server set one), and one more per
+:data:`~memorybank.core.writes.ANSWER_BYTES_PER_READ` of its answer, as a REST read.
+Over either limit the model is told when to try again.
 
 >>> from memorybank.tools import profile
 >>> caller = Caller(user_id="sam")
@@ -201,12 +202,12 @@ def _timeout_message(tool: Tool) -> str:
     )
 
 
-def _json_ready(value: Any) -> bool:
+def _json_size(value: Any) -> int | None:
+    """The size of ``value`` as JSON, in bytes; ``None`` when it is not JSON."""
     try:
-        json.dumps(value, allow_nan=False)
+        return len(json.dumps(value, allow_nan=False, ensure_ascii=False).encode())
     except (TypeError, ValueError, RecursionError):
-        return False
-    return True
+        return None
 
 
 def _internal(tool: str) -> dict[str, Any]:
@@ -316,7 +317,10 @@ def _call(
         log.exception("tool %s failed unexpectedly", tool.name)
         return _internal(tool.name)
 
-    if not _json_ready(result):
+    size = _json_size(result)
+    if size is None:
         log.error("tool %s returned a value that is not JSON: %r", tool.name, type(result))
         return _internal(tool.name)
+    if not tool.counted:  # a read: charged by its answer too, as a REST read is (issue 44)
+        bank.writes.charge_answer(caller.user_id, size)
     return result

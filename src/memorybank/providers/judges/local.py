@@ -89,7 +89,12 @@ class LocalJudge:
         self.temperature = float(info.get("temperature", 1.0))
         self._tokenizer = Tokenizer.from_file(str(tokenizer))
         self._tokenizer.no_padding()
-        self._tokenizer.enable_truncation(max_length=int(info.get("max_length", 64)))
+        self._max_length = int(info.get("max_length", 64))
+        self._tokenizer.enable_truncation(max_length=self._max_length)
+        # The same tokenizer without the cut: each text's own tokens, for _cut.
+        self._whole = Tokenizer.from_file(str(tokenizer))
+        self._whole.no_padding()
+        self._whole.no_truncation()
         options = session_options(threads or default_threads())
         # The int8 weights folded to float32 at load (constant folding of DequantizeLinear):
         # without it onnxruntime runs them as int8 products, whose answers vary with the CPU.
@@ -131,8 +136,24 @@ class LocalJudge:
         named = dict(zip(self.labels, p.tolist(), strict=True))
         return PairScores(named["duplicate"], named["update"], named["distinct"])
 
+    def _cut(self, first: str, second: str) -> tuple[str, str]:
+        """A pair of texts cut to the tokens the model can read of them, so that it
+        tokenizes exactly as it is: the tokenizer's own cut of a pair is quadratic in its
+        length (a pair of 20,000 and 10,000 "#" took 20 s and 11 GB, issue 44), where each
+        text alone is tokenized in linear time. A pair's cut depends only on each text's
+        tokens up to ``max_length`` and on which text is longer, which the cut keeps."""
+        if len(first) + len(second) <= _CUT_FROM:
+            return first, second
+        one, two = self._whole.encode_batch([first, second], add_special_tokens=False)
+        n1, n2 = len(one.ids), len(two.ids)
+        return (
+            _prefix(first, one, min(n1, self._max_length + (n1 > n2))),
+            _prefix(second, two, min(n2, self._max_length + (n2 > n1))),
+        )
+
     def _run(self, pairs: Sequence[tuple[str, str]]) -> npt.NDArray[np.float32]:
-        encodings: list[Encoding] = self._tokenizer.encode_batch(list(pairs))
+        cut = [self._cut(a, b) for a, b in pairs]
+        encodings: list[Encoding] = self._tokenizer.encode_batch(cut)
         width = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(pairs), width), dtype=np.int64)
         mask = np.zeros((len(pairs), width), dtype=np.int64)
@@ -151,6 +172,18 @@ class LocalJudge:
         except Exception as exc:  # onnxruntime's exception types are not public API
             raise ProviderError(f"the judge model failed: {exc}") from exc
         return np.asarray(logits, dtype=np.float32)
+
+
+#: Pairs up to this many characters are tokenized as they are (no token is shorter than a
+#: character, so they hold few more than the model reads): only longer ones are cut first.
+_CUT_FROM = 512
+
+
+def _prefix(text: str, encoding: Encoding, tokens: int) -> str:
+    """``text`` up to the end of its first ``tokens`` tokens (``encoding``: its own)."""
+    if tokens >= len(encoding.ids):
+        return text
+    return text[: encoding.offsets[tokens - 1][1]] if tokens else ""
 
 
 _default: LocalJudge | None = None

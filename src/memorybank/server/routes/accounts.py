@@ -8,6 +8,7 @@ from fastapi import APIRouter
 
 from memorybank.core.bank import MemoryBank
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
+from memorybank.server.execution import reading
 from memorybank.server.openapi import documented
 from memorybank.server.principals import org_admin_of
 from memorybank.server.schemas import Me, ProjectView
@@ -28,6 +29,7 @@ def local_projects(bank: MemoryBank, accounts: Accounts) -> list[ProjectView]:
 
 
 @router.get("/api/me", responses=documented(Me))
+@reading
 def get_me(principal: PrincipalDep, bank: BankDep, accounts: AccountsDep) -> dict[str, Any]:
     """Who is calling, in which mode, and their projects."""
     # Local mode: every project that holds memories, each as owner (local_projects).

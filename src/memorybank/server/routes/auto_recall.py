@@ -15,7 +15,7 @@ from memorybank.core.prompt import auto_recall, system_prompt
 from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
 from memorybank.rules.tokens import count_tokens
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, caller_of, thread_of
-from memorybank.server.execution import searching
+from memorybank.server.execution import reading
 from memorybank.server.openapi import documented
 from memorybank.server.principals import Principal
 from memorybank.server.routes.tools import find_profile
@@ -52,7 +52,7 @@ def recalled_block(
 
 
 @router.post("/api/auto-recall", responses=documented(PromptBlock, 404, 429))
-@searching
+@reading
 def auto_recall_block(
     body: AutoRecallRequest, principal: PrincipalDep, bank: BankDep, accounts: AccountsDep
 ) -> dict[str, Any]:

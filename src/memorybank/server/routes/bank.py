@@ -13,7 +13,10 @@ from memorybank.core.bank import MemoryBank
 from memorybank.core.writes import writing
 from memorybank.errors import PermissionDenied
 from memorybank.model import MemoryFilter, SaveInput
+from memorybank.rules.intake import is_conversation
+from memorybank.rules.limits import PAGE_MAX
 from memorybank.rules.permissions import Action
+from memorybank.rules.quoted import check_client_marks
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
 from memorybank.server.error_responses import WRITE_ERRORS
 from memorybank.server.execution import computing, reading
@@ -102,6 +105,9 @@ def save_memories(
     batch = body if isinstance(body, SaveRequest) else body.batch()
     check_caller(principal, batch.user_id)
     role = authorize(accounts, principal, Action.VIEW, batch.project_id)
+    for item in batch.items:
+        if is_conversation(item.ring, item.source):  # who said it is the server's word
+            check_client_marks(item.metadata)
     items = [
         SaveInput.model_validate({**item.model_dump(), "created_by": principal.user_id})
         for item in batch.items
@@ -126,7 +132,7 @@ def list_memories(
     filters: SearchFilters,
     project_id: IdParam = None,
     scopes: Scopes = "all",
-    limit: Annotated[int, Query(ge=1, le=10_000)] = 50,
+    limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = 50,
     offset: Annotated[int, Query(ge=0, lt=2**63)] = 0,
     order: Order = "created_desc",
     superseded: Superseded = None,

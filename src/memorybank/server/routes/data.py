@@ -13,6 +13,7 @@ from memorybank.core.bank import MemoryBank
 from memorybank.core.writes import writing
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, current_principal
 from memorybank.server.error_responses import WRITE_ERRORS, errors
+from memorybank.server.execution import reading
 from memorybank.server.openapi import documented
 from memorybank.server.principals import Action, Principal, authorize
 from memorybank.server.routes.stats import metrics_for
@@ -36,6 +37,7 @@ router = APIRouter(tags=["data"])
         **errors(404),
     },
 )
+@reading
 def export_memories(
     principal: PrincipalDep,
     bank: BankDep,
@@ -113,6 +115,7 @@ async def import_memories(
 
 
 @router.get("/api/stats", responses=documented(Stats))
+@reading
 def get_stats(principal: PrincipalDep, bank: BankDep, accounts: AccountsDep) -> dict[str, Any]:
     """The caller's own counts: private memories and each of their projects'; for an org
     admin (or in local mode) also seed 002's success metrics of the last 30 days."""

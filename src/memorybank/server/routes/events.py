@@ -32,6 +32,7 @@ from memorybank.model import Event
 from memorybank.rules.limits import OpenLimit
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
 from memorybank.server.error_responses import errors
+from memorybank.server.execution import reading
 from memorybank.server.principals import Principal
 from memorybank.services.accounts import Accounts
 
@@ -158,6 +159,7 @@ async def stream_events(
 
 
 @router.get("/api/events/list", responses=errors(422))
+@reading
 def list_events(
     principal: PrincipalDep,
     bank: BankDep,

@@ -12,6 +12,9 @@ from memorybank.core.bank import MemoryBank
 from memorybank.errors import NotFound
 from memorybank.model import Source
 from memorybank.rules.filtering import memory_filter
+from memorybank.rules.intake import is_conversation
+from memorybank.rules.limits import PAGE_MAX
+from memorybank.rules.quoted import check_client_marks
 from memorybank.server.deps import (
     AccountsDep,
     BankDep,
@@ -19,7 +22,7 @@ from memorybank.server.deps import (
     PrincipalDep,
 )
 from memorybank.server.error_responses import WRITE_ERRORS, StateConflict
-from memorybank.server.execution import computing, listing, reading
+from memorybank.server.execution import computing, reading
 from memorybank.server.openapi import SEED_002, documented
 from memorybank.server.principals import Action, Principal, authorize
 from memorybank.server.request_limits import ConfirmTokens
@@ -190,7 +193,7 @@ def memory_scope(
 
 
 @router.get("/api/memory/user", responses=documented(MemoryList), tags=[SEED_002])
-@listing("q")
+@reading
 def list_user_memory(
     principal: PrincipalDep,
     bank: BankDep,
@@ -244,7 +247,7 @@ def clear_private_memory(
 @router.get(
     "/api/memory/drive/{drive_id}", responses=documented(DriveMemoryList, 404), tags=[SEED_002]
 )
-@listing("q")
+@reading
 def list_drive_memory(
     principal: PrincipalDep,
     bank: BankDep,
@@ -360,8 +363,13 @@ def patch_memory(
     body: MemoryPatch,
     project_id: IdParam = None,
 ) -> dict[str, Any]:
-    """Change a memory in place (project memories: admins and owners)."""
+    """Change a memory in place (project memories: admins and owners). A conversation
+    turn's ``role`` and ``confirmed`` stay as ``remember`` wrote them."""
     scope, role = memory_scope(accounts, principal, memory_id, Action.CHANGE)
+    if body.metadata is not None:
+        stored = bank.get(memory_id, principal.user_id, project_id=scope)
+        if is_conversation(stored.ring, stored.source):  # who said it is the server's word
+            check_client_marks(body.metadata, kept=stored.metadata)
     changed = bank.update(
         memory_id,
         principal.user_id,
@@ -458,7 +466,7 @@ def list_memory_pairs(
     accounts: AccountsDep,
     project_id: IdParam = None,
     scopes: Literal["all", "user", "project"] = "all",
-    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = 100,
 ) -> dict[str, Any]:
     """The facts a save said may update a stored one (its ``conflicts``), with that one, not
     yet answered: neither replaced (``POST …/supersede``) nor both kept (``POST

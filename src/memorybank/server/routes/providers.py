@@ -10,6 +10,7 @@ from memorybank.errors import ConfigurationError, NotFound, ProviderError
 from memorybank.providers.netguard import AddressPolicy
 from memorybank.server.deps import AccountsDep, PrincipalDep, SettingsDep, llm_for
 from memorybank.server.error_responses import WRITE_ERRORS
+from memorybank.server.execution import reading
 from memorybank.server.openapi import documented
 from memorybank.server.schemas import LlmCheck, ProviderUpdate, ProviderView
 from memorybank.services.accounts import ProviderKind, ProviderSettings
@@ -41,6 +42,7 @@ def provider_kind(kind: str) -> ProviderKind:
     "/api/settings/providers",
     responses=documented(list[ProviderView]),  # type: ignore[arg-type]
 )
+@reading
 def list_providers(principal: PrincipalDep, accounts: AccountsDep) -> list[dict[str, Any]]:
     """The caller's providers; keys are never returned, only whether one is set."""
     return [provider_view(p) for p in accounts.providers(principal.user_id)]

@@ -11,8 +11,9 @@ from fastapi import APIRouter, Depends, Query
 from memorybank.errors import ValidationError
 from memorybank.model import Domain, MemoryFilter, Ring, Source
 from memorybank.rules.filtering import memory_filter
+from memorybank.rules.limits import PAGE_MAX
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep, caller_of
-from memorybank.server.execution import reading, searching
+from memorybank.server.execution import reading
 from memorybank.server.openapi import documented
 from memorybank.server.principals import Action, authorize
 from memorybank.server.schemas import (
@@ -84,7 +85,7 @@ SearchFilters = Annotated[MemoryFilter, Depends(search_filters)]
 
 
 @router.get("/api/search", responses=documented(SearchResults, 403, 404))
-@searching
+@reading
 def search_memories(
     principal: PrincipalDep,
     bank: BankDep,
@@ -92,7 +93,7 @@ def search_memories(
     filters: SearchFilters,
     q: SearchText,
     project_id: IdParam = None,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 10,
+    limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = 10,
     scopes: Literal["all", "user", "project"] = "all",
     org_wide: bool = False,
     include_superseded: bool = False,

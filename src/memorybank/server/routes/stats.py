@@ -11,6 +11,7 @@ from fastapi import APIRouter, Query
 from memorybank.errors import PermissionDenied
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
 from memorybank.server.error_responses import errors
+from memorybank.server.execution import reading
 from memorybank.server.principals import org_admin_of
 from memorybank.services.accounts import org_users
 from memorybank.services.insights import SuccessMetrics, success_metrics
@@ -20,6 +21,7 @@ router = APIRouter(tags=["stats"])
 
 
 @router.get("/api/stats/metrics", responses=errors(403, 422))
+@reading
 def metrics(
     principal: PrincipalDep,
     bank: BankDep,

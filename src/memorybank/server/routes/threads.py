@@ -8,6 +8,7 @@ from fastapi import APIRouter
 
 from memorybank.server.deps import AccountsDep, BankDep, PrincipalDep
 from memorybank.server.error_responses import WRITE_ERRORS
+from memorybank.server.execution import reading
 from memorybank.server.openapi import documented
 from memorybank.server.principals import Action, authorize
 from memorybank.server.schemas import ThreadCreate, ThreadList, ThreadPatch, ThreadView
@@ -51,6 +52,7 @@ def create_thread(
 
 
 @router.get("/api/threads", responses=documented(ThreadList))
+@reading
 def list_threads(principal: PrincipalDep, accounts: AccountsDep) -> dict[str, Any]:
     """The caller's conversations, newest first."""
     return {"threads": [thread_view(t) for t in accounts.threads(principal.user_id)]}

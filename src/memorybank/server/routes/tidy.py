@@ -47,8 +47,7 @@ def _starting(bank: MemoryBank, user_id: str) -> None:
 def _charged(bank: MemoryBank, user_id: str, found: Consolidation) -> Consolidation:
     """``found``, the rest of its work charged to ``user_id``'s read limit (never refused: it
     is done; the next call waits for it)."""
-    if bank.writes.reads is not None:
-        bank.writes.reads.charge(user_id, math.ceil(found.examined / FACTS_PER_READ) - 1)
+    bank.writes.charge_read(user_id, math.ceil(found.examined / FACTS_PER_READ) - 1)
     return found
 
 

@@ -20,7 +20,7 @@ from memorybank.server.deps import (
     thread_of,
 )
 from memorybank.server.error_responses import WRITE_ERRORS, StateConflict
-from memorybank.server.execution import searching
+from memorybank.server.execution import computing, reading
 from memorybank.server.openapi import documented
 from memorybank.server.schemas import IdParam, PromptBlock, ToolCall, ToolDefinitions, ToolResult
 
@@ -39,6 +39,7 @@ def find_profile(name: str) -> tools.Profile:
 
 
 @router.get("/api/tools/{profile}", responses=documented(ToolDefinitions, 404))
+@reading
 def tool_definitions(
     principal: PrincipalDep,
     accounts: AccountsDep,
@@ -66,6 +67,7 @@ def tool_definitions(
     "/api/tools/{profile}/call",
     responses=documented(ToolResult, 404, 409, 429, 502, *WRITE_ERRORS),
 )
+@computing
 def call_tool(
     principal: PrincipalDep,
     bank: BankDep,
@@ -92,7 +94,7 @@ def call_tool(
 
 
 @router.get("/api/prompt", responses=documented(PromptBlock, 404))
-@searching
+@reading
 def system_prompt(
     principal: PrincipalDep,
     bank: BankDep,

@@ -13,14 +13,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, Field
 
 from memorybank.errors import NotFound, RoleRequired
 from memorybank.model.webhooks import Delivery, DeliveryStatus, Webhook
 from memorybank.providers.netguard import AddressPolicy
-from memorybank.server.deps import AccountsDep, PrincipalDep, SettingsDep
+from memorybank.server.deps import AccountsDep, PrincipalDep, SettingsDep, app_part
 from memorybank.server.error_responses import errors
+from memorybank.server.execution import reading
 from memorybank.server.principals import Principal, project_role
 from memorybank.server.schemas import RequestBody
 from memorybank.services.accounts import Accounts
@@ -95,10 +96,8 @@ def _delivery_view(delivery: Delivery) -> DeliveryView:
     return DeliveryView(**delivery.model_dump(exclude={"webhook_id", "body"}))
 
 
-def app_webhooks(request: Request) -> Webhooks:
-    """The app's webhooks."""
-    webhooks: Webhooks = request.app.state.webhooks
-    return webhooks
+#: The app's webhooks.
+WebhooksDep = Annotated[Webhooks, Depends(app_part("webhooks"))]
 
 
 def _check_manager(
@@ -127,8 +126,7 @@ def _managed(accounts: Accounts, principal: Principal, webhooks: Webhooks) -> li
     return webhooks.of(projects, orgs)
 
 
-def _hook(request: Request, accounts: Accounts, principal: Principal, hook_id: str) -> Webhook:
-    webhooks = app_webhooks(request)
+def _hook(webhooks: Webhooks, accounts: Accounts, principal: Principal, hook_id: str) -> Webhook:
     hook = webhooks.get(hook_id)
     try:
         _check_manager(accounts, principal, hook.project_id, hook.org_id)
@@ -139,7 +137,7 @@ def _hook(request: Request, accounts: Accounts, principal: Principal, hook_id: s
 
 @router.post("/api/webhooks", status_code=201, responses=errors(403, 404, 422))
 def create_webhook(
-    request: Request,
+    webhooks: WebhooksDep,
     principal: PrincipalDep,
     accounts: AccountsDep,
     settings: SettingsDep,
@@ -153,7 +151,7 @@ def create_webhook(
     policy = AddressPolicy.for_users(
         allow_private=settings.provider_allow_private, local_mode=principal.local
     )
-    hook = app_webhooks(request).create(
+    hook = webhooks.create(
         principal.user_id,
         body.url,
         project_id=body.project_id,
@@ -165,44 +163,48 @@ def create_webhook(
 
 
 @router.get("/api/webhooks", responses=errors(403))
-def list_webhooks(request: Request, principal: PrincipalDep, accounts: AccountsDep) -> WebhookList:
+@reading
+def list_webhooks(
+    webhooks: WebhooksDep, principal: PrincipalDep, accounts: AccountsDep
+) -> WebhookList:
     """The webhooks of the projects and orgs the caller administers, whoever made them, and
     whether each delivers (``paused`` says why not)."""
-    hooks = _managed(accounts, principal, app_webhooks(request))
+    hooks = _managed(accounts, principal, webhooks)
     return WebhookList(webhooks=[_view(h, accounts) for h in hooks])
 
 
 @router.delete("/api/webhooks/{hook_id}", status_code=204, responses=errors(404))
 def delete_webhook(
-    request: Request, principal: PrincipalDep, accounts: AccountsDep, hook_id: str
+    webhooks: WebhooksDep, principal: PrincipalDep, accounts: AccountsDep, hook_id: str
 ) -> None:
     """Remove a webhook and its delivery log; nothing more is sent to it."""
-    hook = _hook(request, accounts, principal, hook_id)
-    app_webhooks(request).delete(hook.id)
+    hook = _hook(webhooks, accounts, principal, hook_id)
+    webhooks.delete(hook.id)
 
 
 @router.post("/api/webhooks/{hook_id}/test", status_code=202, responses=errors(404, 429))
 def send_test(
-    request: Request, principal: PrincipalDep, accounts: AccountsDep, hook_id: str
+    webhooks: WebhooksDep, principal: PrincipalDep, accounts: AccountsDep, hook_id: str
 ) -> DeliveryView:
     """Queue a signed ``test`` delivery; its outcome appears in the log. At most
     ``MEMORYBANK_WEBHOOK_TEST_SENDS_PER_MINUTE`` (5) a minute per webhook: 429 with
     ``Retry-After`` past it."""
-    hook = _hook(request, accounts, principal, hook_id)
-    return _delivery_view(app_webhooks(request).send_test(hook))
+    hook = _hook(webhooks, accounts, principal, hook_id)
+    return _delivery_view(webhooks.send_test(hook))
 
 
 @router.get("/api/webhooks/{hook_id}/deliveries", responses=errors(404))
+@reading
 def delivery_log(
-    request: Request,
+    webhooks: WebhooksDep,
     principal: PrincipalDep,
     accounts: AccountsDep,
     hook_id: str,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> DeliveryLog:
     """The webhook's deliveries, newest first: status, attempts, the last answer."""
-    hook = _hook(request, accounts, principal, hook_id)
-    found = app_webhooks(request).deliveries(hook.id, limit)
+    hook = _hook(webhooks, accounts, principal, hook_id)
+    found = webhooks.deliveries(hook.id, limit)
     return DeliveryLog(deliveries=[_delivery_view(d) for d in found])
 
 
