@@ -318,9 +318,7 @@ def collect(data: Path, console: Console, sources: Sequence[str], own: Path = OW
     return queries
 
 
-def fit(
-    queries: Sequence[Query], ridge: float = RIDGE, context: float | None = None
-) -> Ranking:
+def fit(queries: Sequence[Query], ridge: float = RIDGE, context: float | None = None) -> Ranking:
     """Weighted logistic regression of relevance on the features, by Newton's method;
     ``context``: that weight held fixed (an offset), the others fitted."""
     x = np.vstack([q.features for q in queries])

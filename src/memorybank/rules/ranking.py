@@ -175,9 +175,7 @@ class Ranking:
 
 #: Fitted by ``memorybank bench calibrate`` on the project's own data (``benchmarks/data``);
 #: held-out figures in ``docs/retrieval.md``.
-RANKING = Ranking(
-    bias=-4.94, cosine=10.542, gap=8.095, text=1.526, context=2.0, assistant=-1.846
-)
+RANKING = Ranking(bias=-4.94, cosine=10.542, gap=8.095, text=1.526, context=2.0, assistant=-1.846)
 
 Features = tuple[float, float, float, float, float]
 
