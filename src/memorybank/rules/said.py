@@ -88,7 +88,8 @@ _PIECE_MIN_WORDS = 2
 _MAY_BE_RE = re.compile(r"\b(?:could|might|may)\b")
 _GUESSES = frozenset("maybe perhaps probably possibly".split())
 # A clause that opens on a verb in the past has lost its subject ("bought it second hand").
-_PAST_HEAD_RE = re.compile(r"(?i:[a-z]+ed|bought|got|went|took|made|found|had|did)$")
+# Starts only where a word starts: linear on any text, not only on the one word it is given.
+_PAST_HEAD_RE = re.compile(r"(?<![A-Za-z])(?i:[a-z]+ed|bought|got|went|took|made|found|had|did)$")
 _POINTS_BACK_RE = re.compile(
     r"\b(?:it|this|that|them|there|these|those)$|\b(?:that|this)\s+one\b"
     r"|\b(?:up|over|down|out)\s+there\b",
