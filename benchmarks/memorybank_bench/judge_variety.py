@@ -34,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memorybank_bench.judge_slots import TrainingPair
-from memorybank_bench.judge_vocab import NAMES, PLACES, RELATIVES
+from memorybank_bench.judge_vocab import NAMES, PLACES, RELATIVES, SLOTS
 
 Make = Callable[[random.Random, str], TrainingPair]
 
@@ -902,6 +902,40 @@ def _related(rng: random.Random, s: str) -> TrainingPair:
     return TrainingPair(pair[0], pair[1], "distinct", "variety:related")
 
 
+#: The slots a person holds one value of at a time (where they live, whom they work for, who
+#: manages them, …), for ``_new_value``: named, since a slot the vocabulary calls single may
+#: well hold two values (a drink, a dish, a show), and those pairs are not changes.
+_ONE_VALUE_NAMES = (
+    "city employer job manager partner car school position home_type timezone phone_model diet "
+    "commute team os editor"
+).split()
+_ONE_VALUE = [
+    slot
+    for slot in SLOTS
+    if slot.name in _ONE_VALUE_NAMES
+    and len(slot.pool()) >= 2
+    and not any("{q}" in w for w in slot.wordings + slot.changes)
+]
+
+
+def _new_value(rng: random.Random, s: str) -> TrainingPair:
+    """A new value of a one-value slot, said as plainly as the old one ("lives in Denver" /
+    "lives in Austin") or with a verb of change: an update. The slots' own pairs hold too
+    few of them beside the families of two facts of one kind that are both true (two homes,
+    two jobs), and the model read every plain swap of a city or an employer as two facts."""
+    slot = rng.choice(_ONE_VALUE)
+    old, new = rng.sample(slot.pool(), 2)
+    first = rng.choice(slot.wordings)
+    second = first if rng.random() < 0.5 else rng.choice(slot.wordings + slot.changes)
+    p = f"{s}'s"
+    return TrainingPair(
+        _fill(first, s=s, p=p, v=old, q=""),
+        " ".join(_fill(second, s=s, p=p, v=new, q="").split()),
+        "update",
+        f"variety:new-value:{slot.name}",
+    )
+
+
 def _same(rng: random.Random, s: str) -> TrainingPair:
     group = rng.choice(SAME)
     if rng.random() < 0.75:
@@ -938,6 +972,7 @@ FAMILIES: list[tuple[Make, float]] = [
     (_phones, 0.6),
     (_appointments, 0.3),
     (_homes, 0.2),
+    (_new_value, 2.5),
     (_dates, 0.5),
     (_related, 0.6),
     (_same, 3.0),

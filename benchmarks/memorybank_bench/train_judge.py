@@ -38,7 +38,7 @@ MAX_LENGTH = 64
 @dataclass(frozen=True)
 class TrainConfig:
     seed: int = 0
-    epochs: float = 0.85
+    epochs: float = 1.2
     batch: int = 32
     lr: float = 8e-5
     slots: int = 3000

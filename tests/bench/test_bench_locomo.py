@@ -31,10 +31,11 @@ from memorybank_bench.locomo import (
     run_locomo,
 )
 
-# Measured R@10 of the fused default on the dev data (0.805, 760 questions) minus 2 points;
-# the same with the turns saved bare (no session_id, no speaker: implicit sessions) was 0.803.
-# Raise it as retrieval improves, so a regression cannot pass unnoticed.
-FLOOR = 0.785
+# Measured R@10 of the search on the dev data minus 2 points: 0.753 with the fitted ranking
+# (issue 43; docs/retrieval.md), which gives turns' BM25 and context less weight than the
+# fusion before it (0.805): the project's own facts gain nothing from them. Raise it as
+# retrieval improves, so a regression cannot pass unnoticed.
+FLOOR = 0.73
 
 
 def _turn(dia_id: str, speaker: str, text: str, **extra: str) -> dict[str, str]:

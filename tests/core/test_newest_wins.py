@@ -109,10 +109,6 @@ def test_moving_does_not_retire_a_brothers_city(bank: MemoryBank, ana: Caller) -
     assert not any("Berlin" in line for line in _current_lines(block))
 
 
-@pytest.mark.xfail(
-    reason="issue 45: the 3-layer judge reads 'now reports to Tomasz' as a change at 0.56 only",
-    strict=True,
-)
 def test_a_new_manager_reaches_the_block(bank: MemoryBank, ana: Caller) -> None:
     _remember(bank, ana, "User's manager is Priya")
     _remember(bank, ana, "User now reports to Tomasz")

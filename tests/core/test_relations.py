@@ -77,10 +77,6 @@ def test_reads_never_ask_the_judge(bank: MemoryBank, counted: CountingJudge) -> 
     assert mem0.search("Where do I live?", user_id="ana", threshold=0.0)["results"]
 
 
-@pytest.mark.xfail(
-    reason="issue 45: the 3-layer judge reads 'now reports to Tomasz' as a change at 0.56 only",
-    strict=True,
-)
 def test_the_newest_value_comes_first_and_the_older_beside_it(
     bank: MemoryBank, counted: CountingJudge
 ) -> None:

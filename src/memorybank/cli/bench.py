@@ -358,7 +358,7 @@ def bench_train_judge(
     seed: Annotated[int, typer.Option("--seed", help="Seed of data, order and weights.")] = 0,
     epochs: Annotated[
         float, typer.Option("--epochs", min=0.01, help="Passes over the data.")
-    ] = 0.85,
+    ] = 1.2,
     limit: Annotated[
         int | None,
         typer.Option("--limit", min=10, help="Train on the first N examples only (a smoke run)."),
