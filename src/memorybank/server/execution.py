@@ -68,8 +68,9 @@ REMOTE_COMPUTE_THREADS = 40
 #: of the many points where it gives the GIL up and takes it back (the database, the model,
 #: the socket): the convoy effect. Measured in one process on the shared 2-core host, a loop
 #: of pages of 299 pairs took another user's search p50 2.48× at 5 ms and 1.58× at 1 ms,
-#: exports 2.40× and 1.27× (issue 44).
-SWITCH_INTERVAL_S = 0.001
+#: exports 2.40× and 1.27× (issue 44); four loops of pages of 1,000 pairs (``bench
+#: fairness``) 4.40× at 1 ms and 2.69× at 0.2 ms, lists 4.56× and 2.85×.
+SWITCH_INTERVAL_S = 0.0002
 
 
 def _all_in_process(bank: MemoryBank) -> bool:
