@@ -11,27 +11,15 @@ import pytest
 import typer.main
 from typer.testing import CliRunner, Result
 
+from cli_helpers import ENV, run, run_json
 from memorybank.cli import app
 from memorybank.errors import ConfigurationError
 from memorybank.settings import Settings
-
-ENV = {"COLUMNS": "200", "MEMORYBANK_URL": None}
 
 
 @pytest.fixture
 def db(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path}/t.db"
-
-
-def run(db: str, *args: str) -> Result:
-    """``memorybank <args> --db <db>``."""
-    return CliRunner().invoke(app, [*args, "--db", db], env=ENV)
-
-
-def run_json(db: str, *args: str, code: int = 0) -> Any:
-    result = run(db, *args, "--json")
-    assert result.exit_code == code, result.output
-    return json.loads(result.stdout)
 
 
 def add(db: str, user: str, content: str, *extra: str) -> dict[str, Any]:

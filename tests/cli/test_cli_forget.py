@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
-from typer.testing import CliRunner, Result
 
-from memorybank.cli import app
-
-ENV = {"COLUMNS": "200", "MEMORYBANK_URL": None}
+from cli_helpers import run, run_json
 
 
 @pytest.fixture
@@ -24,16 +19,6 @@ def db(tmp_path: Path) -> str:
     ):
         assert run(url, "add", "sam", text).exit_code == 0
     return url
-
-
-def run(db: str, *args: str, stdin: str | None = None) -> Result:
-    return CliRunner().invoke(app, [*args, "--db", db], env=ENV, input=stdin)
-
-
-def run_json(db: str, *args: str, code: int = 0) -> Any:
-    result = run(db, *args, "--json")
-    assert result.exit_code == code, result.output
-    return json.loads(result.stdout)
 
 
 def contents(db: str) -> list[str]:

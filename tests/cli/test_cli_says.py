@@ -16,26 +16,15 @@ from typing import Any
 
 import pytest
 import typer.main
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
 
+from cli_helpers import run, run_json
 from memorybank.cli import app
-
-ENV = {"COLUMNS": "200", "MEMORYBANK_URL": None}
 
 
 @pytest.fixture
 def db(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path}/t.db"
-
-
-def run(db: str, *args: str) -> Result:
-    return CliRunner().invoke(app, [*args, "--db", db], env=ENV)
-
-
-def run_json(db: str, *args: str, code: int = 0) -> Any:
-    result = run(db, *args, "--json")
-    assert result.exit_code == code, result.output
-    return json.loads(result.stdout)
 
 
 def command_after(label: str, output: str) -> list[str]:

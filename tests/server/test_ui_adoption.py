@@ -11,33 +11,17 @@ from pathlib import Path
 import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
-from ui_harness import TABS, TIMEOUT_MS, Server, go_live, open_ui, tool
+from ui_harness import TABS, WIDTHS, Server, go_live, open_ui, sized_page, tool
 
 from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
 from memorybank.services.pairs import open_pairs
-
-WIDTHS = {"desktop": 1280, "phone": 390}
 
 
 @pytest.fixture(params=list(WIDTHS))
 def sized(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Page]:
     """A page at each width (the phone one as a touch device)."""
-    width = WIDTHS[request.param]
-    phone = width < 600
-    context = browser.new_context(
-        viewport={"width": width, "height": 844 if phone else 900},
-        is_mobile=phone,
-        has_touch=phone,
-    )
-    context.set_default_timeout(TIMEOUT_MS)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    try:
+    with sized_page(browser, WIDTHS[request.param], desktop_height=900) as page:
         yield page
-    finally:
-        context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
 
 
 def add_fact(page: Page, text: str) -> None:

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
-from ui_harness import TIMEOUT_MS, Server, go_live, open_ui, tool
+from ui_harness import WIDTHS, Server, go_live, open_ui, sized_page, tool
 
 from memorybank.rules.ranking import RECALL_MIN_RELEVANCE
 
-WIDTHS = {"desktop": 1280, "phone": 390}
 #: Facts about different things, so that no save asks about another.
 FILLER = [
     "User plays the cello in an orchestra",
@@ -65,22 +64,8 @@ BUTTON_AT_THE_BOTTOM = """() => {
 @pytest.fixture(params=list(WIDTHS))
 def sized(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Page]:
     """A page at each width (the phone one as a touch device)."""
-    width = WIDTHS[request.param]
-    phone = width < 600
-    context = browser.new_context(
-        viewport={"width": width, "height": 844 if phone else 800},
-        is_mobile=phone,
-        has_touch=phone,
-    )
-    context.set_default_timeout(TIMEOUT_MS)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    try:
+    with sized_page(browser, WIDTHS[request.param], desktop_height=800) as page:
         yield page
-    finally:
-        context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
 
 
 #: Where an element starts in the page's content (not the window): what moves when something

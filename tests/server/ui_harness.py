@@ -8,12 +8,14 @@ browser download is never used. Without ``/usr/bin/chromium`` these tests fail, 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from memorybank import MemoryBank
 from memorybank.services.accounts import Accounts
@@ -37,6 +39,29 @@ TIMEOUT_MS = 15_000
 expect.set_options(timeout=TIMEOUT_MS)
 #: The pages of the UI, by the name of their tab (the URL's #fragment), in the tab bar's order.
 TABS = ("memory", "workspace", "forget", "tidy", "playground", "insights", "webhooks")
+#: The widths the layout tests drive: a desktop's and a phone's.
+WIDTHS = {"desktop": 1280, "phone": 390}
+
+
+@contextmanager
+def sized_page(browser: Browser, width: int, desktop_height: int) -> Iterator[Page]:
+    """A page ``width`` px wide (under 600: a 844 px high touch device), failing the test on
+    any JavaScript error the page raised."""
+    phone = width < 600
+    context = browser.new_context(
+        viewport={"width": width, "height": 844 if phone else desktop_height},
+        is_mobile=phone,
+        has_touch=phone,
+    )
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        yield page
+    finally:
+        context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
 
 
 @dataclass

@@ -88,32 +88,29 @@ def plain(param: Any) -> None:
         param.metavar = "" if param.is_flag or param.count else _takes(param)
 
 
-class Command(TyperCommand):
+class _Plain:
+    """Help that is plain (see the module), for a command or a group: its text flowed, its
+    parameters shown as what to type."""
+
+    help: str | None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.help = flowing(self.help)
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params: list[Any] = super().get_params(ctx)  # type: ignore[misc]
+        for param in params:
+            plain(param)
+        return params
+
+
+class Command(_Plain, TyperCommand):
     """A command whose help is plain (see the module)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.help = flowing(self.help)
 
-    def get_params(self, ctx: Any) -> list[Any]:
-        params = super().get_params(ctx)
-        for param in params:
-            plain(param)
-        return params
-
-
-class Group(TyperGroup):
+class Group(_Plain, TyperGroup):
     """A group of commands whose own help is plain (see the module)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.help = flowing(self.help)
-
-    def get_params(self, ctx: Any) -> list[Any]:
-        params = super().get_params(ctx)
-        for param in params:
-            plain(param)
-        return params
 
 
 class App(typer.Typer):
